@@ -1,0 +1,132 @@
+"""`pmw`: the command line of pm-warehouse."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from datetime import date
+
+from pipeline.sandbox.app import SandboxApp, SandboxConfig
+from pipeline.sandbox.catalogue import WorldConfig
+from pipeline.sandbox.faults import Faults
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a day as YYYY-MM-DD, got {text!r}") from None
+
+
+def _faults(text: str) -> Faults:
+    try:
+        return Faults.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _add_world_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=WorldConfig.seed, help="world seed (default %(default)s)")
+    parser.add_argument("--end", type=_day, default=None, help="last day of the world (default: yesterday, UTC)")
+    parser.add_argument(
+        "--world-days",
+        type=_positive,
+        default=WorldConfig.days,
+        help="days of history in the world (default %(default)s)",
+    )
+
+
+def _world_config(args: argparse.Namespace) -> WorldConfig:
+    return WorldConfig(seed=args.seed, end=args.end, days=args.world_days)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pmw", description="pm-warehouse: prediction-market data pipeline")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    sandbox = commands.add_parser("sandbox", help="serve the offline emulator of the unified API")
+    sandbox.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    sandbox.add_argument("--port", type=int, default=8765, help="port (default %(default)s)")
+    sandbox.add_argument("--strict", action="store_true", help="enforce the real service's 100 requests a minute")
+    sandbox.add_argument("--rate-limit", type=_positive, default=None, help="requests a minute per key")
+    sandbox.add_argument("--cursor-ttl", type=float, default=300.0, help="cursor lifetime in seconds")
+    sandbox.add_argument(
+        "--faults",
+        type=_faults,
+        default=Faults(),
+        help="fault switches, e.g. error_rate=0.05,burst_429_every=40,burst_429_length=3",
+    )
+    sandbox.add_argument(
+        "--api-key",
+        action="append",
+        default=None,
+        help="accepted API key (repeatable; default: the built-in sandbox keys)",
+    )
+    _add_world_options(sandbox)
+
+    demo = commands.add_parser("demo", help="run the pipeline end to end on the offline sandbox")
+    demo.add_argument("--days", type=_positive, default=2, help="how many recent days to pull (default 2)")
+    _add_world_options(demo)
+    return parser
+
+
+def _run_sandbox(args: argparse.Namespace) -> int:
+    from pipeline.sandbox.app import DEFAULT_API_KEYS, STRICT_RATE_LIMIT_PER_MIN
+    from pipeline.sandbox.server import SandboxServer
+
+    rate = args.rate_limit or (STRICT_RATE_LIMIT_PER_MIN if args.strict else None)
+    keys = tuple(args.api_key) if args.api_key else DEFAULT_API_KEYS
+    config = SandboxConfig(
+        world=_world_config(args),
+        api_keys=keys,
+        rate_limit_per_min=rate,
+        cursor_ttl_s=args.cursor_ttl,
+        faults=args.faults,
+    )
+    app = SandboxApp(config)
+    server = SandboxServer(app, args.host, args.port)
+    world = config.world
+    print(f"pmw sandbox: serving the unified API at {server.url}", flush=True)
+    print(f"  world: seed {world.seed}, {world.start_day} .. {world.end_day}", flush=True)
+    print(
+        f"  rate limit: {f'{rate} requests a minute per key' if rate else 'none'}; "
+        f"{len(keys)} accepted key(s), send one as the X-API-Key header",
+        flush=True,
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("pmw sandbox: stopped", flush=True)
+    finally:
+        server.httpd.server_close()
+    return 0
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from pipeline.demo import run_demo
+
+    return run_demo(_world_config(args), days=args.days)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the progress
+    args = build_parser().parse_args(argv)
+    handlers = {"sandbox": _run_sandbox, "demo": _run_demo}
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

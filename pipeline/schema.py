@@ -1,0 +1,490 @@
+"""The documented tables of the warehouse: the single source of truth for columns, types, keys and enums.
+
+Every table is described once, as the resource the unified API sends (spec/unified-api.md): each field
+keeps its wire name (``marketId``), and its warehouse column is the snake_case of that name
+(``market_id``). Nested objects become structs, arrays become lists, and maps (``current_prices``) become
+lists of structs with a ``key`` field, because Parquet, polars and DuckDB all read those the same way.
+Free-form objects (``metadata`` of a trade) are kept as JSON text.
+
+The sandbox, the normalisers, the asset checks, the tests and ``docs/schema.md`` read these definitions;
+nothing else writes the columns or the enums down.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+import polars as pl
+import pyarrow as pa
+
+
+class Platform(StrEnum):
+    """Platform identifiers as they appear on the wire (spec/platforms.md, P1..P7)."""
+
+    POLYMARKET = "polymarket"
+    KALSHI = "kalshi"
+    LIMITLESS = "limitless"
+    MANIFOLD = "manifold"
+    PROPHETX = "prophetx"
+    NOVIG = "novig"
+    SXBET = "sxbet"
+
+
+# Platforms that have series, events, markets and trades, and so partitions in the warehouse.
+MARKET_PLATFORMS: tuple[Platform, ...] = (Platform.POLYMARKET, Platform.KALSHI)
+# Platforms whose orderbooks the unified API serves.
+ORDERBOOK_PLATFORMS: tuple[Platform, ...] = (
+    Platform.POLYMARKET,
+    Platform.KALSHI,
+    Platform.LIMITLESS,
+    Platform.MANIFOLD,
+)
+
+
+class MarketStatus(StrEnum):
+    OPEN = "open"
+    PAUSED = "paused"
+    RESOLVED = "resolved"
+    CANCELLED = "cancelled"
+
+
+class MarketType(StrEnum):
+    BINARY = "binary"
+    CATEGORICAL = "categorical"
+    SCALAR = "scalar"
+
+
+class Source(StrEnum):
+    """Where a row came from: the `_source` lineage column."""
+
+    SANDBOX = "sandbox"
+    API = "api"
+    DIRECT = "direct"
+
+
+TimeFormat = Literal["iso", "unix_s"]
+UTC_TIMESTAMP = pl.Datetime("us", "UTC")
+
+
+def snake_case(name: str) -> str:
+    """`marketId` -> `market_id`, `clobTokenIds` -> `clob_token_ids`; snake_case names are unchanged."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+@dataclass(frozen=True)
+class Field:
+    """One documented field of a resource, as sent on the wire and as stored in the warehouse.
+
+    kind:
+      - ``scalar``: ``dtype`` is the polars type.
+      - ``timestamp``: stored as a UTC timestamp; ``time_format`` says how the wire writes it.
+      - ``struct``: an object with the documented ``children``.
+      - ``list``: an array of ``dtype`` scalars, or of structs when ``children`` is set.
+      - ``map``: an object keyed by free strings whose values are ``dtype`` scalars or ``children``
+        structs; stored as a list of structs whose first field is ``key``.
+      - ``json``: a free-form object, stored as JSON text.
+    """
+
+    wire: str
+    kind: Literal["scalar", "timestamp", "struct", "list", "map", "json"] = "scalar"
+    dtype: pl.DataType | None = None
+    required: bool = False
+    nullable: bool = False
+    enum: tuple[str, ...] | None = None
+    children: tuple[Field, ...] = ()
+    time_format: TimeFormat | None = None
+    doc: str = ""
+
+    @property
+    def name(self) -> str:
+        """The warehouse column (or struct field) name."""
+        return snake_case(self.wire)
+
+    @property
+    def polars_dtype(self) -> pl.DataType:
+        if self.kind == "timestamp":
+            return UTC_TIMESTAMP
+        if self.kind == "json":
+            return pl.String()
+        if self.kind == "struct":
+            return pl.Struct({child.name: child.polars_dtype for child in self.children})
+        if self.kind == "list":
+            inner = self._element_dtype()
+            return pl.List(inner)
+        if self.kind == "map":
+            element = self._element_dtype()
+            fields = {"key": pl.String()}
+            if isinstance(element, pl.Struct):
+                fields.update({f.name: f.dtype for f in element.fields})
+            else:
+                fields["value"] = element
+            return pl.List(pl.Struct(fields))
+        assert self.dtype is not None, f"scalar field {self.wire} has no dtype"
+        return self.dtype
+
+    def _element_dtype(self) -> pl.DataType:
+        if self.children:
+            return pl.Struct({child.name: child.polars_dtype for child in self.children})
+        assert self.dtype is not None, f"{self.kind} field {self.wire} has no element dtype"
+        return self.dtype
+
+    def type_label(self) -> str:
+        """A short human label of the stored type, for the docs."""
+        return _type_label(self.polars_dtype)
+
+
+def _type_label(dtype: pl.DataType) -> str:
+    if isinstance(dtype, pl.Datetime):
+        return "timestamp (UTC)"
+    if isinstance(dtype, pl.List):
+        return f"list<{_type_label(dtype.inner)}>"
+    if isinstance(dtype, pl.Struct):
+        return "struct{" + ", ".join(f"{f.name}: {_type_label(f.dtype)}" for f in dtype.fields) + "}"
+    return {
+        pl.String: "string",
+        pl.Float64: "double",
+        pl.Int64: "bigint",
+        pl.Boolean: "boolean",
+        pl.Date: "date",
+    }.get(type(dtype), str(dtype))
+
+
+def _str(wire: str, **kw: object) -> Field:
+    return Field(wire, dtype=pl.String(), **kw)  # type: ignore[arg-type]
+
+
+def _num(wire: str, **kw: object) -> Field:
+    return Field(wire, dtype=pl.Float64(), **kw)  # type: ignore[arg-type]
+
+
+def _iso(wire: str, **kw: object) -> Field:
+    return Field(wire, kind="timestamp", time_format="iso", **kw)  # type: ignore[arg-type]
+
+
+def _unix(wire: str, **kw: object) -> Field:
+    return Field(wire, kind="timestamp", time_format="unix_s", **kw)  # type: ignore[arg-type]
+
+
+# Nested objects (spec: Outcome, PriceDetail, LastTradeInfo, MarketMetadata, OHLC, user).
+OUTCOME = (_str("id", required=True), _str("name", required=True))
+PRICE_DETAIL = (_num("price", required=True), _num("bid"), _num("ask"))
+LAST_TRADE_INFO = (_num("price", required=True), _iso("timestamp", required=True), _num("size", required=True))
+MARKET_METADATA = (
+    _str("conditionId", nullable=True),
+    _str("ammType", nullable=True),
+    _str("marketType", nullable=True),
+    _str("formatType", nullable=True),
+    _num("competitive"),
+    _num("score"),
+    _num("bestBid"),
+    _num("bestAsk"),
+    _num("spread"),
+    Field("clobTokenIds", kind="list", dtype=pl.String(), nullable=True),
+)
+OHLC = (_num("open"), _num("high"), _num("low"), _num("close"))
+TRADE_USER = (_str("name"), _str("pseudonym"), _str("profile_image"))
+
+
+@dataclass(frozen=True)
+class Table:
+    """A warehouse table: the resource's documented fields plus partition and lineage columns."""
+
+    name: str
+    resource: str
+    fields: tuple[Field, ...]
+    primary_key: tuple[str, ...]
+    time_column: str | None
+    doc: str
+    wire_only: tuple[Field, ...] = field(default=())
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        documented = [Column(f.name, f.polars_dtype, f.required, f.enum, f.doc, f) for f in self.fields]
+        documented_names = {c.name for c in documented}
+        extra = [c for c in PARTITION_AND_LINEAGE_COLUMNS if c.name not in documented_names]
+        return (*documented, *extra)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.required)
+
+    @property
+    def polars_schema(self) -> pl.Schema:
+        return pl.Schema({c.name: c.dtype for c in self.columns})
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        return pl.DataFrame(schema=self.polars_schema).to_arrow().schema
+
+    @property
+    def sort_key(self) -> tuple[str, ...]:
+        """Natural key then time: the order rows are written in."""
+        key = tuple(c for c in self.primary_key if c not in ("platform", "date"))
+        if self.time_column and self.time_column not in key:
+            return (*key, self.time_column)
+        return key
+
+    def field(self, wire: str) -> Field:
+        for f in self.fields:
+            if f.wire == wire:
+                return f
+        raise KeyError(f"{self.name} has no documented field {wire!r}")
+
+    def all_wire_fields(self) -> tuple[Field, ...]:
+        """Documented fields, including those sent on the wire but not stored (nested resources)."""
+        return (*self.fields, *self.wire_only)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: pl.DataType
+    required: bool
+    enum: tuple[str, ...] | None
+    doc: str
+    field: Field | None = None
+
+
+PARTITION_AND_LINEAGE_COLUMNS: tuple[Column, ...] = (
+    Column("platform", pl.String(), True, tuple(MARKET_PLATFORMS), "partition: the platform"),
+    Column("date", pl.Date(), True, None, "partition: the UTC day"),
+    Column("_source", pl.String(), True, tuple(Source), "lineage: sandbox, api or direct"),
+    Column("_fetched_at", UTC_TIMESTAMP, True, None, "lineage: when the record was fetched (UTC)"),
+)
+
+_PLATFORM = _str("platform", required=True, enum=tuple(MARKET_PLATFORMS), doc="platform identifier")
+
+SERIES = Table(
+    name="series",
+    resource="Series",
+    doc="Series (recurring families of events) that the markets of the partition belong to.",
+    primary_key=("platform", "date", "id"),
+    time_column=None,
+    fields=(
+        _str("id", required=True, doc="series id on its platform"),
+        _PLATFORM,
+        _str("platform_id", required=True),
+        _str("title", required=True),
+        _iso("last_synced_at", required=True),
+        _str("slug"),
+        _str("description"),
+        _str("image_url"),
+        _str("category"),
+        Field("tags", kind="list", dtype=pl.String()),
+        _num("event_count"),
+        _num("market_count"),
+        _num("total_volume"),
+    ),
+    wire_only=(Field("events", kind="list", doc="nested events, only with include_nested=true"),),
+)
+
+EVENTS = Table(
+    name="events",
+    resource="Event",
+    doc="Events that the markets of the partition belong to.",
+    primary_key=("platform", "date", "id"),
+    time_column=None,
+    fields=(
+        _str("id", required=True),
+        _PLATFORM,
+        _str("platform_id", required=True),
+        _str("title", required=True),
+        _iso("last_synced_at", required=True),
+        _str("series_id"),
+        _str("slug"),
+        _str("description"),
+        _str("image_url"),
+        _str("resolution_source_url"),
+        _iso("event_start_at"),
+        _iso("event_end_at"),
+        _num("market_count"),
+        _num("total_volume"),
+    ),
+    wire_only=(Field("markets", kind="list", doc="nested markets, only with with_nested_markets=true"),),
+)
+
+MARKETS = Table(
+    name="markets",
+    resource="Market",
+    doc="Markets live on the day (tradable at some moment of it), in the state seen when fetched.",
+    primary_key=("platform", "date", "id"),
+    time_column=None,
+    fields=(
+        _str("id", required=True),
+        _PLATFORM,
+        _str("platform_id", required=True),
+        _str("event_id"),
+        _str("event_name"),
+        _str("event_slug", nullable=True),
+        _str("series_id"),
+        _str("slug"),
+        _str("market_slug"),
+        _str("title", required=True),
+        _str("description"),
+        _str("category"),
+        _str("subcategory", nullable=True),
+        Field("tags", kind="list", dtype=pl.String(), nullable=True),
+        _str("status", required=True, enum=tuple(MarketStatus)),
+        _str("market_type", required=True, enum=tuple(MarketType)),
+        Field("outcomes", kind="list", children=OUTCOME, required=True),
+        Field("current_prices", kind="map", children=PRICE_DETAIL, required=True, doc="outcome key -> price detail"),
+        _num("volume_24h", nullable=True),
+        _num("volume_7d", nullable=True),
+        _num("volume_total", nullable=True),
+        _num("liquidity", nullable=True),
+        _num("liquidity_score"),
+        _num("open_interest", nullable=True),
+        _num("unique_traders", nullable=True),
+        _num("fee_rate", nullable=True),
+        _num("trading_fee", nullable=True),
+        _num("withdrawal_fee", nullable=True),
+        _str("source_url"),
+        _str("image_url"),
+        _iso("created_at"),
+        _iso("trading_start_at", nullable=True),
+        _iso("trading_end_at"),
+        _iso("resolution_date"),
+        _iso("resolved_at", nullable=True),
+        _str("resolution_criteria", nullable=True),
+        _str("resolution_source", nullable=True),
+        Field("price_24h_changes", kind="map", dtype=pl.Float64(), nullable=True),
+        Field("price_7d_changes", kind="map", dtype=pl.Float64(), nullable=True),
+        Field("last_trades", kind="map", children=LAST_TRADE_INFO, nullable=True),
+        Field("metadata", kind="struct", children=MARKET_METADATA),
+        _iso("last_synced_at", required=True),
+    ),
+)
+
+TRADES = Table(
+    name="trades",
+    resource="Trade",
+    doc="Trades whose timestamp falls in the day.",
+    primary_key=("platform", "date", "market_id", "trade_id"),
+    time_column="timestamp",
+    fields=(
+        _str("trade_id", required=True),
+        _str("market_id", required=True),
+        _PLATFORM,
+        _str("side", doc="buy or sell"),
+        _num("price", required=True),
+        _num("size", required=True),
+        _unix("timestamp", required=True),
+        _str("outcome"),
+        Field("taker", dtype=pl.Boolean()),
+        _str("transaction_hash"),
+        Field("user", kind="struct", children=TRADE_USER),
+        Field("metadata", kind="json", doc="free-form object, as JSON text"),
+    ),
+)
+
+PRICE_HISTORY = Table(
+    name="price_history",
+    resource="Price-history point",
+    doc="Price points whose timestamp falls in the day, for the markets live on it (hourly by default).",
+    primary_key=("platform", "date", "market_id", "outcome_id", "timestamp"),
+    time_column="timestamp",
+    fields=(
+        _unix("timestamp", required=True),
+        Field("price", kind="struct", children=OHLC, required=True),
+        _PLATFORM,
+        _str("marketId", required=True),
+        _num("volume"),
+        _num("openInterest"),
+        Field(
+            "bidAsk",
+            kind="struct",
+            children=(
+                Field("bid", kind="struct", children=OHLC),
+                Field("ask", kind="struct", children=OHLC),
+            ),
+        ),
+        _str("outcomeId", required=True),
+    ),
+)
+
+TABLES: dict[str, Table] = {t.name: t for t in (SERIES, EVENTS, MARKETS, TRADES, PRICE_HISTORY)}
+
+# Envelopes and small objects of the unified API that are not warehouse tables.
+PAGINATION_FIELDS: tuple[Field, ...] = (
+    _num("total", required=True),
+    _num("limit", required=True),
+    Field("has_more", dtype=pl.Boolean(), required=True),
+    _str("next_cursor", required=True, nullable=True),
+)
+ERROR_FIELDS: tuple[Field, ...] = (
+    _str("code", required=True),
+    _str("message", required=True),
+    _str("timestamp", required=True),
+    Field("details", kind="json", doc="optional extra information, e.g. retry_after"),
+)
+ORDERBOOK_LEVEL: tuple[Field, ...] = (_num("price", required=True), _num("size", required=True))
+ORDERBOOK_SIDE: tuple[Field, ...] = (
+    Field("bids", kind="list", children=ORDERBOOK_LEVEL, required=True),
+    Field("asks", kind="list", children=ORDERBOOK_LEVEL, required=True),
+    _num("depth", required=True),
+)
+ORDERBOOK_FIELDS: tuple[Field, ...] = (
+    _str("market_id", required=True),
+    _str("platform", required=True),
+    _str("timestamp", required=True),
+    Field("yes", kind="struct", children=ORDERBOOK_SIDE, required=True),
+    Field("no", kind="struct", children=ORDERBOOK_SIDE, required=True),
+    Field(
+        "metadata",
+        kind="struct",
+        required=True,
+        children=(
+            _num("min_order_size", required=True),
+            _num("tick_size", required=True),
+            Field("neg_risk", dtype=pl.Boolean(), required=True),
+        ),
+    ),
+)
+
+_LIST_META = ("platforms_queried", "request_time", "cache_hit", "data_freshness")
+META_FIELDS: dict[str, tuple[str, ...]] = {
+    "series": _LIST_META,
+    "events": _LIST_META,
+    "markets": _LIST_META,
+    "event": ("request_time", "cache_hit", "data_freshness"),
+    "market": ("request_time", "cache_hit", "data_freshness"),
+    "trades": ("request_time", "market_id", "platform", "data_freshness"),
+    "price_history": (
+        "total_points",
+        "platforms",
+        "time_range",
+        "interval",
+        "request_time",
+        "cache_hit",
+        "data_freshness",
+    ),
+    "orderbook": ("request_time",),
+    "health": ("request_time",),
+    "platforms": ("request_time", "total"),
+}
+
+# Maximum `limit` per list endpoint; a larger value is capped to it (spec: Limits).
+MAX_LIMIT: dict[str, int] = {
+    "series": 100,
+    "events": 100,
+    "markets": 250,
+    "trades": 1000,
+    "price_history": 5000,
+}
+MAX_PRICE_HISTORY_MARKETS = 10
+PRICE_HISTORY_INTERVALS: tuple[int, ...] = (1, 60, 1440)
+
+
+def wire_names(fields: tuple[Field, ...]) -> set[str]:
+    return {f.wire for f in fields}
+
+
+def required_wire_names(fields: tuple[Field, ...]) -> set[str]:
+    return {f.wire for f in fields if f.required}

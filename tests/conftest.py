@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
+
+import httpx
+import pytest
+
+from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
+
+# A fixed world: tests never depend on today's date.
+WORLD = WorldConfig(seed=11, end=date(2026, 11, 21), days=7)
+
+
+class FakeClock:
+    """A monotonic clock that tests move by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture(scope="session")
+def shared_app() -> SandboxApp:
+    """One sandbox for read-only tests (no rate limit, no faults)."""
+    return SandboxApp(SandboxConfig(world=WORLD))
+
+
+@pytest.fixture
+def client(shared_app: SandboxApp) -> Iterator[httpx.Client]:
+    with sandbox_client(shared_app) as c:
+        yield c
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
