@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import httpx
+import orjson
 
 from pipeline.sandbox.app import SandboxApp, SandboxConfig
 from pipeline.sandbox.catalogue import WorldConfig
@@ -25,7 +26,7 @@ def walk(client: httpx.Client, path: str, items_key: str, params: dict[str, Any]
     while True:
         page = client.get(path, params={**params, **({"cursor": cursor} if cursor else {})})
         page.raise_for_status()
-        body = page.json()
+        body = orjson.loads(page.content)
         yield from body[items_key]
         cursor = body["pagination"]["next_cursor"]
         if not body["pagination"]["has_more"] or cursor is None:

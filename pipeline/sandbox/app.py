@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.cursors import CursorBook, CursorError
 from pipeline.sandbox.faults import Faults
@@ -486,7 +488,7 @@ def _rate_limited(wait_s: float, per_minute: int | None) -> ApiError:
 
 
 def _dumps(body: Record) -> bytes:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    return orjson.dumps(body)
 
 
 def _add_unknown_fields(body: Record) -> None:

@@ -25,9 +25,9 @@ class WorldConfig:
     seed: int = 7
     end: date | None = None  # last day of the window; None means yesterday (UTC)
     days: int = 7
-    series_per_platform: int = 5
-    events_per_series: int = 3
-    markets_per_event: int = 3
+    series_per_platform: int = 8
+    events_per_series: int = 6
+    markets_per_event: int = 8
     trades_per_market_day: float = 150.0
     multivariate_markets: int = 6
 

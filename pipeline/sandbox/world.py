@@ -10,16 +10,17 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 import numpy as np
 
-from pipeline.sandbox.activity import SIDES, MarketActivity, period_ohlc, period_volume, simulate
+from pipeline.sandbox.activity import SIDES, USERS_PER_PLATFORM, MarketActivity, period_ohlc, period_volume, simulate
 from pipeline.sandbox.catalogue import Catalogue, Event, Market, Series, WorldConfig, build_catalogue
 from pipeline.schema import MARKET_PLATFORMS, MarketStatus, MarketType, Platform
 
 Record = dict[str, Any]
-_ACTIVITY_CACHE_SIZE = 48
+_ACTIVITY_CACHE_SIZE = 256
 _ADJECTIVES = ("Quiet", "Bold", "Lucky", "Rapid", "Calm", "Sharp", "Wise", "Brave")
 _ANIMALS = ("Otter", "Falcon", "Badger", "Heron", "Lynx", "Marten", "Ibis", "Walrus")
 
@@ -273,50 +274,57 @@ class World:
         """Trades of a market, newest first, from position `offset` of that order."""
         act = self.activity(market)
         if taker_only:
-            chosen = act.taker_newest_first[offset : offset + limit].tolist()
+            chosen = act.taker_newest_first[offset : offset + limit]
         else:
             newest = len(act.ts) - 1 - offset
-            chosen = range(newest, max(newest - limit, -1), -1)
-        return [self._trade_record(market, act, int(i)) for i in chosen]
-
-    def _trade_record(self, market: Market, act: MarketActivity, i: int) -> Record:
-        digest = hashlib.blake2b(
-            f"{self.config.seed}:{market.platform}:{market.id}:{i}".encode(), digest_size=32
-        ).hexdigest()
-        outcome = market.outcomes[int(act.outcome[i])]
-        user = int(act.user[i])
+            chosen = np.arange(newest, max(newest - limit, -1), -1)
         is_polymarket = market.platform == Platform.POLYMARKET
-        if is_polymarket:
-            trade_id = f"0x{digest}-{int(digest[:2], 16) % 8}"
-            metadata: Record = {
-                "asset": outcome.id,
-                "outcome_index": int(act.outcome[i]),
-                "condition_id": market.condition_id,
-            }
-        else:
-            h = digest[:32]
-            trade_id = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-            metadata = {"count": int(act.size[i]), "taker_side": outcome.id}
-        return {
-            "trade_id": trade_id,
-            "market_id": market.id,
-            "platform": market.platform.value,
-            "side": SIDES[int(act.side[i])],
-            "price": _price(act.price[i]),
-            "size": _money(act.size[i]),
-            "timestamp": int(act.ts[i]),
-            "outcome": outcome.name,
-            "taker": bool(act.taker[i]),
-            "transaction_hash": f"0x{digest}" if is_polymarket else "",
-            "user": {
-                "name": f"0x{hashlib.blake2b(f'user{user}'.encode(), digest_size=20).hexdigest()}"
-                if is_polymarket
-                else f"trader{user}",
-                "pseudonym": f"{_ADJECTIVES[user % 8]}-{_ANIMALS[(user // 8) % 8]}",
-                "profile_image": f"https://images.sandbox.invalid/users/{user}.png",
-            },
-            "metadata": metadata,
-        }
+        users = _users(market.platform)
+        outcomes = market.outcomes
+        prefix = f"{self.config.seed}:{market.platform}:{market.id}:"
+        platform = market.platform.value
+        records = []
+        columns = zip(
+            chosen.tolist(),
+            act.ts[chosen].tolist(),
+            act.outcome[chosen].tolist(),
+            act.side[chosen].tolist(),
+            np.round(act.price[chosen], 4).tolist(),
+            np.round(act.size[chosen], 2).tolist(),
+            act.taker[chosen].tolist(),
+            act.user[chosen].tolist(),
+            strict=True,
+        )
+        for i, ts, outcome_index, side, price, size, taker, user in columns:
+            digest = hashlib.blake2b(f"{prefix}{i}".encode(), digest_size=32).hexdigest()
+            outcome = outcomes[outcome_index]
+            if is_polymarket:
+                trade_id = f"0x{digest}-{int(digest[:2], 16) % 8}"
+                metadata: Record = {
+                    "asset": outcome.id,
+                    "outcome_index": outcome_index,
+                    "condition_id": market.condition_id,
+                }
+            else:
+                trade_id = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+                metadata = {"count": int(size), "taker_side": outcome.id}
+            records.append(
+                {
+                    "trade_id": trade_id,
+                    "market_id": market.id,
+                    "platform": platform,
+                    "side": SIDES[side],
+                    "price": price,
+                    "size": size,
+                    "timestamp": ts,
+                    "outcome": outcome.name,
+                    "taker": taker,
+                    "transaction_hash": f"0x{digest}" if is_polymarket else "",
+                    "user": users[user],
+                    "metadata": metadata,
+                }
+            )
+        return records
 
     def price_points(self, market: Market, start_s: int, end_s: int, interval_min: int) -> list[Record]:
         """Price-history points of every outcome of a market, labelled by period start."""
@@ -380,6 +388,21 @@ class World:
 
     def days(self) -> list[Any]:
         return [self.config.start_day + timedelta(days=i) for i in range(self.config.days)]
+
+
+@cache
+def _users(platform: Platform) -> tuple[Record, ...]:
+    """The platform's traders, as trade records show them."""
+    return tuple(
+        {
+            "name": f"0x{hashlib.blake2b(f'user{u}'.encode(), digest_size=20).hexdigest()}"
+            if platform == Platform.POLYMARKET
+            else f"trader{u}",
+            "pseudonym": f"{_ADJECTIVES[u % 8]}-{_ANIMALS[(u // 8) % 8]}",
+            "profile_image": f"https://images.sandbox.invalid/users/{u}.png",
+        }
+        for u in range(USERS_PER_PLATFORM)
+    )
 
 
 def _ohlc_shifted(o: float, h: float, lo: float, c: float, shift: float) -> Record:

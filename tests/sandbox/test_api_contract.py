@@ -427,3 +427,26 @@ def test_documented_wire_names_come_from_the_schema() -> None:
     # The contract checks above read every field name from pipeline/schema.py; guard that it is complete.
     assert wire_names(TABLES["price_history"].fields) >= {"marketId", "openInterest", "bidAsk", "outcomeId"}
     assert isinstance(TABLES["markets"].field("metadata"), Field)
+
+
+def test_same_bytes_across_processes() -> None:
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import hashlib; from tests.sandbox.test_api_contract import _responses; "
+        f"print(hashlib.sha256(b''.join(_responses({WORLD.seed}))).hexdigest())"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(hash_seed)},
+        ).stdout.strip()
+        for hash_seed in (1, 2)
+    }
+    assert digests == {hashlib.sha256(b"".join(_responses(WORLD.seed))).hexdigest()}

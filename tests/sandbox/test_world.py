@@ -128,7 +128,10 @@ def test_orderbook_brackets_the_current_price(world: World) -> None:
     for m in open_markets:
         book = world.orderbook(m)
         price = world.current_prices(m)[m.outcomes[0].id]["price"]
-        assert max(b["price"] for b in book["yes"]["bids"]) < price < min(a["price"] for a in book["yes"]["asks"])
+        bids, asks = book["yes"]["bids"], book["yes"]["asks"]
+        assert bids or asks
+        assert all(b["price"] < price for b in bids) and all(a["price"] > price for a in asks)
+        assert all(0 < level["price"] < 1 for level in bids + asks)
         # A YES bid at p is a NO ask at 1 - p.
         assert sorted(round(1 - b["price"], 4) for b in book["yes"]["bids"]) == sorted(
             a["price"] for a in book["no"]["asks"]
