@@ -159,6 +159,8 @@ class SandboxApp:
         self.cursors = CursorBook(f"sandbox-{self.config.world.seed}".encode(), self.config.cursor_ttl_s, clock)
         self.limiter = _RateLimiter(self.config.rate_limit_per_min, clock) if self.config.rate_limit_per_min else None
         self.requests_served = 0
+        self.rate_limited_answers = 0  # 429s sent because the budget was spent (not injected bursts)
+        self._malformed_record_sent = False
         self._dice = self.config.faults.roll(0)
         self.started = clock()
         self._lock = threading.Lock()
@@ -197,6 +199,7 @@ class SandboxApp:
         if self.limiter is not None:
             wait = self.limiter.admit(key)
             if wait is not None:
+                self.rate_limited_answers += 1
                 raise _rate_limited(wait, self.limiter.per_minute)
         number = self.requests_served
         self.requests_served += 1
@@ -422,6 +425,10 @@ class SandboxApp:
             "platform": market.platform.value,
             "data_freshness": iso(self.world.as_of),
         }
+        if self.config.faults.malformed_record and items and not self._malformed_record_sent:
+            self._malformed_record_sent = True
+            broken = {**items[-1], "trade_id": f"{items[-1]['trade_id']}-malformed", "price": "not-a-price"}
+            items.append(broken)
         return {"trades": items, "pagination": pagination, "meta": meta}
 
     def _price_history(self, query: _Query) -> Record:

@@ -18,6 +18,7 @@ class Faults:
     duplicate_items: int = 0  # items of one page repeated at the start of the next
     unknown_fields: bool = False  # records and envelopes carry fields the spec does not document
     cursor_expiry_rate: float = 0.0  # share of cursors that have expired when they come back
+    malformed_record: bool = False  # the first trades page served carries one extra, broken trade
     seed: int = 0
 
     def __post_init__(self) -> None:

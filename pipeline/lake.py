@@ -1,0 +1,322 @@
+"""The Parquet lake: one file per (table, platform, day) partition, replaced atomically.
+
+Layout (hive style, see ARCHITECTURE.md "Storage layout")::
+
+    <root>/<table>/platform=<platform>/date=<YYYY-MM-DD>/data.parquet
+    <root>/_rejects/<table>/platform=<platform>/date=<YYYY-MM-DD>/rejects.parquet
+
+The partition columns ``platform`` and ``date`` live in the path only: the writer drops them and readers
+add them back, so a file can never disagree with the directory it sits in.
+
+A partition is rewritten as a whole. The new file is written to a hidden temporary file in the same
+directory (``.data.parquet.<uuid>.tmp``: the leading dot and the ``.tmp`` suffix keep ``*.parquet`` globs
+off it), fsynced, then renamed onto ``data.parquet``. A rename within a directory is atomic on POSIX, so an
+open of ``data.parquet`` gets the old file or the new one, whole, and a process killed mid-write leaves the
+previous file intact. Readers must use :meth:`Lake.glob` rather than scanning a directory: a directory scan
+would also meet the temporary file of a write in progress.
+
+That guarantee is per open. polars 2.1 (given a path) and DuckDB 2.0 (``read_parquet``, so the raw views)
+open a file more than once in one read, footer first and row groups later: a query that overlaps the
+rewrite of a partition it reads can pair the old footer with the new file and fail with a corrupt-file
+error (nothing is corrupt on disk; the same query run again succeeds). :meth:`Lake.read_partition` reads
+through one handle and is immune. New partitions are not affected: they appear whole or not at all.
+
+Identifiers (table, platform, day) arrive from schedules, CLIs and configs: they are validated against
+``pipeline.schema`` before any path is built from them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from uuid import uuid4
+
+import polars as pl
+
+from pipeline.schema import MARKET_PLATFORMS, TABLES, UTC_TIMESTAMP, Table
+
+PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
+# 122_880 rows is DuckDB's own row-group size: large enough for good compression and cheap footers,
+# small enough that min/max statistics let a reader skip most of a day's trades for one market.
+ROW_GROUP_SIZE = 122_880
+COMPRESSION = "zstd"
+DATA_FILE = "data.parquet"
+REJECTS_FILE = "rejects.parquet"
+REJECTS_DIR = "_rejects"
+REJECTS_SCHEMA = pl.Schema({"raw": pl.String(), "reason": pl.String(), "_fetched_at": UTC_TIMESTAMP})
+
+# Characters that would turn the root into a glob pattern of its own in Lake.glob.
+_GLOB_CHARACTERS = frozenset("*?[]{}")
+_PLATFORMS: tuple[str, ...] = tuple(p.value for p in MARKET_PLATFORMS)
+
+
+@dataclass(frozen=True)
+class PartitionWrite:
+    """What one write_partition call landed; ``bytes_written`` counts the data and rejects files."""
+
+    table: str
+    platform: str
+    day: date
+    rows: int
+    rejects: int
+    bytes_written: int
+    path: Path
+
+
+class Lake:
+    """The Parquet lake under ``root`` (normally ``$PMW_DATA_DIR/lake``)."""
+
+    def __init__(self, root: Path) -> None:
+        resolved = Path(root).resolve()
+        if _GLOB_CHARACTERS & set(str(resolved)):
+            raise ValueError(f"lake root {str(resolved)!r} contains glob characters {sorted(_GLOB_CHARACTERS)}")
+        self.root = resolved
+
+    def partition_path(self, table: str, platform: str, day: date) -> Path:
+        """The ``data.parquet`` path of a partition (which may not exist yet)."""
+        return self._inside_root(self._partition_dir(self.root, table, platform, day) / DATA_FILE)
+
+    def write_partition(
+        self,
+        table: str,
+        platform: str,
+        day: date,
+        rows: pl.DataFrame,
+        rejects: pl.DataFrame | None = None,
+    ) -> PartitionWrite:
+        """Replace the partition with ``rows`` and its rejects with ``rejects``.
+
+        ``rows`` must have exactly ``TABLES[table].polars_schema`` and belong to the partition. With no
+        rejects, a rejects file left by a previous run of the partition is removed, so that re-running a
+        partition leaves exactly the new state. Both files are staged before either is renamed, which
+        keeps the window in which a crash could pair new data with old rejects to two renames.
+        """
+        spec = _table(table)
+        platform = _platform(platform)
+        day = _day(day)
+        _check_schema(f"table {table}", rows.schema, spec.polars_schema)
+        _check_rows_belong(table, rows, platform, day)
+        if rejects is not None:
+            _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
+        data_path = self.partition_path(table, platform, day)
+        rejects_path = self._rejects_path(table, platform, day)
+        data_path.parent.mkdir(parents=True, exist_ok=True)
+        has_rejects = rejects is not None and rejects.height > 0
+        with _exclusive(data_path.parent):
+            _remove_temp_files(data_path)
+            _remove_temp_files(rejects_path)
+            staged = [(data_path, _file_frame(spec, rows))]
+            if has_rejects:
+                rejects_path.parent.mkdir(parents=True, exist_ok=True)
+                staged.append((rejects_path, rejects))
+            bytes_written = _replace_files(staged)
+            if not has_rejects:
+                _remove_file(rejects_path)
+        return PartitionWrite(
+            table=table,
+            platform=platform,
+            day=day,
+            rows=rows.height,
+            rejects=rejects.height if has_rejects else 0,
+            bytes_written=bytes_written,
+            path=data_path,
+        )
+
+    def read_partition(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
+        """The partition's rows with ``platform`` and ``date`` added back, or None if never written."""
+        spec = _table(table)
+        frame = _read_parquet(self.partition_path(table, platform, day))
+        if frame is None:
+            return None
+        partition = [
+            pl.lit(_platform(platform), pl.String()).alias("platform"),
+            pl.lit(_day(day), pl.Date()).alias("date"),
+        ]
+        return frame.with_columns(partition).select(spec.column_names)
+
+    def read_rejects(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
+        """The partition's rejects as written, or None if its last write had none."""
+        return _read_parquet(self._rejects_path(table, platform, day))
+
+    def partitions(self, table: str) -> list[tuple[str, date]]:
+        """The (platform, day) partitions that have landed, sorted.
+
+        Directories that are not valid partition names (an unknown platform, a non-ISO date) and
+        partitions whose first write never completed are not partitions of this lake and are skipped.
+        """
+        found = []
+        for data_path in (self.root / _table(table).name).glob(f"platform=*/date=*/{DATA_FILE}"):
+            partition = _parse_partition(data_path.parent)
+            if partition is not None:
+                found.append(partition)
+        return sorted(found)
+
+    def glob(self, table: str) -> str:
+        """The absolute glob of the table's files, for readers (DuckDB, polars with hive partitioning)."""
+        return str(self.root / _table(table).name / "platform=*" / "date=*" / "*.parquet")
+
+    def _rejects_path(self, table: str, platform: str, day: date) -> Path:
+        return self._inside_root(self._partition_dir(self.root / REJECTS_DIR, table, platform, day) / REJECTS_FILE)
+
+    @staticmethod
+    def _partition_dir(base: Path, table: str, platform: str, day: date) -> Path:
+        return base / _table(table).name / f"platform={_platform(platform)}" / f"date={_day(day).isoformat()}"
+
+    def _inside_root(self, path: Path) -> Path:
+        """Refuse a path that resolves outside the root, e.g. through a symlinked directory."""
+        if not path.resolve().is_relative_to(self.root):
+            raise ValueError(f"partition path {path} resolves outside the lake root {self.root}")
+        return path
+
+
+def _table(table: object) -> Table:
+    if not isinstance(table, str) or table not in TABLES:
+        raise ValueError(f"unknown table {table!r}: expected one of {sorted(TABLES)}")
+    return TABLES[table]
+
+
+def _platform(platform: object) -> str:
+    """The platform as a plain str (a Platform member is accepted), checked against MARKET_PLATFORMS."""
+    if not isinstance(platform, str) or platform not in _PLATFORMS:
+        raise ValueError(f"unknown platform {platform!r}: expected one of {list(_PLATFORMS)}")
+    return _PLATFORMS[_PLATFORMS.index(platform)]
+
+
+def _day(day: object) -> date:
+    # A datetime is a date too, but its isoformat() would put a time of day in the path.
+    if not isinstance(day, date) or isinstance(day, datetime):
+        raise ValueError(f"invalid day {day!r}: expected a datetime.date")
+    return day
+
+
+def _parse_partition(directory: Path) -> tuple[str, date] | None:
+    """(platform, day) from ``platform=<p>/date=<d>``, or None when the names are not canonical."""
+    platform = directory.parent.name.removeprefix("platform=")
+    text = directory.name.removeprefix("date=")
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        return None
+    if platform not in _PLATFORMS or day.isoformat() != text:
+        return None
+    return platform, day
+
+
+def _check_schema(what: str, got: pl.Schema, expected: pl.Schema) -> None:
+    """Raise ValueError at the first difference: a file with the wrong schema must never land."""
+    if got == expected:
+        return
+    missing = [name for name in expected if name not in got]
+    unexpected = [name for name in got if name not in expected]
+    if missing or unexpected:
+        raise ValueError(f"{what}: missing columns {missing}, unexpected columns {unexpected}")
+    for (name, want), (got_name, have) in zip(expected.items(), got.items(), strict=True):
+        if name != got_name:
+            raise ValueError(f"{what}: column {got_name!r} is out of order: expected {name!r} at its position")
+        if want != have:
+            raise ValueError(f"{what}: column {name!r} expected type {want}, got {have}")
+
+
+def _check_rows_belong(table: str, rows: pl.DataFrame, platform: str, day: date) -> None:
+    """The partition columns are dropped on write, so a row of another partition would be silently moved."""
+    outside = rows.filter(((pl.col("platform") != platform) | (pl.col("date") != day)).fill_null(True)).height
+    if outside:
+        raise ValueError(
+            f"table {table}: {outside} of {rows.height} rows are not in partition platform={platform} date={day}"
+        )
+
+
+def _file_frame(spec: Table, rows: pl.DataFrame) -> pl.DataFrame:
+    """The frame as stored: partition columns dropped, rows in the table's sort order."""
+    return rows.drop(PARTITION_COLUMNS).sort(spec.sort_key, nulls_last=True, maintain_order=True)
+
+
+@contextmanager
+def _exclusive(directory: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the partition directory while writing it.
+
+    Two runs of the same partition then take turns instead of interleaving their renames, and the
+    temporary files found on entry can only be leftovers of a killed writer, safe to delete.
+    """
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _replace_files(staged: list[tuple[Path, pl.DataFrame]]) -> int:
+    """Write every frame to a temporary file, then rename each onto its target; return the bytes written.
+
+    Temporary files are removed whatever happens; a previous target stays untouched until its rename.
+    """
+    temporaries: list[Path] = []
+    try:
+        for target, frame in staged:
+            temporaries.append(_temp_path(target))
+            _write_synced(frame, temporaries[-1])
+        written = sum(temporary.stat().st_size for temporary in temporaries)
+        for (target, _), temporary in zip(staged, temporaries, strict=True):
+            os.replace(temporary, target)
+            _fsync_directory(target.parent)
+        return written
+    finally:
+        for temporary in temporaries:
+            temporary.unlink(missing_ok=True)
+
+
+def _temp_path(target: Path) -> Path:
+    return target.with_name(f".{target.name}.{uuid4().hex}.tmp")
+
+
+def _remove_temp_files(target: Path) -> None:
+    """Delete temporary files left next to ``target`` by a writer that was killed before its rename."""
+    if target.parent.is_dir():
+        for leftover in target.parent.glob(f".{target.name}.*.tmp"):
+            leftover.unlink(missing_ok=True)
+
+
+def _write_synced(frame: pl.DataFrame, path: Path) -> None:
+    """Write and fsync, so that the rename can never publish a file whose bytes are not on disk yet."""
+    with path.open("xb") as file:
+        frame.write_parquet(file, compression=COMPRESSION, row_group_size=ROW_GROUP_SIZE, statistics=True)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _remove_file(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Persist a rename or an unlink: they are entries of the directory, not of the file."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _read_parquet(path: Path) -> pl.DataFrame | None:
+    """Read a file through one open handle, so that a concurrent rename cannot tear the read.
+
+    Given a path, polars 2.1 opens the file more than once (footer, then row groups): a rename in
+    between pairs the old footer with the new data ("page header reported the wrong page size", or a
+    panic). A handle pins one inode for the whole read.
+    """
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return None
+    with handle:
+        return pl.read_parquet(handle)

@@ -1,0 +1,226 @@
+"""The unified API as a source: what one (platform, day) partition needs, with the fewest requests.
+
+The API has no date filter on its catalogue, so the catalogue (markets, events, series of a platform) is
+listed in full at the largest page sizes, once, and kept in a short-lived on-disk cache that every run and
+process on the machine shares: a backfill of many days lists it once. From it:
+
+- markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
+  the scheduled end nor the resolution before it starts);
+- their events and series;
+- trades: per live market, newest first, paging stops at the first page that reaches back before the day;
+  a market whose last trade (from the listing) is older than the day is not asked at all;
+- price history: 10 markets per call, hourly, at the maximum points per call (a batch that may have been
+  cut at the cap is split and asked again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+from filelock import FileLock
+
+from pipeline.schema import MAX_LIMIT, MAX_PRICE_HISTORY_MARKETS
+from pipeline.sources.http import ApiError, HttpLayer
+
+log = logging.getLogger("pipeline.sources.unified")
+Record = dict[str, Any]
+DAY_S = 86_400
+HOURLY = 60
+
+
+def day_bounds(day: date) -> tuple[int, int]:
+    """Unix seconds of the day's first second and of the next day's first second."""
+    start = int(datetime.combine(day, datetime.min.time(), UTC).timestamp())
+    return start, start + DAY_S
+
+
+def _moment(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def is_live_on(market: Record, day: date) -> bool:
+    """Tradable at some moment of the day, judged from the documented fields.
+
+    A record whose times cannot be read counts as live, so that it reaches the normaliser (and the rejects
+    area) instead of vanishing here.
+    """
+    start = _moment(market.get("trading_start_at")) or _moment(market.get("created_at"))
+    end = _moment(market.get("trading_end_at"))
+    resolved = _moment(market.get("resolved_at"))
+    if start is None or end is None:
+        return True
+    stop = min(end, resolved) if resolved else end
+    day_start = datetime.combine(day, datetime.min.time(), UTC)
+    return start < day_start + timedelta(days=1) and stop > day_start
+
+
+def last_trade_time(market: Record) -> int | None:
+    """Unix seconds of the market's latest trade according to the listing, if it says."""
+    last_trades = market.get("last_trades")
+    if not isinstance(last_trades, dict) or not last_trades:
+        return None
+    moments = [_moment(info.get("timestamp")) if isinstance(info, dict) else None for info in last_trades.values()]
+    if any(m is None for m in moments):
+        return None
+    return int(max(moments).timestamp())  # type: ignore[type-var]
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    series: list[Record]
+    events: list[Record]
+    markets: list[Record]
+    fetched_at: datetime
+
+
+class CatalogueCache:
+    """Catalogues on disk for `ttl_s` seconds, shared by runs and processes (a file lock per key)."""
+
+    def __init__(self, directory: Path, ttl_s: float) -> None:
+        self.directory, self.ttl_s = directory, ttl_s
+
+    def path(self, key: str) -> Path:
+        return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+
+    def lock(self, key: str) -> FileLock:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.path(key)) + ".lock")
+
+    def load(self, key: str) -> Catalogue | None:
+        path = self.path(key)
+        if self.ttl_s <= 0 or not path.exists():
+            return None
+        data = orjson.loads(path.read_bytes())
+        fetched_at = datetime.fromisoformat(data["fetched_at"])
+        if (datetime.now(UTC) - fetched_at).total_seconds() > self.ttl_s:
+            return None
+        return Catalogue(data["series"], data["events"], data["markets"], fetched_at)
+
+    def store(self, key: str, catalogue: Catalogue) -> None:
+        path = self.path(key)
+        payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
+                   "events": catalogue.events, "markets": catalogue.markets}
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(orjson.dumps(payload))
+        os.replace(temporary, path)
+
+
+class UnifiedSource:
+    """Reads partitions from the unified API (or the sandbox, which speaks the same API)."""
+
+    def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str) -> None:
+        self.http, self.cache, self.cache_key = http, cache, cache_key
+        self._catalogues: dict[str, Catalogue] = {}
+
+    # -- catalogue ---------------------------------------------------------------------------------
+
+    def catalogue(self, platform: str) -> Catalogue:
+        if platform in self._catalogues:
+            return self._catalogues[platform]
+        key = f"{self.cache_key}:{platform}"
+        if self.cache is None:
+            catalogue = self._list_catalogue(platform)
+        else:
+            with self.cache.lock(key):
+                catalogue = self.cache.load(key)
+                if catalogue is None:
+                    catalogue = self._list_catalogue(platform)
+                    self.cache.store(key, catalogue)
+        self._catalogues[platform] = catalogue
+        return catalogue
+
+    def _list_catalogue(self, platform: str) -> Catalogue:
+        fetched_at = datetime.now(UTC)
+        listed = {
+            name: list(self.http.paginate(f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
+                                          key=_by_id))
+            for name in ("series", "events", "markets")
+        }
+        log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
+                 len(listed["series"]), len(listed["events"]), len(listed["markets"]))
+        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at)
+
+    def markets_live_on(self, platform: str, day: date) -> tuple[list[Record], datetime]:
+        catalogue = self.catalogue(platform)
+        return [m for m in catalogue.markets if is_live_on(m, day)], catalogue.fetched_at
+
+    def events_of(self, platform: str, event_ids: set[str]) -> tuple[list[Record], datetime]:
+        catalogue = self.catalogue(platform)
+        return [e for e in catalogue.events if e.get("id") in event_ids], catalogue.fetched_at
+
+    def series_of(self, platform: str, series_ids: set[str]) -> tuple[list[Record], datetime]:
+        catalogue = self.catalogue(platform)
+        return [s for s in catalogue.series if s.get("id") in series_ids], catalogue.fetched_at
+
+    # -- trades and prices -------------------------------------------------------------------------
+
+    def trades(self, day: date, markets: Sequence[tuple[str, int | None]]) -> Iterator[Record]:
+        """Raw trades of the markets from the newest back to (at least) the day's start.
+
+        `markets` pairs each market id with its last trade time from the listing (None if unknown).
+        Trades of later days come along on the first pages; the caller keeps the day's.
+        """
+        day_start, _ = day_bounds(day)
+        for market_id, last_trade in markets:
+            if last_trade is not None and last_trade < day_start:
+                continue
+            yield from self.http.paginate(
+                "/trades", "trades", {"market_id": market_id}, page_size=MAX_LIMIT["trades"],
+                key=_by_trade_id, stop=lambda page: _reaches_before(page, day_start),
+            )
+
+    def price_points(self, day: date, market_ids: Sequence[str]) -> Iterator[Record]:
+        """Hourly price points of the markets within the day, 10 markets a call."""
+        start, end = day_bounds(day)
+        for i in range(0, len(market_ids), MAX_PRICE_HISTORY_MARKETS):
+            yield from self._price_batch(list(market_ids[i: i + MAX_PRICE_HISTORY_MARKETS]), start, end - 1)
+
+    def _price_batch(self, ids: list[str], start: int, end: int) -> Iterator[Record]:
+        limit = MAX_LIMIT["price_history"]
+        body = self.http.get_json("/price-history", {
+            "market_ids": ",".join(ids), "start_ts": start, "end_ts": end, "interval": HOURLY, "limit": limit})
+        points = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(points, list):
+            raise ApiError("GET /price-history: expected 'data' in the response")
+        if len(points) < limit:
+            yield from points
+        elif len(ids) > 1:  # possibly cut at the cap: ask again in halves
+            half = len(ids) // 2
+            yield from self._price_batch(ids[:half], start, end)
+            yield from self._price_batch(ids[half:], start, end)
+        elif end > start:
+            middle = (start + end) // 2
+            yield from self._price_batch(ids, start, middle)
+            yield from self._price_batch(ids, middle + 1, end)
+        else:
+            yield from points
+
+
+def _by_id(item: Any) -> Any:
+    return item["id"]
+
+
+def _by_trade_id(item: Any) -> Any:
+    return item["trade_id"]
+
+
+def _reaches_before(page: list[Any], day_start: int) -> bool:
+    """True once a page (newest first) holds a trade older than the day: no later page can matter."""
+    if not page:
+        return True
+    oldest = page[-1].get("timestamp") if isinstance(page[-1], dict) else None
+    return isinstance(oldest, int | float) and oldest < day_start

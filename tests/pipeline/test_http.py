@@ -1,0 +1,204 @@
+"""The shared HTTP layer: retries, budget, paging, counters, and a key that never leaks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pipeline.config import Secret
+from pipeline.sources.http import ApiError, HttpLayer, RequestBudget, endpoint_of
+
+KEY = "sk-live-DO-NOT-LEAK-0042"
+
+
+def _layer(handler: Callable[[httpx.Request], httpx.Response], sleeps: list[float] | None = None,
+           **kwargs) -> HttpLayer:
+    record = sleeps if sleeps is not None else []
+    return HttpLayer("http://api.test", api_key=Secret(KEY), transport=httpx.MockTransport(handler),
+                     sleep=record.append, **kwargs)
+
+
+def _error(status: int, code: str, message: str = "nope", headers: dict[str, str] | None = None) -> httpx.Response:
+    body = {"error": {"code": code, "message": message, "timestamp": "2026-11-21T00:00:00Z"}}
+    return httpx.Response(status, json=body, headers=headers)
+
+
+def test_the_key_travels_in_the_header() -> None:
+    seen = []
+    layer = _layer(lambda r: (seen.append(r.headers.get("X-API-Key")), httpx.Response(200, json={}))[1])
+    layer.get_json("/health")
+    assert seen == [KEY]
+
+
+def test_retries_transient_failures_honouring_retry_after() -> None:
+    answers = iter([
+        _error(429, "RATE_LIMITED", headers={"Retry-After": "7"}),
+        _error(503, "PLATFORM_UNAVAILABLE"),
+        httpx.Response(502, text="<html>bad gateway</html>"),
+        httpx.Response(200, text='{"data": [1, 2'),  # cut JSON
+        httpx.Response(200, json={"data": [1, 2]}),
+    ])
+    sleeps: list[float] = []
+    layer = _layer(lambda r: next(answers), sleeps)
+    assert layer.get_json("/price-history") == {"data": [1, 2]}
+    assert layer.stats.requests == 5 and layer.stats.retries == 4 and layer.stats.rate_limited == 1
+    assert 7 <= sleeps[0] <= 7.25  # the server's hint, plus a little jitter
+    assert all(0 <= s <= 60 for s in sleeps[1:])
+    assert layer.stats.waited_s == pytest.approx(sum(sleeps))
+
+
+def test_retry_after_in_the_error_details_is_honoured() -> None:
+    answers = iter([
+        httpx.Response(503, json={"error": {"code": "PLATFORM_UNAVAILABLE", "message": "x", "timestamp": "t",
+                                            "details": {"retry_after": 3}}}),
+        httpx.Response(200, json={}),
+    ])
+    sleeps: list[float] = []
+    _layer(lambda r: next(answers), sleeps).get_json("/markets")
+    assert 3 <= sleeps[0] <= 3.25
+
+
+def test_connection_errors_and_timeouts_are_retried() -> None:
+    calls = []
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) == 1:
+            raise httpx.ConnectError("connection refused", request=request)
+        if len(calls) == 2:
+            raise httpx.ReadTimeout("slow", request=request)
+        return httpx.Response(200, json={"ok": True})
+
+    assert _layer(flaky).get_json("/health") == {"ok": True}
+    assert len(calls) == 3
+
+
+def test_gives_up_with_a_clear_error_after_the_last_attempt() -> None:
+    layer = _layer(lambda r: _error(500, "INTERNAL_ERROR", "boom"), max_attempts=3)
+    with pytest.raises(ApiError, match=r"GET /markets failed after 3 attempts: 500 INTERNAL_ERROR: boom"):
+        layer.get_json("/markets")
+    assert layer.stats.requests == 3
+
+
+@pytest.mark.parametrize(("status", "code"), [(400, "VALIDATION_ERROR"), (401, "INVALID_API_KEY"), (404, "NOT_FOUND")])
+def test_client_errors_are_not_retried(status: int, code: str) -> None:
+    layer = _layer(lambda r: _error(status, code, "bad"))
+    with pytest.raises(ApiError) as caught:
+        layer.get_json("/markets/KX-1")
+    assert caught.value.status == status and caught.value.code == code
+    assert layer.stats.requests == 1
+    assert "/markets/{id}" in str(caught.value)
+
+
+def test_a_body_that_echoes_the_key_is_redacted_everywhere(caplog: pytest.LogCaptureFixture) -> None:
+    def echo(request: httpx.Request) -> httpx.Response:
+        return _error(500 if "retry" in request.url.path else 400, "ECHO",
+                      f"bad request headers: X-API-Key={request.headers['X-API-Key']}")
+
+    for path in ("/retry", "/fail"):
+        layer = _layer(echo, max_attempts=2)
+        with caplog.at_level("DEBUG"), pytest.raises(ApiError) as caught:
+            layer.get_json(path)
+        assert KEY not in str(caught.value) and "***" in str(caught.value)
+        assert KEY not in repr(caught.value.__context__) if caught.value.__context__ else True
+        assert KEY not in json.dumps(layer.stats.as_metadata())
+    assert KEY not in caplog.text
+    assert KEY not in repr(Secret(KEY))
+
+
+def _paged(items: list[dict], page_size: int, expire_once_at: int | None = None,
+           duplicate: int = 0) -> Callable[[httpx.Request], httpx.Response]:
+    state = {"expired": False}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        offset = int(request.url.params.get("cursor", "0") or 0)
+        if expire_once_at is not None and offset == expire_once_at and not state["expired"]:
+            state["expired"] = True
+            return _error(400, "INVALID_CURSOR", "cursor has expired")
+        page = items[offset: offset + page_size]
+        end = offset + len(page)
+        more = end < len(items)
+        return httpx.Response(200, json={
+            "items": page,
+            "pagination": {"total": len(items), "limit": page_size, "has_more": more,
+                           "next_cursor": str(end - duplicate) if more else None}})
+
+    return handler
+
+
+def test_paging_walks_every_item_once_across_restarts_and_duplicates() -> None:
+    items = [{"id": str(i)} for i in range(23)]
+    layer = _layer(_paged(items, 5, expire_once_at=9, duplicate=2))
+    walked = list(layer.paginate("/markets", "items", {}, page_size=5, key=lambda x: x["id"]))
+    assert [w["id"] for w in walked] == [i["id"] for i in items]
+    assert layer.stats.cursor_restarts == 1
+    assert layer.stats.duplicates_dropped > 0
+
+
+def test_paging_asks_for_the_page_size_and_stops_early() -> None:
+    limits = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        limits.append(request.url.params["limit"])
+        return _paged([{"id": str(i)} for i in range(50)], 10)(request)
+
+    layer = _layer(handler)
+    walked = list(layer.paginate("/trades", "items", {"market_id": "m"}, page_size=10, key=lambda x: x["id"],
+                                 stop=lambda page: page[-1]["id"] == "19"))
+    assert len(walked) == 20 and limits == ["10", "10"]
+
+
+def test_a_cursor_that_repeats_forever_is_stopped() -> None:
+    def loop(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"items": [{"id": request.url.params.get("cursor", "0")}],
+                                         "pagination": {"total": 9, "limit": 1, "has_more": True, "next_cursor": "c"}})
+
+    with pytest.raises(ApiError, match="already given"):
+        list(_layer(loop).paginate("/markets", "items", {}, page_size=1, key=lambda x: x["id"]))
+
+
+def test_items_without_identity_pass_through_for_the_normaliser_to_reject() -> None:
+    items = [{"id": "a"}, {"no_id": 1}, {"id": ["unhashable"]}, {"id": "a"}]
+    layer = _layer(_paged(items, 10))
+    assert len(list(layer.paginate("/markets", "items", {}, page_size=10, key=lambda x: x["id"]))) == 3
+
+
+def test_endpoint_names_hide_ids() -> None:
+    assert endpoint_of("/markets/KXBTCD-26NOV21-T90000/orderbook") == "/markets/{id}/orderbook"
+    assert endpoint_of("/events/123") == "/events/{id}"
+    assert endpoint_of("/trades") == "/trades"
+
+
+def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
+    """Three processes, 12 requests each, 10 allowed per 1.5 s window: never more than 10 in any window."""
+    db = tmp_path / "budget.sqlite"
+    script = textwrap.dedent(f"""
+        import json, time
+        from pathlib import Path
+        from pipeline.sources.http import RequestBudget
+        budget = RequestBudget("test", 10, Path({str(db)!r}), window_s=1.5, margin_s=0.1)
+        stamps = []
+        for _ in range(12):
+            budget.acquire()
+            stamps.append(time.time())
+        print(json.dumps(stamps))
+    """)
+    processes = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+                 for _ in range(3)]
+    stamps = sorted(t for p in processes for t in json.loads(p.communicate(timeout=60)[0]))
+    assert len(stamps) == 36
+    busiest = max(sum(1 for t in stamps if start <= t < start + 1.5) for start in stamps)
+    assert busiest <= 10
+    assert stamps[-1] - stamps[0] >= 3 * 1.5  # 36 requests at 10 per window need at least 3 more windows
+
+
+def test_budget_refuses_nonsense(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least 1 request"):
+        RequestBudget("x", 0, tmp_path / "b.sqlite")

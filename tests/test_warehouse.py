@@ -1,0 +1,216 @@
+"""The DuckDB warehouse: raw views over the lake, and runs that never fail because an analyst holds the file."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline.lake import Lake
+from pipeline.schema import TABLES
+from pipeline.warehouse import RAW_SCHEMA, connect_read_only, duckdb_type, ensure_raw_views
+from tests.test_lake import DAY, REPO_ROOT, trades_frame
+
+RAW_VIEWS = [f"{RAW_SCHEMA}.{table}" for table in TABLES]
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    return Lake(tmp_path / "lake")
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    return tmp_path / "warehouse.duckdb"
+
+
+def describe(warehouse: Path, view: str) -> list[tuple[str, str]]:
+    with connect_read_only(warehouse) as connection:
+        return [(row[0], row[1]) for row in connection.execute(f"DESCRIBE {view}").fetchall()]
+
+
+def query(warehouse: Path, sql: str) -> list[tuple]:
+    with connect_read_only(warehouse) as connection:
+        return connection.execute(sql).fetchall()
+
+
+def test_views_count_the_rows_of_every_partition(lake: Lake, warehouse: Path) -> None:
+    lake.write_partition("trades", "polymarket", DAY, trades_frame("polymarket", DAY, 120))
+    lake.write_partition(
+        "trades", "kalshi", DAY + timedelta(days=1), trades_frame("kalshi", DAY + timedelta(days=1), 80)
+    )
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
+    assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(200,)]
+    assert query(warehouse, "SELECT platform, date, count(*) FROM raw.trades GROUP BY ALL ORDER BY ALL") == [
+        ("kalshi", DAY + timedelta(days=1), 80),
+        ("polymarket", DAY, 120),
+    ]
+
+
+def test_views_list_the_schema_columns_with_partition_types_from_the_path(lake: Lake, warehouse: Path) -> None:
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 3))
+    ensure_raw_views(warehouse, lake)
+    columns = describe(warehouse, "raw.trades")
+    assert [name for name, _ in columns] == list(TABLES["trades"].column_names)
+    assert dict(columns)["platform"] == "VARCHAR"
+    assert dict(columns)["date"] == "DATE"
+    assert dict(columns)["timestamp"] == "TIMESTAMP WITH TIME ZONE"
+
+
+def test_empty_views_describe_exactly_like_views_over_files(lake: Lake, warehouse: Path) -> None:
+    ensure_raw_views(warehouse, lake)
+    empty = {view: describe(warehouse, view) for view in RAW_VIEWS}
+    assert all(query(warehouse, f"SELECT count(*) FROM {view}") == [(0,)] for view in RAW_VIEWS)
+    for table, spec in TABLES.items():
+        lake.write_partition(table, "kalshi", DAY, pl.DataFrame(schema=spec.polars_schema))
+    ensure_raw_views(warehouse, lake)
+    for table in TABLES:
+        assert describe(warehouse, f"raw.{table}") == empty[f"raw.{table}"], table
+        [(sql,)] = query(
+            warehouse, f"SELECT sql FROM duckdb_views() WHERE schema_name = 'raw' AND view_name = '{table}'"
+        )
+        assert "read_parquet" in sql
+
+
+def test_an_empty_view_becomes_a_view_over_files_on_the_next_run(lake: Lake, warehouse: Path) -> None:
+    ensure_raw_views(warehouse, lake)
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 9))
+    assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(0,)]
+    ensure_raw_views(warehouse, lake)
+    assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(9,)]
+
+
+def test_views_use_absolute_paths(tmp_path: Path, warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    lake = Lake(Path("lake"))
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 4))
+    ensure_raw_views(warehouse, lake)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(4,)]
+
+
+def test_other_schemas_are_left_alone(lake: Lake, warehouse: Path) -> None:
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute("CREATE SCHEMA staging; CREATE TABLE staging.kept AS SELECT 1 AS x")
+    ensure_raw_views(warehouse, lake)
+    assert query(warehouse, "SELECT x FROM staging.kept") == [(1,)]
+
+
+ANALYST = """
+import sys
+from pathlib import Path
+from pipeline.warehouse import connect_read_only
+
+connection = connect_read_only(Path(sys.argv[1]))
+stop = Path(sys.argv[2])
+last = None
+while True:
+    stopping = stop.exists()
+    (count,) = connection.execute("SELECT count(*) FROM raw.trades").fetchall()[0]
+    if count != last:
+        print(count, flush=True)
+        last = count
+    if stopping:
+        break
+"""
+
+
+def test_an_analyst_holding_the_file_neither_fails_a_run_nor_misses_new_partitions(
+    tmp_path: Path, lake: Lake, warehouse: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 100))
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
+    stop = tmp_path / "stop"
+    analyst = subprocess.Popen(
+        [sys.executable, "-c", ANALYST, str(warehouse), str(stop)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])},
+    )
+    totals = [100]
+    try:
+        assert analyst.stdout.readline() == "100\n", analyst.stderr.read()
+        with caplog.at_level(logging.WARNING, logger="pipeline.warehouse"):
+            for i in range(1, 5):
+                platform, day = ("polymarket", "kalshi")[i % 2], DAY + timedelta(days=i)
+                lake.write_partition("trades", platform, day, trades_frame(platform, day, 50 * i, seed=i))
+                totals.append(totals[-1] + 50 * i)
+                assert ensure_raw_views(warehouse, lake) == []
+        stop.touch()
+        output, errors = analyst.communicate(timeout=60)
+    finally:
+        analyst.kill()
+    assert (analyst.returncode, errors) == (0, "")
+    seen = [100, *(int(line) for line in output.split())]
+    assert seen[-1] == totals[-1]
+    assert set(seen) <= set(totals)
+    assert seen == sorted(seen)
+    warnings = [r for r in caplog.records if r.name == "pipeline.warehouse" and r.levelno == logging.WARNING]
+    assert len(warnings) == 4
+    assert "in use elsewhere" in warnings[0].getMessage()
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
+
+
+def test_a_read_only_connection_of_this_process_is_also_skipped(lake: Lake, warehouse: Path) -> None:
+    ensure_raw_views(warehouse, lake)
+    with connect_read_only(warehouse):
+        assert ensure_raw_views(warehouse, lake) == []
+
+
+PIPELINE_HOLDING_THE_FILE = """
+import sys, time
+import duckdb
+
+with duckdb.connect(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(0.5)
+"""
+
+
+def test_connect_read_only_waits_out_a_pipeline_holding_the_file(lake: Lake, warehouse: Path) -> None:
+    ensure_raw_views(warehouse, lake)
+    pipeline = subprocess.Popen(
+        [sys.executable, "-c", PIPELINE_HOLDING_THE_FILE, str(warehouse)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert pipeline.stdout.readline() == "held\n"
+        with connect_read_only(warehouse) as connection:
+            assert connection.execute("SELECT count(*) FROM raw.trades").fetchall() == [(0,)]
+    finally:
+        pipeline.kill()
+        pipeline.communicate()
+
+
+def test_other_connection_errors_are_raised(lake: Lake, tmp_path: Path) -> None:
+    not_a_database = tmp_path / "warehouse.duckdb"
+    not_a_database.mkdir()
+    with pytest.raises(duckdb.Error):
+        ensure_raw_views(not_a_database, lake)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "expected"),
+    [
+        (pl.String(), "VARCHAR"),
+        (pl.Datetime("us", "UTC"), "TIMESTAMP WITH TIME ZONE"),
+        (pl.List(pl.String()), "VARCHAR[]"),
+        (pl.List(pl.Struct({"key": pl.String(), "value": pl.Float64()})), 'STRUCT("key" VARCHAR, "value" DOUBLE)[]'),
+    ],
+)
+def test_duckdb_types_of_polars_types(dtype: pl.DataType, expected: str) -> None:
+    assert duckdb_type(dtype) == expected
+
+
+def test_a_polars_type_without_a_duckdb_type_is_an_error() -> None:
+    with pytest.raises(TypeError, match="no DuckDB type for polars type"):
+        duckdb_type(pl.Int8())
