@@ -11,6 +11,7 @@ from datetime import date
 from pipeline.sandbox.app import SandboxApp, SandboxConfig
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.faults import Faults
+from pipeline.schema import MARKET_PLATFORMS, TABLES
 
 
 def _day(text: str) -> date:
@@ -35,6 +36,25 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
     return value
+
+
+def _platform_list(text: str) -> list[str]:
+    platforms = [p.strip() for p in text.split(",") if p.strip()]
+    allowed = [p.value for p in MARKET_PLATFORMS]
+    unknown = [p for p in platforms if p not in allowed]
+    if unknown or not platforms:
+        raise argparse.ArgumentTypeError(f"unknown platform(s) {', '.join(unknown) or text!r}; "
+                                         f"expected a comma list of {', '.join(allowed)}")
+    return list(dict.fromkeys(platforms))
+
+
+def _asset_list(text: str) -> list[str]:
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    unknown = [a for a in names if a not in TABLES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown asset(s) {', '.join(unknown) or text!r}; "
+                                         f"expected a comma list of {', '.join(TABLES)}")
+    return names
 
 
 def _add_world_options(parser: argparse.ArgumentParser) -> None:
@@ -76,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_world_options(sandbox)
 
+    backfill = commands.add_parser("backfill", help="materialise (platform, day) partitions through Dagster")
+    backfill.add_argument("--platform", required=True, type=_platform_list,
+                          help="comma list of platforms, e.g. polymarket,kalshi")
+    backfill.add_argument("--start", required=True, type=_day, help="first day, YYYY-MM-DD")
+    backfill.add_argument("--end", type=_day, default=None, help="last day (default: the start day)")
+    backfill.add_argument("--assets", type=_asset_list, default=None,
+                          help="comma list of assets (default: all five)")
+
     demo = commands.add_parser("demo", help="run the pipeline end to end on the offline sandbox")
     demo.add_argument("--days", type=_positive, default=2, help="how many recent days to pull (default 2)")
     _add_world_options(demo)
@@ -114,6 +142,23 @@ def _run_sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_backfill(args: argparse.Namespace) -> int:
+    from pipeline.backfill import run_backfill
+    from pipeline.config import ConfigError, Settings
+
+    try:
+        Settings.from_env()
+    except ConfigError as error:
+        print(f"pmw backfill: {error}", file=sys.stderr)
+        return 2
+    try:
+        reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets)
+    except ValueError as error:
+        print(f"pmw backfill: {error}", file=sys.stderr)
+        return 2
+    return 1 if any(not r.success for r in reports) else 0
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     from pipeline.demo import run_demo
 
@@ -121,10 +166,11 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pipeline").setLevel(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the progress
     args = build_parser().parse_args(argv)
-    handlers = {"sandbox": _run_sandbox, "demo": _run_demo}
+    handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo}
     return handlers[args.command](args)
 
 

@@ -47,6 +47,7 @@ class Settings:
     catalogue_ttl_s: float = 3600.0
     http_timeout_s: float = 30.0
     max_attempts: int = 8
+    max_backoff_s: float = 60.0  # cap on one retry wait, even when the server asks for longer
 
     @property
     def lake_dir(self) -> Path:
@@ -88,6 +89,7 @@ class Settings:
             catalogue_ttl_s=float(_integer(env, "PMW_CATALOGUE_TTL_S", int(defaults.catalogue_ttl_s), minimum=0)),
             http_timeout_s=float(_integer(env, "PMW_HTTP_TIMEOUT_S", int(defaults.http_timeout_s))),
             max_attempts=_integer(env, "PMW_MAX_ATTEMPTS", defaults.max_attempts),
+            max_backoff_s=_seconds(env, "PMW_MAX_BACKOFF_S", defaults.max_backoff_s),
         )
 
 
@@ -112,6 +114,19 @@ def _integer(env: Mapping[str, str], name: str, default: int, minimum: int = 1) 
         raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
     if value < minimum:
         raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if value < 0:
+        raise ConfigError(f"{name} must not be negative, got {value}")
     return value
 
 

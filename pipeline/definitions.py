@@ -1,8 +1,11 @@
-"""The Dagster code location of pm-warehouse (loaded by workspace.yaml).
-
-The ingestion assets, checks, schedules and sensors register here as they land.
-"""
+"""The Dagster code location of pm-warehouse (loaded by workspace.yaml)."""
 
 import dagster as dg
 
-defs = dg.Definitions()
+from pipeline.assets.ingest import INGESTION_ASSETS
+from pipeline.resources import PipelineResource
+
+defs = dg.Definitions(
+    assets=INGESTION_ASSETS,
+    resources={"pipeline": PipelineResource()},
+)

@@ -1,6 +1,6 @@
-"""Renders the table reference (docs/schema.md) from pipeline/schema.py.
+"""Renders the table reference (docs/schema.md, and README sections) from pipeline/schema.py.
 
-`python -m pipeline.schema_docs` rewrites the file; a test fails when the committed file is stale.
+`python -m pipeline.schema_docs` rewrites them; a test fails when a committed copy is stale.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from pipeline.checks import CHECKS
 from pipeline.schema import (
     MARKET_PLATFORMS,
     MAX_LIMIT,
@@ -20,7 +21,9 @@ from pipeline.schema import (
     Table,
 )
 
-DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOC_PATH = ROOT / "docs" / "schema.md"
+README_PATH = ROOT / "README.md"
 
 
 def _describe(field: Field | None, doc: str, enum: tuple[str, ...] | None) -> str:
@@ -86,10 +89,33 @@ def render() -> str:
     return "\n".join(parts)
 
 
+def render_checks() -> str:
+    lines = ["| asset | check | what it asserts |", "|---|---|---|"]
+    lines += [f"| `{table}` | `{check.name}` | {check.description} |"
+              for table, checks in CHECKS.items() for check in checks]
+    return "\n".join(lines)
+
+
+def _between(text: str, marker: str, body: str) -> str:
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    head, _, rest = text.partition(start)
+    _, _, tail = rest.partition(end)
+    if not rest:
+        raise ValueError(f"README.md has no {start} marker")
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def render_readme(readme: str) -> str:
+    """README with its generated sections (table reference, checks) brought up to date."""
+    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in TABLES.values())
+    return _between(_between(readme, "schema", tables), "checks", render_checks())
+
+
 def main() -> int:
     DOC_PATH.parent.mkdir(parents=True, exist_ok=True)
     DOC_PATH.write_text(render())
-    print(f"wrote {DOC_PATH}")
+    README_PATH.write_text(render_readme(README_PATH.read_text()))
+    print(f"wrote {DOC_PATH} and the generated sections of {README_PATH}")
     return 0
 
 

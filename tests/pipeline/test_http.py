@@ -18,11 +18,13 @@ from pipeline.sources.http import ApiError, HttpLayer, RequestBudget, endpoint_o
 KEY = "sk-live-DO-NOT-LEAK-0042"
 
 
-def _layer(handler: Callable[[httpx.Request], httpx.Response], sleeps: list[float] | None = None,
-           **kwargs) -> HttpLayer:
+def _layer(
+    handler: Callable[[httpx.Request], httpx.Response], sleeps: list[float] | None = None, **kwargs
+) -> HttpLayer:
     record = sleeps if sleeps is not None else []
-    return HttpLayer("http://api.test", api_key=Secret(KEY), transport=httpx.MockTransport(handler),
-                     sleep=record.append, **kwargs)
+    return HttpLayer(
+        "http://api.test", api_key=Secret(KEY), transport=httpx.MockTransport(handler), sleep=record.append, **kwargs
+    )
 
 
 def _error(status: int, code: str, message: str = "nope", headers: dict[str, str] | None = None) -> httpx.Response:
@@ -38,13 +40,15 @@ def test_the_key_travels_in_the_header() -> None:
 
 
 def test_retries_transient_failures_honouring_retry_after() -> None:
-    answers = iter([
-        _error(429, "RATE_LIMITED", headers={"Retry-After": "7"}),
-        _error(503, "PLATFORM_UNAVAILABLE"),
-        httpx.Response(502, text="<html>bad gateway</html>"),
-        httpx.Response(200, text='{"data": [1, 2'),  # cut JSON
-        httpx.Response(200, json={"data": [1, 2]}),
-    ])
+    answers = iter(
+        [
+            _error(429, "RATE_LIMITED", headers={"Retry-After": "7"}),
+            _error(503, "PLATFORM_UNAVAILABLE"),
+            httpx.Response(502, text="<html>bad gateway</html>"),
+            httpx.Response(200, text='{"data": [1, 2'),  # cut JSON
+            httpx.Response(200, json={"data": [1, 2]}),
+        ]
+    )
     sleeps: list[float] = []
     layer = _layer(lambda r: next(answers), sleeps)
     assert layer.get_json("/price-history") == {"data": [1, 2]}
@@ -55,11 +59,22 @@ def test_retries_transient_failures_honouring_retry_after() -> None:
 
 
 def test_retry_after_in_the_error_details_is_honoured() -> None:
-    answers = iter([
-        httpx.Response(503, json={"error": {"code": "PLATFORM_UNAVAILABLE", "message": "x", "timestamp": "t",
-                                            "details": {"retry_after": 3}}}),
-        httpx.Response(200, json={}),
-    ])
+    answers = iter(
+        [
+            httpx.Response(
+                503,
+                json={
+                    "error": {
+                        "code": "PLATFORM_UNAVAILABLE",
+                        "message": "x",
+                        "timestamp": "t",
+                        "details": {"retry_after": 3},
+                    }
+                },
+            ),
+            httpx.Response(200, json={}),
+        ]
+    )
     sleeps: list[float] = []
     _layer(lambda r: next(answers), sleeps).get_json("/markets")
     assert 3 <= sleeps[0] <= 3.25
@@ -99,8 +114,11 @@ def test_client_errors_are_not_retried(status: int, code: str) -> None:
 
 def test_a_body_that_echoes_the_key_is_redacted_everywhere(caplog: pytest.LogCaptureFixture) -> None:
     def echo(request: httpx.Request) -> httpx.Response:
-        return _error(500 if "retry" in request.url.path else 400, "ECHO",
-                      f"bad request headers: X-API-Key={request.headers['X-API-Key']}")
+        return _error(
+            500 if "retry" in request.url.path else 400,
+            "ECHO",
+            f"bad request headers: X-API-Key={request.headers['X-API-Key']}",
+        )
 
     for path in ("/retry", "/fail"):
         layer = _layer(echo, max_attempts=2)
@@ -113,8 +131,9 @@ def test_a_body_that_echoes_the_key_is_redacted_everywhere(caplog: pytest.LogCap
     assert KEY not in repr(Secret(KEY))
 
 
-def _paged(items: list[dict], page_size: int, expire_once_at: int | None = None,
-           duplicate: int = 0) -> Callable[[httpx.Request], httpx.Response]:
+def _paged(
+    items: list[dict], page_size: int, expire_once_at: int | None = None, duplicate: int = 0
+) -> Callable[[httpx.Request], httpx.Response]:
     state = {"expired": False}
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -122,13 +141,21 @@ def _paged(items: list[dict], page_size: int, expire_once_at: int | None = None,
         if expire_once_at is not None and offset == expire_once_at and not state["expired"]:
             state["expired"] = True
             return _error(400, "INVALID_CURSOR", "cursor has expired")
-        page = items[offset: offset + page_size]
+        page = items[offset : offset + page_size]
         end = offset + len(page)
         more = end < len(items)
-        return httpx.Response(200, json={
-            "items": page,
-            "pagination": {"total": len(items), "limit": page_size, "has_more": more,
-                           "next_cursor": str(end - duplicate) if more else None}})
+        return httpx.Response(
+            200,
+            json={
+                "items": page,
+                "pagination": {
+                    "total": len(items),
+                    "limit": page_size,
+                    "has_more": more,
+                    "next_cursor": str(end - duplicate) if more else None,
+                },
+            },
+        )
 
     return handler
 
@@ -150,15 +177,28 @@ def test_paging_asks_for_the_page_size_and_stops_early() -> None:
         return _paged([{"id": str(i)} for i in range(50)], 10)(request)
 
     layer = _layer(handler)
-    walked = list(layer.paginate("/trades", "items", {"market_id": "m"}, page_size=10, key=lambda x: x["id"],
-                                 stop=lambda page: page[-1]["id"] == "19"))
+    walked = list(
+        layer.paginate(
+            "/trades",
+            "items",
+            {"market_id": "m"},
+            page_size=10,
+            key=lambda x: x["id"],
+            stop=lambda page: page[-1]["id"] == "19",
+        )
+    )
     assert len(walked) == 20 and limits == ["10", "10"]
 
 
 def test_a_cursor_that_repeats_forever_is_stopped() -> None:
     def loop(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"items": [{"id": request.url.params.get("cursor", "0")}],
-                                         "pagination": {"total": 9, "limit": 1, "has_more": True, "next_cursor": "c"}})
+        return httpx.Response(
+            200,
+            json={
+                "items": [{"id": request.url.params.get("cursor", "0")}],
+                "pagination": {"total": 9, "limit": 1, "has_more": True, "next_cursor": "c"},
+            },
+        )
 
     with pytest.raises(ApiError, match="already given"):
         list(_layer(loop).paginate("/markets", "items", {}, page_size=1, key=lambda x: x["id"]))
@@ -190,8 +230,7 @@ def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
             stamps.append(time.time())
         print(json.dumps(stamps))
     """)
-    processes = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-                 for _ in range(3)]
+    processes = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(3)]
     stamps = sorted(t for p in processes for t in json.loads(p.communicate(timeout=60)[0]))
     assert len(stamps) == 36
     busiest = max(sum(1 for t in stamps if start <= t < start + 1.5) for start in stamps)

@@ -1,0 +1,38 @@
+"""Dagster resources: the pipeline's settings (from PMW_* variables), its lake and its source."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+import dagster as dg
+
+from pipeline.config import Settings
+from pipeline.lake import Lake
+from pipeline.sources.factory import open_unified_source
+from pipeline.sources.unified import UnifiedSource
+
+
+class PipelineResource(dg.ConfigurableResource):
+    """Where data comes from and lands. Empty fields fall back to the environment (see README)."""
+
+    data_dir: str = ""
+    sandbox_faults: str = ""
+
+    def settings(self) -> Settings:
+        settings = Settings.from_env()
+        if self.data_dir:
+            settings = replace(settings, data_dir=Path(self.data_dir))
+        if self.sandbox_faults:
+            settings = replace(settings, sandbox_faults=self.sandbox_faults)
+        return settings
+
+    def lake(self) -> Lake:
+        return Lake(self.settings().lake_dir)
+
+    @contextmanager
+    def source(self) -> Iterator[UnifiedSource]:
+        with open_unified_source(self.settings()) as source:
+            yield source

@@ -1,0 +1,139 @@
+"""PMW_SOURCE=api against the sandbox served on loopback: strict budget, concurrency, secrecy, crashes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from polars.testing import assert_frame_equal
+
+from pipeline.sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
+from pipeline.sandbox.server import SandboxServer
+from pipeline.schema import TABLES
+from tests.pipeline.conftest import DAY, lake_tables, materialise
+
+SECRET = "sk-sandbox-SECRET-7f3a9c"
+SMALL_WORLD = WorldConfig(
+    seed=5,
+    end=DAY,
+    days=3,
+    series_per_platform=3,
+    events_per_series=3,
+    markets_per_event=5,
+    trades_per_market_day=300,
+    multivariate_markets=2,
+)
+
+
+@pytest.fixture
+def strict_server() -> Iterator[SandboxServer]:
+    app = SandboxApp(SandboxConfig.strict(world=SMALL_WORLD, api_keys=(SECRET,)))
+    with SandboxServer(app, port=0) as server:
+        yield server
+
+
+def _api_env(server: SandboxServer, data_dir: Path, budget_db: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
+    env.update(
+        {
+            "PMW_SOURCE": "api",
+            "PMW_API_URL": server.url,
+            "PMW_API_KEY": SECRET,
+            "PMW_DATA_DIR": str(data_dir),
+            "PMW_RATE_LIMIT_DB": str(budget_db),
+            "PMW_RATE_LIMIT_PER_MIN": "100",
+        }
+    )
+    return env
+
+
+def _backfill(env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "backfill",
+            "--platform",
+            "polymarket,kalshi",
+            "--start",
+            DAY.isoformat(),
+            *extra,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def test_two_concurrent_backfills_stay_inside_the_strict_budget(strict_server: SandboxServer, tmp_path: Path) -> None:
+    budget = tmp_path / "budget.sqlite"
+    runs = [_backfill(_api_env(strict_server, tmp_path / f"data{i}", budget)) for i in range(2)]
+    outputs = [run.communicate(timeout=400)[0] for run in runs]
+    for run, output in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, output
+        assert "requests by endpoint: " in output
+        assert SECRET not in output
+    app = strict_server.app
+    assert app.rate_limited_answers == 0, "the budget was exceeded"
+    assert app.requests_served > 100, "the test must need more than one minute of budget"
+    for table in TABLES:
+        for platform in ("polymarket", "kalshi"):
+            assert_frame_equal(
+                lake_tables(tmp_path / "data0", platform)[table], lake_tables(tmp_path / "data1", platform)[table]
+            )
+
+
+def test_the_api_key_appears_nowhere(
+    strict_server: SandboxServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    data_dir, home = tmp_path / "data", tmp_path / "dagster_home"
+    home.mkdir()
+    for name, value in _api_env(strict_server, data_dir, tmp_path / "budget.sqlite").items():
+        if name.startswith("PMW_"):
+            monkeypatch.setenv(name, value)
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    with caplog.at_level("DEBUG"), dg.instance_for_test(temp_dir=str(home)) as instance:
+        result = materialise("kalshi", instance=instance)
+        assert result.success
+        events = instance.all_logs(result.run_id)
+        assert events and SECRET not in repr(events)
+    assert SECRET not in caplog.text
+    out, err = capfd.readouterr()
+    assert SECRET not in out + err
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "budget.sqlite"]
+    assert any(p.suffix == ".parquet" for p in written) and any(p.suffix == ".duckdb" for p in written)
+    assert any("event" in p.name or p.suffix == ".db" for p in home.rglob("*"))
+    for path in written:
+        assert SECRET.encode() not in path.read_bytes(), f"the key leaked into {path}"
+
+
+def test_a_killed_run_leaves_the_previous_partition_intact(tmp_path: Path) -> None:
+    app = SandboxApp(SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET,), faults=Faults(latency_ms=40)))
+    with SandboxServer(app, port=0) as server:
+        env = _api_env(server, tmp_path / "data", tmp_path / "budget.sqlite")
+        env["PMW_RATE_LIMIT_PER_MIN"] = "100000"
+        first = _backfill(env)
+        output = first.communicate(timeout=300)[0]
+        assert first.returncode == 0, output
+        before = {p: lake_tables(tmp_path / "data", p) for p in ("polymarket", "kalshi")}
+        second = _backfill({**env, "PMW_CATALOGUE_TTL_S": "0"})
+        time.sleep(3.0)  # well into the run: some partitions rewritten, others in flight
+        second.send_signal(signal.SIGKILL)
+        second.wait(timeout=30)
+    for platform, tables in before.items():
+        after = lake_tables(tmp_path / "data", platform)
+        for table in TABLES:
+            assert_frame_equal(tables[table], after[table])
