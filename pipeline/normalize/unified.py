@@ -8,9 +8,10 @@ Python objects, whatever `strict` says. `pl.DataFrame(records, schema=..., stric
 without a word (pyarrow's `Table.from_pylist` also stores `True` as 1.0). A normaliser trusting it would
 keep wrong values instead of rejecting them. So each column is pulled out of the records by C-level passes
 (`map(dict.get, records, repeat(name))`), its JSON types are checked exactly (`set(map(type, values))`:
-`bool` is not a number), and the polars column is built from that same list. There is no Python code per
-record on that path except `orjson.dumps` of free-form objects (a trade's `metadata`): nothing in polars
-writes a Python object back as the JSON text it came from (an inferred struct plus `json_encode` would add
+`bool` is not a number), and the polars column is built from that same list. No Python bytecode runs per
+record on that path, except to stand `{}` in for the nulls of a column of objects or arrays that has some.
+Free-form objects (a trade's `metadata`) become JSON text through `orjson.dumps` called by `map`: nothing in
+polars writes a Python object back as the JSON it came from (an inferred struct plus `json_encode` would add
 the keys other records have, reorder them, and turn 1 into 1.0).
 
 If any value has the wrong JSON type, the batch takes the slow path: each record is diagnosed alone
@@ -217,7 +218,7 @@ def _struct_series(field: Field, values: list[Any], has_null: bool) -> pl.Series
     struct = pl.DataFrame(_columns(field.children, objects)).to_struct(field.name)
     if not has_null:
         return struct
-    return pl.select(pl.when(_not_null_mask(values)).then(struct)).to_series().alias(field.name)
+    return pl.select(pl.when(_not_null_mask(values)).then(struct)).to_series()
 
 
 def _list_series(field: Field, values: list[Any], has_null: bool) -> pl.Series:
@@ -367,7 +368,7 @@ def _reason(table: Table) -> pl.Expr:
 
 def _problems(field: Field, value: pl.Expr, path: str) -> list[pl.Expr]:
     """Expressions giving, per row, what is wrong with the value of `field`: a reason, or null."""
-    found = []
+    found: list[pl.Expr] = []
     if field.required:
         found.append(pl.when(value.is_null()).then(pl.lit(f"missing required field '{path}'")))
     if field.kind == "timestamp":

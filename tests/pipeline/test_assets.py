@@ -43,6 +43,7 @@ def test_a_partition_lands_all_five_tables_with_metadata_and_passing_checks(pipe
     evaluations = result.get_asset_check_evaluations()
     assert len(evaluations) == sum(len(CHECKS[t]) for t in TABLES)
     assert [e.check_name for e in evaluations if not e.passed] == []
+    assert {e.partition for e in evaluations} == {f"{DAY.isoformat()}|{platform}"}  # one result per partition
 
 
 def test_partition_contents_follow_the_partition_semantics(pipeline_env: Path) -> None:
