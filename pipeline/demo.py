@@ -42,7 +42,8 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
             for platform, partitions, rows in counts:
                 say(f"  {table:<14} {platform:<11} {partitions:>10} {rows:>9}")
         total_trades = db.sql("SELECT count(*) FROM raw.trades").fetchall()[0][0]
-        say(f"\n  SELECT count(*) FROM raw.trades -> {total_trades}")
+        landed = sum(r.rows.get("trades", 0) for r in reports)
+        say(f"\n  SELECT count(*) FROM raw.trades -> {total_trades} (the backfill landed {landed} trades)")
         say(f"\n{EXAMPLE_QUESTION}:{EXAMPLE_SQL}")
         for platform, title, trades, notional in db.sql(EXAMPLE_SQL).fetchall():
             say(f"  {platform:<11} {trades:>6} trades {notional:>12,.2f}  {title[:60]}")

@@ -168,12 +168,19 @@ def test_an_empty_batch_gives_empty_frames_of_the_schemas() -> None:
 
 def test_batches_larger_than_a_block_are_whole_and_in_order(sandbox: dict[str, list[Record]]) -> None:
     trade = sandbox["trades"][0]
-    records = [{**trade, "trade_id": str(i), "user": None if i % 3 else trade["user"]} for i in range(5000)]
-    records[4321]["price"] = "bad"
+    records: list[Any] = [{**trade, "trade_id": str(i), "user": None if i % 3 else trade["user"]} for i in range(5000)]
+    wrong = {10: {**records[10], "price": "bad"}, 3000: "garbage", 4321: {**records[4321], "taker": "yes"}}
+    for i, record in wrong.items():
+        records[i] = record
     result = run("trades", records)
-    assert result.rows["trade_id"].to_list() == [str(i) for i in range(5000) if i != 4321]
-    assert result.rows["user"].null_count() == sum(1 for i in range(5000) if i % 3 and i != 4321)
-    assert result.rejects["reason"].to_list() == ["field 'price': expected a number, got str 'bad'"]
+    kept = [i for i in range(5000) if i not in wrong]
+    assert result.rows["trade_id"].to_list() == [str(i) for i in kept]
+    assert result.rows["user"].null_count() == sum(1 for i in kept if i % 3)
+    assert result.rejects["reason"].to_list() == [
+        "field 'price': expected a number, got str 'bad'",
+        "record is not a JSON object: got str 'garbage'",
+        "field 'taker': expected a boolean, got str 'yes'",
+    ]
 
 
 # -- what the normaliser keeps for the checks to judge ------------------------------------------------------

@@ -48,7 +48,7 @@ _ISO_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
 _MILLISECONDS_ABOVE = 1e11  # a larger Unix time is in milliseconds: 1e11 s is the year 5138, 1e11 ms is 1973
 _UNIX_RANGE = (-1e11, 1e14)  # beyond, a number is no plausible time, and its microseconds could overflow
 _SHOWN_CHARS = 80  # of a bad value, in a reason
-_BLOCK = 2048  # records built at a time (see _wire_frame)
+_BLOCK = 2048  # records built at a time (see _build)
 
 
 @dataclass(frozen=True)
@@ -152,26 +152,39 @@ class _WrongType(Exception):
 
 
 def _build(table: Table, records: list[Any]) -> tuple[list[Any], pl.DataFrame, list[tuple[Any, str]]]:
-    """The records whose JSON types are right, their wire frame (row i is record i), and the others with why."""
-    try:
-        return records, _wire_frame(table, records), []
-    except _WrongType:
-        verdicts = [(record, _record_problem(table, record)) for record in records]
-        kept = [record for record, problem in verdicts if problem is None]
-        rejected = [(record, problem) for record, problem in verdicts if problem is not None]
-        return kept, _wire_frame(table, kept), rejected
+    """The records whose JSON types are right, their wire frame (row i is record i), and the others with why.
+
+    Built a block of records at a time: each field is pulled by its own pass over the records, and within a
+    block the records are still in the CPU cache from the previous field's pass (1.7x faster at 200k). A
+    wrong type sends only its block to the record-by-record diagnosis.
+    """
+    kept: list[Any] = []
+    frames: list[pl.DataFrame] = []
+    rejected: list[tuple[Any, str]] = []
+    for start in range(0, max(len(records), 1), _BLOCK):
+        block = records[start : start + _BLOCK]
+        try:
+            frames.append(_wire_frame(table, block))
+        except _WrongType:
+            block, wrong = _diagnosed(table, block)
+            frames.append(_wire_frame(table, block))
+            rejected += wrong
+        kept += block
+    return kept, pl.concat(frames), rejected
+
+
+def _diagnosed(table: Table, records: list[Any]) -> tuple[list[Any], list[tuple[Any, str]]]:
+    """The records without a wrong JSON type, and the others with the reason."""
+    verdicts = [(record, _record_problem(table, record)) for record in records]
+    right = [record for record, problem in verdicts if problem is None]
+    return right, [(record, problem) for record, problem in verdicts if problem is not None]
 
 
 def _wire_frame(table: Table, records: list[Any]) -> pl.DataFrame:
-    """The documented fields of the records as columns: warehouse names and types, times not yet parsed.
-
-    Built a block of records at a time: each field is pulled by its own pass over the records, and within
-    a block the records are still in the CPU cache from the previous field's pass (1.7x faster at 200k).
-    """
+    """The documented fields of the records as columns: warehouse names and types, times not yet parsed."""
     if not set(map(type, records)) <= _OBJECT.types:
         raise _WrongType
-    starts = range(0, max(len(records), 1), _BLOCK)
-    return pl.concat([pl.DataFrame(_columns(table.fields, records[i : i + _BLOCK])) for i in starts])
+    return pl.DataFrame(_columns(table.fields, records))
 
 
 def _columns(fields: Iterable[Field], objects: list[dict[str, Any]]) -> list[pl.Series]:

@@ -1,0 +1,27 @@
+"""The README's first command, end to end: `pmw demo` on the offline sandbox."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.schema import TABLES
+
+
+def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
+    env.update({"PMW_DATA_DIR": str(tmp_path / "data"), "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite")})
+    run = subprocess.run([sys.executable, "-m", "pipeline.cli", "demo", "--days", "1", "--end", "2026-11-21"],
+                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    out = run.stdout
+    for table in TABLES:
+        for platform in ("polymarket", "kalshi"):
+            assert re.search(rf"^\s+{table}\s+{platform}\s+1\s+[1-9]\d*$", out, re.MULTILINE), (table, platform)
+    counted = re.search(r"SELECT count\(\*\) FROM raw.trades -> (\d+) \(the backfill landed (\d+) trades\)", out)
+    assert counted and counted.group(1) == counted.group(2)
+    trades_rows = sum(int(m) for m in re.findall(r"^\s+trades\s+\w+\s+1\s+(\d+)$", out, re.MULTILINE))
+    assert trades_rows == int(counted.group(1))
