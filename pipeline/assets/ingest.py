@@ -180,30 +180,25 @@ def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg
         return _land(context, pipeline, "markets", platform, day, result, fetch.requests(), ids)
 
 
-@_asset("events", deps=["markets"])
-def events(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
-    platform, day = partition_of(context)
-    market_rows = _markets_partition(pipeline.lake(), platform, day)
-    wanted = set(market_rows["event_id"].drop_nulls().to_list())
-    with pipeline.source() as source:
-        fetch = _Fetch(source)
-        records, fetched_at = source.events_of(platform, wanted)
-        result = normalise("events", records, platform=platform, day=day,
-                           source=pipeline.settings().source.value, fetched_at=fetched_at)
-        return _land(context, pipeline, "events", platform, day, result, fetch.requests(), frozenset())
+def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
+    """`events` or `series`: the catalogue entries that the partition's markets point at."""
+
+    @_asset(table, deps=["markets"])
+    def member(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+        platform, day = partition_of(context)
+        wanted = set(_markets_partition(pipeline.lake(), platform, day)[id_column].drop_nulls().to_list())
+        with pipeline.source() as source:
+            fetch = _Fetch(source)
+            records, fetched_at = source.members_of(platform, table, wanted)
+            result = normalise(table, records, platform=platform, day=day,
+                               source=pipeline.settings().source.value, fetched_at=fetched_at)
+            return _land(context, pipeline, table, platform, day, result, fetch.requests(), frozenset())
+
+    return member
 
 
-@_asset("series", deps=["markets"])
-def series(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
-    platform, day = partition_of(context)
-    market_rows = _markets_partition(pipeline.lake(), platform, day)
-    wanted = set(market_rows["series_id"].drop_nulls().to_list())
-    with pipeline.source() as source:
-        fetch = _Fetch(source)
-        records, fetched_at = source.series_of(platform, wanted)
-        result = normalise("series", records, platform=platform, day=day,
-                           source=pipeline.settings().source.value, fetched_at=fetched_at)
-        return _land(context, pipeline, "series", platform, day, result, fetch.requests(), frozenset())
+events = _catalogue_member_asset("events", "event_id")
+series = _catalogue_member_asset("series", "series_id")
 
 
 def _last_trade_times(market_rows: pl.DataFrame) -> list[tuple[str, int | None]]:

@@ -158,13 +158,11 @@ class UnifiedSource:
         catalogue = self.catalogue(platform)
         return [m for m in catalogue.markets if is_live_on(m, day)], catalogue.fetched_at
 
-    def events_of(self, platform: str, event_ids: set[str]) -> tuple[list[Record], datetime]:
+    def members_of(self, platform: str, kind: str, ids: set[str]) -> tuple[list[Record], datetime]:
+        """The catalogue's `events` or `series` with these ids."""
         catalogue = self.catalogue(platform)
-        return [e for e in catalogue.events if e.get("id") in event_ids], catalogue.fetched_at
-
-    def series_of(self, platform: str, series_ids: set[str]) -> tuple[list[Record], datetime]:
-        catalogue = self.catalogue(platform)
-        return [s for s in catalogue.series if s.get("id") in series_ids], catalogue.fetched_at
+        members = {"events": catalogue.events, "series": catalogue.series}[kind]
+        return [m for m in members if m.get("id") in ids], catalogue.fetched_at
 
     # -- trades and prices -------------------------------------------------------------------------
 
