@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from datetime import date
 
+from pipeline import normalize_cli
 from pipeline.sandbox.app import SandboxApp, SandboxConfig
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.faults import Faults
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run the pipeline end to end on the offline sandbox")
     demo.add_argument("--days", type=_positive, default=2, help="how many recent days to pull (default 2)")
     _add_world_options(demo)
+    normalize_cli.add_parser(commands)
     return parser
 
 
@@ -170,7 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("pipeline").setLevel(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the progress
     args = build_parser().parse_args(argv)
-    handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo}
+    handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo,
+                "normalize": normalize_cli.run}
     return handlers[args.command](args)
 
 

@@ -9,6 +9,17 @@ import sys
 from pathlib import Path
 
 from pipeline.checks import CHECKS
+from pipeline.normalize.mappings import (
+    DIRECT_MAPPINGS,
+    KALSHI_MARKET_TYPES,
+    KALSHI_STATUSES,
+    KALSHI_VOIDED,
+    NOTES,
+    POLYMARKET_FLAGS,
+    POLYMARKET_MARKET_TYPES,
+    POLYMARKET_STATUS_RULES,
+    EntityMapping,
+)
 from pipeline.schema import (
     MARKET_PLATFORMS,
     MAX_LIMIT,
@@ -86,7 +97,67 @@ def render() -> str:
         "",
     ]
     parts.extend(render_table(t) + "\n" for t in TABLES.values())
+    parts.append(render_direct_mappings())
     return "\n".join(parts)
+
+
+def render_direct_mappings() -> str:
+    """What the platforms' own responses fill, column by column, and the status and market-type rules
+    (pipeline/normalize/mappings.py)."""
+    lines = [
+        "## Direct sources: field mappings",
+        "",
+        "With `PMW_SOURCE=direct` (and `pmw normalize --source direct`) the rows come from the platforms' own "
+        "APIs, normalised by `pipeline/normalize/polymarket.py` and `kalshi.py` into the same tables.",
+        "",
+        *(f"- {note}" for note in NOTES),
+        "",
+    ]
+    for mapping in DIRECT_MAPPINGS:
+        lines += _render_mapping(mapping)
+    flags = list(POLYMARKET_FLAGS)
+    lines += [
+        "### Polymarket market status",
+        "",
+        "The first rule whose flags all match gives the status. Flags: "
+        + "; ".join(f"{name}: {meaning}" for name, meaning in POLYMARKET_FLAGS.items())
+        + ".",
+        "",
+        "| " + " | ".join(flags) + " | status | why |",
+        "|" + "---|" * (len(flags) + 2),
+    ]
+    for rule in POLYMARKET_STATUS_RULES:
+        when = dict(rule.when)
+        cells = ["" if name not in when else ("yes" if when[name] else "no") for name in flags]
+        lines.append("| " + " | ".join(cells) + f" | `{rule.status}` | {rule.why} |")
+    lines += ["", "### Polymarket market type", "", "| rule | market_type |", "|---|---|"]
+    lines += [f"| {rule} | `{market_type}` |" for rule, market_type in POLYMARKET_MARKET_TYPES]
+    lines += ["", "### Kalshi market status", "", "| `status` | status | why |", "|---|---|---|"]
+    lines += [f"| `{s.native}` | `{s.status}` | {s.why} |" for s in KALSHI_STATUSES]
+    lines += ["", KALSHI_VOIDED, "", "### Kalshi market type", "", "| `market_type` | market_type |", "|---|---|"]
+    lines += [f"| `{native}` | `{market_type}` |" for native, market_type in KALSHI_MARKET_TYPES.items()]
+    lines += ["", "Any other Kalshi `status` or `market_type` rejects the market, with the value in the reason.", ""]
+    return "\n".join(lines)
+
+
+def _render_mapping(mapping: EntityMapping) -> list[str]:
+    table = TABLES[mapping.table]
+    mapped = {source.column for source in mapping.columns}
+    unfilled = [c.name for c in table.columns if c.name not in mapped and c.name not in _FROM_THE_CALL]
+    lines = [
+        f"### {mapping.platform} `{mapping.entity}` -> `{mapping.table}`",
+        "",
+        f"From {mapping.endpoint}.",
+        "",
+        "| column | native field(s) | notes |",
+        "|---|---|---|",
+    ]
+    lines += [f"| `{s.column}` | {s.native} | {s.note} |" for s in mapping.columns]
+    lines += ["", "Left null: " + (", ".join(f"`{name}`" for name in unfilled) or "none") + ".", ""]
+    return lines
+
+
+_FROM_THE_CALL = ("platform", "date", "_source", "_fetched_at")
 
 
 def render_checks() -> str:
