@@ -21,6 +21,7 @@ import orjson
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.cursors import CursorBook, CursorError
 from pipeline.sandbox.faults import Faults
+from pipeline.sandbox.native import NativeApi, is_native
 from pipeline.sandbox.world import Record, World, iso
 from pipeline.schema import (
     MARKET_PLATFORMS,
@@ -84,6 +85,7 @@ class _Query:
     """Typed access to query parameters, raising 400 errors that name the parameter."""
 
     def __init__(self, items: Sequence[tuple[str, str]]) -> None:
+        self.items = list(items)  # repeated keys kept, for the native routes
         self.values: dict[str, str] = dict(items)
 
     def text(self, name: str) -> str | None:
@@ -155,6 +157,7 @@ class SandboxApp:
     def __init__(self, config: SandboxConfig | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config or SandboxConfig()
         self.world = World(self.config.world)
+        self.native = NativeApi(self.world)
         self.clock = clock
         self.cursors = CursorBook(f"sandbox-{self.config.world.seed}".encode(), self.config.cursor_ttl_s, clock)
         self.limiter = _RateLimiter(self.config.rate_limit_per_min, clock) if self.config.rate_limit_per_min else None
@@ -191,6 +194,9 @@ class SandboxApp:
     def _handle(self, method: str, path: str, query: _Query, headers: Mapping[str, str]) -> SandboxResponse:
         if method != "GET":
             raise ApiError(405, "METHOD_NOT_ALLOWED", f"method {method} is not allowed; every endpoint is GET")
+        if is_native(path):  # the platforms' own APIs need no key, and the unified budget is not theirs
+            status, body = self.native.handle(path, query.items)
+            return SandboxResponse(status, {"content-type": "application/json"}, orjson.dumps(body))
         key = _header(headers, "x-api-key")
         if key is None:
             raise ApiError(401, "INVALID_API_KEY", "missing X-API-Key header")
