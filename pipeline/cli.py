@@ -58,6 +58,10 @@ def _asset_list(text: str) -> list[str]:
     return names
 
 
+def _selector_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
 def _add_world_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=WorldConfig.seed, help="world seed (default %(default)s)")
     parser.add_argument("--end", type=_day, default=None, help="last day of the world (default: yesterday, UTC)")
@@ -108,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run the pipeline end to end on the offline sandbox")
     demo.add_argument("--days", type=_positive, default=2, help="how many recent days to pull (default 2)")
     _add_world_options(demo)
+
+    sql = commands.add_parser("sql", help="build the dbt_like_sql models and run their SQL tests")
+    sql.add_argument("--select", action="extend", type=_selector_list, default=[], metavar="MODEL",
+                     help="model(s) to build, e.g. marts.market_daily or market_daily; +MODEL adds its upstream "
+                          "models, MODEL+ its downstream models; repeatable or comma separated (default: all)")
     normalize_cli.add_parser(commands)
     return parser
 
@@ -167,12 +176,24 @@ def _run_demo(args: argparse.Namespace) -> int:
     return run_demo(_world_config(args), days=args.days)
 
 
+def _run_sql(args: argparse.Namespace) -> int:
+    from pipeline.config import ConfigError
+    from pipeline.sql.project import SqlProjectError
+    from pipeline.sql.run import run_sql
+
+    try:
+        return 0 if run_sql(args.select) else 1
+    except (ConfigError, SqlProjectError) as error:
+        print(f"pmw sql: {error}", file=sys.stderr)
+        return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pipeline").setLevel(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the progress
     args = build_parser().parse_args(argv)
-    handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo,
+    handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql,
                 "normalize": normalize_cli.run}
     return handlers[args.command](args)
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from enum import StrEnum
 from pathlib import Path
 
 from pipeline.schema import MARKET_PLATFORMS, Platform, Source
@@ -150,6 +151,58 @@ def partitions_start(env: Mapping[str, str] | None = None) -> str:
     raw = (os.environ if env is None else env).get("PMW_START_DATE") or "2025-01-01"
     _day({"PMW_START_DATE": raw}, "PMW_START_DATE")
     return raw
+
+
+class BackfillOrder(StrEnum):
+    """Which gaps of the history window the backfill sensor fills first."""
+
+    NEWEST_FIRST = "newest_first"
+    OLDEST_FIRST = "oldest_first"
+
+
+@dataclass(frozen=True)
+class AutomationSettings:
+    """What the daily schedule and the backfill sensor ask for ("Running it every day" in README.md).
+
+    Apart from `Settings` so that a schedule or sensor tick never needs the source's credentials.
+    """
+
+    lookback_days: int = 2  # days before yesterday that the daily run pulls again, for late trades
+    backfill_start: date = date(2025, 1, 1)  # first day of the window the sensor fills
+    backfill_order: BackfillOrder = BackfillOrder.NEWEST_FIRST
+    backfill_interval_s: int = 60  # seconds between two ticks of the backfill sensor
+    rate_limit_per_min: int = 100
+    platforms: tuple[Platform, ...] = MARKET_PLATFORMS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> AutomationSettings:
+        env = os.environ if env is None else env
+        defaults = cls()
+        first = date.fromisoformat(partitions_start(env))
+        start = _day(env, "PMW_BACKFILL_START") or first
+        if start < first:
+            raise ConfigError(
+                f"PMW_BACKFILL_START must not be before PMW_START_DATE ({first}), the first partition; got {start}"
+            )
+        return cls(
+            lookback_days=_integer(env, "PMW_LOOKBACK_DAYS", defaults.lookback_days, minimum=0),
+            backfill_start=start,
+            backfill_order=_backfill_order(env),
+            backfill_interval_s=_integer(env, "PMW_BACKFILL_INTERVAL_S", defaults.backfill_interval_s),
+            rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
+            platforms=_platforms(env.get("PMW_PLATFORMS")),
+        )
+
+
+def _backfill_order(env: Mapping[str, str]) -> BackfillOrder:
+    raw = env.get("PMW_BACKFILL_ORDER")
+    if not raw:
+        return BackfillOrder.NEWEST_FIRST
+    try:
+        return BackfillOrder(raw)
+    except ValueError:
+        allowed = ", ".join(member.value for member in BackfillOrder)
+        raise ConfigError(f"PMW_BACKFILL_ORDER must be one of {allowed}, got {raw!r}") from None
 
 
 def _platforms(raw: str | None) -> tuple[Platform, ...]:

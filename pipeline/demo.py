@@ -12,6 +12,7 @@ from pipeline.lake import Lake
 from pipeline.resources import PipelineResource
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.schema import MARKET_PLATFORMS, TABLES
+from pipeline.sql.run import run_sql
 from pipeline.warehouse import connect_read_only, ensure_raw_views
 
 EXAMPLE_QUESTION = "Top 5 markets by traded notional (price x size) on the last day"
@@ -20,6 +21,11 @@ SELECT m.platform, m.title, count(*) AS trades, round(sum(t.price * t.size), 2) 
 FROM raw.trades t JOIN raw.markets m USING (platform, date)
 WHERE t.market_id = m.id AND t.date = (SELECT max(date) FROM raw.trades)
 GROUP BY ALL ORDER BY notional DESC LIMIT 5
+"""
+MART_QUESTION = "Each platform's days, from the mart marts.platform_daily (volume = sum of price x size)"
+MART_SQL = """
+SELECT platform, day, active_markets, new_markets, resolved_markets, trades, volume
+FROM marts.platform_daily ORDER BY platform, day
 """
 
 
@@ -33,6 +39,8 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
     reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=PipelineResource(), say=say)
     lake = Lake(settings.lake_dir)
     ensure_raw_views(settings.warehouse_path, lake)
+    say("")
+    models_built = run_sql(say=say)
     with connect_read_only(settings.warehouse_path) as db:
         say("\nWhat landed (warehouse " + str(settings.warehouse_path) + "):")
         say(f"  {'table':<14} {'platform':<11} {'partitions':>10} {'rows':>9}")
@@ -47,6 +55,10 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
         say(f"\n{EXAMPLE_QUESTION}:{EXAMPLE_SQL}")
         for platform, title, trades, notional in db.sql(EXAMPLE_SQL).fetchall():
             say(f"  {platform:<11} {trades:>6} trades {notional:>12,.2f}  {title[:60]}")
+        say(f"\n{MART_QUESTION}:{MART_SQL}")
+        say(f"  {'platform':<11} {'day':<10} {'active':>6} {'new':>4} {'resolved':>8} {'trades':>7} {'volume':>12}")
+        for platform, day, active, new, resolved, trades, volume in db.sql(MART_SQL).fetchall():
+            say(f"  {platform:<11} {day!s:<10} {active:>6} {new:>4} {resolved:>8} {trades:>7} {volume:>12,.2f}")
     say(f"\nQuery it yourself: duckdb {settings.warehouse_path} -readonly")
     failed = [r for r in reports if not r.success]
-    return 1 if failed else 0
+    return 1 if failed or not models_built else 0

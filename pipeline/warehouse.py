@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -90,6 +92,107 @@ def duckdb_type(dtype: pl.DataType) -> str:
     if type(dtype) in _SCALAR_TYPES:
         return _SCALAR_TYPES[type(dtype)]
     raise TypeError(f"no DuckDB type for polars type {dtype}: add it to pipeline.warehouse")
+
+
+@dataclass(frozen=True)
+class View:
+    """A view of the warehouse file: ``schema.name AS query``."""
+
+    schema: str
+    name: str
+    query: str
+
+    @property
+    def statement(self) -> str:
+        return f"CREATE OR REPLACE VIEW {_quote(self.schema)}.{_quote(self.name)} AS {self.query}"
+
+
+def raw_views(lake: Lake) -> list[View]:
+    """The views of schema ``raw`` exactly as ensure_raw_views creates them, for catalogues built elsewhere."""
+    return [
+        View(RAW_SCHEMA, spec.name, _parquet_source(spec, lake) if lake.partitions(spec.name) else _empty_source(spec))
+        for spec in TABLES.values()
+    ]
+
+
+def parquet_view(schema: str, name: str, path: Path) -> View:
+    """A view over one Parquet file, so that replacing the file changes what the view reads, not the view."""
+    return View(schema, name, f"SELECT * FROM read_parquet({_literal(str(path))})")
+
+
+def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDBPyConnection) -> bool:
+    """Make the file's views in the schemas of ``views`` exactly ``views``; return whether the file was written.
+
+    ``built`` is a connection in which ``views`` already exist (the session that built them): DuckDB's
+    catalogue there says what each view is once parsed (its SQL and its columns), and the file is opened
+    read-write only when its own catalogue differs. Runs that change no view definition therefore never
+    take the write lock, and a run that must but finds the file held elsewhere (an analyst's read-only
+    session) logs a warning and carries on, like ensure_raw_views: views over files keep serving whatever
+    the files hold, and the next run that finds the file free brings the definitions up to date.
+    Views of those schemas that are not in ``views`` are dropped; tables are left alone.
+    """
+    schemas = sorted({view.schema for view in views})
+    names = {(view.schema, view.name) for view in views}
+    wanted = {key: shape for key, shape in _view_catalogue(built, schemas).items() if key in names}
+    if _file_view_catalogue(warehouse_path, schemas) == wanted:
+        return False
+    warehouse_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        connection = duckdb.connect(str(warehouse_path))
+    except (duckdb.IOException, duckdb.ConnectionException) as error:
+        if not _is_held_elsewhere(error):
+            raise
+        logger.warning(
+            "warehouse %s is in use elsewhere; views of %s left as they are until a run finds it free (%s)",
+            warehouse_path,
+            ", ".join(schemas),
+            error,
+        )
+        return False
+    with connection:
+        connection.begin()
+        for schema in schemas:
+            connection.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+        for schema, name in _view_catalogue(connection, schemas):
+            connection.execute(f"DROP VIEW {_quote(schema)}.{_quote(name)}")
+        for view in views:
+            connection.execute(view.statement)
+        connection.commit()
+    return True
+
+
+def _view_catalogue(
+    connection: duckdb.DuckDBPyConnection, schemas: Sequence[str]
+) -> dict[tuple[str, str], tuple[str, list[str]]]:
+    """(schema, view) -> (the view's SQL as DuckDB stores it, its columns with their types)."""
+    rows = connection.execute(
+        """
+        SELECT v.schema_name, v.view_name, v.sql, list(c.column_name || ' ' || c.data_type ORDER BY c.column_index)
+        FROM duckdb_views() AS v
+        JOIN duckdb_columns() AS c
+            ON c.database_oid = v.database_oid AND c.schema_oid = v.schema_oid AND c.table_oid = v.view_oid
+        WHERE NOT v.internal AND v.database_name = current_database() AND list_contains(?, v.schema_name)
+        GROUP BY ALL
+        """,
+        [list(schemas)],
+    ).fetchall()
+    return {(schema, name): (sql, columns) for schema, name, sql, columns in rows}
+
+
+def _file_view_catalogue(
+    warehouse_path: Path, schemas: Sequence[str]
+) -> dict[tuple[str, str], tuple[str, list[str]]] | None:
+    """The file's catalogue, read without the write lock; None when the file is missing or cannot be read now."""
+    if not warehouse_path.exists():
+        return None
+    try:
+        connection = duckdb.connect(str(warehouse_path), read_only=True)
+    except (duckdb.IOException, duckdb.ConnectionException) as error:
+        if not _is_held_elsewhere(error):
+            raise
+        return None
+    with connection:
+        return _view_catalogue(connection, schemas)
 
 
 def _create_view(connection: duckdb.DuckDBPyConnection, spec: Table, lake: Lake) -> str:

@@ -1,0 +1,23 @@
+-- materialized: view
+-- One row per event: the latest fetch of each (platform, event_id), with the days it was seen.
+SELECT
+    platform,
+    id AS event_id,
+    platform_id AS platform_event_id,
+    series_id,
+    title AS event_title,
+    slug AS event_slug,
+    description AS event_description,
+    resolution_source_url,
+    event_start_at,
+    event_end_at,
+    CAST(market_count AS BIGINT) AS market_count,
+    total_volume AS event_total_volume,
+    last_synced_at,
+    min(date) OVER event_rows AS first_seen_date,
+    max(date) OVER event_rows AS last_seen_date,
+    _source AS source,
+    _fetched_at AS fetched_at
+FROM raw.events
+WINDOW event_rows AS (PARTITION BY platform, id)
+QUALIFY row_number() OVER (PARTITION BY platform, id ORDER BY _fetched_at DESC, date DESC) = 1

@@ -1,0 +1,50 @@
+-- materialized: view
+-- One row per market in its latest fetched state (raw.markets holds a copy per day the market was live).
+--
+-- Binary markets have two outcomes, the first being yes / up / team A: `yes_price` and `no_price` are
+-- their current prices, null for categorical and scalar markets (see staging.stg_market_outcomes for
+-- every outcome's price).
+SELECT
+    platform,
+    id AS market_id,
+    platform_id AS platform_market_id,
+    event_id,
+    series_id,
+    title AS market_title,
+    coalesce(market_slug, slug) AS market_slug,
+    description AS market_description,
+    category,
+    subcategory,
+    tags,
+    status,
+    market_type,
+    len(outcomes) AS outcome_count,
+    outcomes,
+    current_prices,
+    CASE WHEN market_type = 'binary'
+        THEN [p.price FOR p IN current_prices IF p.key = outcomes[1].id][1] END AS yes_price,
+    CASE WHEN market_type = 'binary'
+        THEN [p.price FOR p IN current_prices IF p.key = outcomes[2].id][1] END AS no_price,
+    volume_24h,
+    volume_7d,
+    volume_total,
+    liquidity,
+    open_interest,
+    CAST(unique_traders AS BIGINT) AS unique_traders,
+    fee_rate,
+    created_at,
+    trading_start_at,
+    trading_end_at,
+    resolution_date,
+    resolved_at,
+    resolution_source,
+    source_url,
+    last_synced_at,
+    min(date) OVER market_rows AS first_seen_date,
+    max(date) OVER market_rows AS last_seen_date,
+    _source AS source,
+    _fetched_at AS fetched_at
+FROM raw.markets
+WINDOW market_rows AS (PARTITION BY platform, id)
+-- Ties on the fetch time (one catalogue listing serves several days) go to the latest day.
+QUALIFY row_number() OVER (PARTITION BY platform, id ORDER BY _fetched_at DESC, date DESC) = 1

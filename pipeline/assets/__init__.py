@@ -1,0 +1,1 @@
+"""Dagster assets: ingestion (ingest.py) and the SQL models (sql_models.py)."""

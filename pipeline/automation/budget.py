@@ -1,0 +1,182 @@
+"""The backfill sensor's arithmetic, free of Dagster so that it can be read and tested on its own.
+
+The unified API allows `rate` requests a minute, shared by everything on the machine. The sensor ticks every
+`interval` seconds and may queue, per tick, as much work as the API can serve before the queue would run
+dry again:
+
+    horizon   = interval + 60 * largest_partition / rate        (seconds)
+    capacity  = rate * horizon / 60  =  rate * interval / 60 + largest_partition
+    available = capacity / 2**backoff - in_flight - reserve
+
+- `largest_partition` makes sure one partition always fits when nothing else is queued (a partition costs
+  more than one tick's worth of requests on a real API), and keeps one partition queued behind the running
+  one so that the API never idles between runs for longer than a tick.
+- `in_flight` is the estimated cost of queued runs plus the assets that started runs have not landed yet.
+- `reserve` is the daily schedule's partitions when its next tick falls inside the horizon, so that the
+  daily run never waits behind backfill work queued just before it.
+- `backoff` rises by one on each tick that sees new materialisations reporting 429s (someone else is
+  spending the same key) and falls by one on each tick that does not.
+
+A partition's cost is the median of the `requests` recorded by recent materialisations of each of its
+assets on that platform, summed over the assets; an asset without history counts `DEFAULT_PARTITION_COST`
+divided by the number of assets.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import date, timedelta
+
+import dagster as dg
+
+DEFAULT_PARTITION_COST = 300.0  # requests of one (platform, day) before any has been materialised
+MAX_BACKOFF_LEVEL = 3  # at most 1/8 of the capacity after repeated 429s
+
+
+@dataclass(frozen=True, order=True)
+class PartitionRef:
+    """One (day, platform) partition of the ingestion assets."""
+
+    day: date
+    platform: str
+
+    @property
+    def key(self) -> dg.MultiPartitionKey:
+        return dg.MultiPartitionKey({"date": self.day.isoformat(), "platform": self.platform})
+
+    @classmethod
+    def parse(cls, key: str) -> PartitionRef:
+        """`2026-11-20|kalshi` (Dagster's string form: dimensions in name order, date then platform)."""
+        day, _, platform = key.partition("|")
+        try:
+            return cls(date.fromisoformat(day), platform)
+        except ValueError:
+            raise ValueError(f"not a date|platform partition key: {key!r}") from None
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.platform}"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What one recorded materialisation says about the API: its requests and the 429s it met."""
+
+    platform: str
+    asset: str
+    requests: int
+    rate_limited: int
+    storage_id: int
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Expected requests per (platform, asset), the median of recent materialisations."""
+
+    assets: tuple[str, ...]
+    medians: Mapping[tuple[str, str], float] = field(default_factory=dict)
+
+    @classmethod
+    def from_samples(cls, assets: Sequence[str], samples: Iterable[Sample]) -> CostModel:
+        observed: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for sample in samples:
+            observed[(sample.platform, sample.asset)].append(sample.requests)
+        return cls(tuple(assets), {key: float(statistics.median(values)) for key, values in observed.items()})
+
+    def cost(self, platform: str, assets: Iterable[str] | None = None) -> float:
+        """Requests that materialising `assets` (default: all) of one partition of `platform` will take."""
+        default = DEFAULT_PARTITION_COST / len(self.assets)
+        return sum(self.medians.get((platform, asset), default) for asset in (assets or self.assets))
+
+    def largest(self, platforms: Iterable[str]) -> float:
+        return max((self.cost(p) for p in platforms), default=DEFAULT_PARTITION_COST)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The requests the sensor may ask for on one tick, with every term, so that the UI can say why."""
+
+    rate_per_min: int
+    horizon_s: float
+    backoff_level: int
+    in_flight: float
+    reserve: float
+
+    @property
+    def capacity(self) -> float:
+        return self.rate_per_min * self.horizon_s / 60
+
+    @property
+    def available(self) -> float:
+        return max(0.0, self.capacity / 2**self.backoff_level - self.in_flight - self.reserve)
+
+    def describe(self) -> str:
+        backoff = f" halved {self.backoff_level}x after 429s," if self.backoff_level else ""
+        return (
+            f"budget {self.available:.0f} requests = {self.capacity:.0f} over the next {self.horizon_s:.0f} s "
+            f"at {self.rate_per_min}/min,{backoff} minus {self.in_flight:.0f} for queued and running runs, "
+            f"minus {self.reserve:.0f} reserved for the daily run"
+        )
+
+
+def horizon_for(rate_per_min: int, interval_s: float, largest_partition: float) -> float:
+    """Seconds of API time one tick plans for: until the next tick, plus the largest partition at full rate."""
+    return interval_s + 60 * largest_partition / rate_per_min
+
+
+def next_backoff_level(level: int, saw_new_429s: bool) -> int:
+    return min(level + 1, MAX_BACKOFF_LEVEL) if saw_new_429s else max(level - 1, 0)
+
+
+def window(start: date, end: date, platforms: Sequence[str], newest_first: bool) -> list[PartitionRef]:
+    """Every partition from `start` to `end`, days in the configured order, platforms in theirs."""
+    days = [start + timedelta(days=n) for n in range((end - start).days + 1)]
+    if newest_first:
+        days.reverse()
+    return [PartitionRef(day, platform) for day in days for platform in platforms]
+
+
+def take_within(
+    candidates: Sequence[PartitionRef], cost: Callable[[PartitionRef], float], available: float
+) -> list[PartitionRef]:
+    """The longest prefix of `candidates` whose estimated cost fits: the configured order is kept."""
+    chosen: list[PartitionRef] = []
+    spent = 0.0
+    for candidate in candidates:
+        spent += cost(candidate)
+        if spent > available:
+            break
+        chosen.append(candidate)
+    return chosen
+
+
+@dataclass
+class SensorCursor:
+    """What the sensor keeps between ticks (JSON): its 429 watermark and back-off, and its progress."""
+
+    watermark: int = 0  # storage id of the newest materialisation already inspected for 429s
+    backoff_level: int = 0
+    window: str = ""  # first..last day of the history window
+    partitions: int = 0
+    landed: int = 0
+    in_flight: int = 0
+    requested: int = 0  # on the last tick
+    given_up: list[str] = field(default_factory=list)  # partitions that failed too often to retry
+    available: float = 0.0  # the last tick's budget in requests, and how it came about
+    budget: str = ""
+
+    @classmethod
+    def parse(cls, raw: str | None) -> SensorCursor:
+        if not raw:
+            return cls()
+        try:
+            values = json.loads(raw)
+            return cls(watermark=int(values["watermark"]), backoff_level=int(values["backoff_level"]))
+        except (ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"unreadable backfill sensor cursor {raw!r}: {error}") from None
+
+    def dump(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)

@@ -1,0 +1,385 @@
+"""The daily schedule, the backfill sensor, the freshness checks and dagster.yaml, with Dagster's test contexts."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteRepositoryOrigin
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+
+from pipeline.automation.budget import (
+    DEFAULT_PARTITION_COST,
+    Budget,
+    CostModel,
+    PartitionRef,
+    Sample,
+    SensorCursor,
+    horizon_for,
+)
+from pipeline.automation.jobs import API_POOLS, ASSET_NAMES, STEP_RETRY_POLICY, register_api_pools
+from pipeline.automation.schedule import DAILY_AT, daily_ingestion
+from pipeline.automation.sensor import (
+    MAX_ATTEMPTS,
+    InFlight,
+    backfill_sensor,
+    evaluate,
+    plan_tick,
+    runs_in_flight,
+)
+from pipeline.config import AutomationSettings, BackfillOrder, ConfigError
+from pipeline.definitions import defs
+
+REPO = Path(__file__).resolve().parents[1]
+TODAY = datetime.now(UTC).date()
+YESTERDAY = TODAY - timedelta(days=1)
+NOON = datetime.combine(TODAY, time(12), UTC)  # far from the daily tick: no reserve
+PLATFORMS = ("polymarket", "kalshi")
+# Recorded requests per asset of one partition: polymarket partitions cost 5 x 20, kalshi ones 5 x 30.
+COST_PER_ASSET = {"polymarket": 20, "kalshi": 30}
+# Where a queued run comes from (Dagster requires one on queued runs; the run queue launches from it).
+CODE_LOCATION = RemoteRepositoryOrigin(
+    InProcessCodeLocationOrigin(LoadableTargetOrigin(module_name="pipeline.definitions")), "__repository__"
+)
+
+
+@pytest.fixture
+def automation_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ten-day window ending yesterday, both platforms, 100 requests a minute, a tick a minute."""
+    for name in ("PMW_PLATFORMS", "PMW_START_DATE", "PMW_LOOKBACK_DAYS", "PMW_BACKFILL_ORDER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PMW_BACKFILL_START", (TODAY - timedelta(days=10)).isoformat())
+    monkeypatch.setenv("PMW_BACKFILL_INTERVAL_S", "60")
+    monkeypatch.setenv("PMW_RATE_LIMIT_PER_MIN", "100")
+
+
+@pytest.fixture
+def instance() -> Iterator[dg.DagsterInstance]:
+    with dg.instance_for_test() as instance:
+        yield instance
+
+
+def land(
+    instance: dg.DagsterInstance,
+    ref: PartitionRef,
+    requests: int | None = None,
+    rate_limited: int = 0,
+    assets: tuple[str, ...] = ASSET_NAMES,
+) -> None:
+    """Record materialisations of a partition, as the assets would (requests and 429s as metadata)."""
+    for asset in assets:
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                asset_key=asset,
+                partition=str(ref.key),
+                metadata={
+                    "requests": COST_PER_ASSET[ref.platform] if requests is None else requests,
+                    "rate_limited_answers": rate_limited,
+                },
+            )
+        )
+
+
+def queue_run(
+    instance: dg.DagsterInstance, ref: PartitionRef, status: dg.DagsterRunStatus, tags: dict[str, str] | None = None
+) -> None:
+    """A run of the ingestion job for `ref` in the instance, as the daemon would create it."""
+    instance.add_run(
+        dg.DagsterRun(
+            job_name="ingestion",
+            run_id=str(uuid.uuid4()),
+            status=status,
+            tags={"dagster/partition": str(ref.key), **(tags or {})},
+            remote_job_origin=CODE_LOCATION.get_job_origin("ingestion"),
+        )
+    )
+
+
+def partitions_of(requests: list[dg.RunRequest]) -> list[PartitionRef]:
+    return [PartitionRef.parse(str(r.partition_key)) for r in requests]
+
+
+def estimated(requests: list[dg.RunRequest]) -> int:
+    return sum(int(r.tags["pmw/estimated_requests"]) for r in requests)
+
+
+def window_refs(days: int) -> list[PartitionRef]:
+    return [PartitionRef(YESTERDAY - timedelta(days=n), p) for n in range(days) for p in PLATFORMS]
+
+
+# -- the daily schedule ------------------------------------------------------------------------------
+
+
+def test_the_schedule_asks_for_yesterday_and_the_lookback(automation_env: None, instance: dg.DagsterInstance) -> None:
+    land(instance, PartitionRef(YESTERDAY, "polymarket"))  # landed already: the look-back re-pulls anyway
+    tick = datetime.combine(TODAY, DAILY_AT, UTC)
+    context = dg.build_schedule_context(instance=instance, scheduled_execution_time=tick)
+    requests = daily_ingestion(context)
+    expected = {PartitionRef(YESTERDAY - timedelta(days=n), p) for n in range(3) for p in PLATFORMS}
+    assert set(partitions_of(requests)) == expected and len(requests) == len(expected)
+    assert len({r.run_key for r in requests}) == len(requests)
+    assert all(r.tags["dagster/priority"] == "10" and r.tags["pmw/trigger"] == "daily" for r in requests)
+    assert daily_ingestion.execution_timezone == "UTC"
+    assert daily_ingestion.cron_schedule == "30 0 * * *"
+
+
+def test_the_lookback_is_configurable(automation_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PMW_LOOKBACK_DAYS", "0")
+    context = dg.build_schedule_context(scheduled_execution_time=datetime.combine(TODAY, DAILY_AT, UTC))
+    assert set(partitions_of(daily_ingestion(context))) == {PartitionRef(YESTERDAY, p) for p in PLATFORMS}
+
+
+# -- the backfill sensor -----------------------------------------------------------------------------
+
+
+def test_the_sensor_asks_only_for_missing_partitions_within_its_budget(
+    automation_env: None, instance: dg.DagsterInstance
+) -> None:
+    # Inside the window whatever the time of day (before 00:30 UTC it ends the day before yesterday).
+    landed = {
+        PartitionRef(YESTERDAY - timedelta(days=1), "kalshi"),
+        PartitionRef(YESTERDAY - timedelta(days=2), "polymarket"),
+    }
+    for ref in landed:
+        land(instance, ref)
+    context = dg.build_sensor_context(instance=instance)
+    result = backfill_sensor(context)
+    cursor = SensorCursor(**json.loads(result.cursor))
+    asked = partitions_of(result.run_requests)
+    assert not set(asked) & landed
+    assert set(asked) <= set(window_refs(10))
+    assert estimated(result.run_requests) <= cursor.available
+    assert cursor.requested == len(asked) and cursor.landed == 2
+
+    again = backfill_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
+    assert [r.run_key for r in again.run_requests] == [r.run_key for r in result.run_requests]  # idempotent
+
+
+def test_the_budget_decides_how_many_partitions_a_tick_asks_for(
+    automation_env: None, instance: dg.DagsterInstance
+) -> None:
+    land(instance, PartitionRef(YESTERDAY, "kalshi"))
+    land(instance, PartitionRef(YESTERDAY - timedelta(days=2), "polymarket"))
+    result = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    # 100/min over a 60 s tick plus the largest partition (kalshi, 150): 250 requests.
+    cursor = SensorCursor(**json.loads(result.cursor))
+    assert cursor.available == pytest.approx(250)
+    assert partitions_of(result.run_requests) == [
+        PartitionRef(YESTERDAY, "polymarket"),
+        PartitionRef(YESTERDAY - timedelta(days=1), "polymarket"),
+    ]
+    assert estimated(result.run_requests) == 200  # the next one, kalshi at 150, would overrun the 250
+    assert [r.run_key for r in result.run_requests] == [
+        f"backfill:polymarket:{YESTERDAY}",
+        f"backfill:polymarket:{YESTERDAY - timedelta(days=1)}",
+    ]
+
+
+def test_once_its_runs_are_queued_the_next_tick_asks_for_nothing_new(
+    automation_env: None, instance: dg.DagsterInstance
+) -> None:
+    land(instance, PartitionRef(YESTERDAY, "kalshi"))
+    first = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    for ref in partitions_of(first.run_requests):
+        queue_run(instance, ref, dg.DagsterRunStatus.QUEUED)
+    second = evaluate(dg.build_sensor_context(instance=instance, cursor=first.cursor), now=NOON)
+    assert second.run_requests == []
+    assert second.skip_reason is not None and "asked for nothing" in second.skip_reason.skip_message
+    assert "minus 300 for queued and running runs" in second.skip_reason.skip_message
+
+
+def test_the_order_is_configurable(
+    automation_env: None, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PMW_BACKFILL_ORDER", "oldest_first")
+    land(instance, PartitionRef(YESTERDAY, "kalshi"))
+    land(instance, PartitionRef(YESTERDAY, "polymarket"))
+    result = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    assert partitions_of(result.run_requests)[0] == PartitionRef(TODAY - timedelta(days=10), "polymarket")
+
+
+def test_failed_runs_are_retried_under_a_new_key_then_left_alone(
+    automation_env: None, instance: dg.DagsterInstance
+) -> None:
+    land(instance, PartitionRef(YESTERDAY, "kalshi"))
+    ref = PartitionRef(YESTERDAY, "polymarket")
+    queue_run(instance, ref, dg.DagsterRunStatus.FAILURE, {"pmw/trigger": "backfill_sensor"})
+    result = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    assert result.run_requests[0].run_key == f"backfill:polymarket:{YESTERDAY}:retry-1"
+    for _ in range(MAX_ATTEMPTS - 1):
+        queue_run(instance, ref, dg.DagsterRunStatus.FAILURE, {"pmw/trigger": "backfill_sensor"})
+    result = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    assert ref not in partitions_of(result.run_requests)
+    assert SensorCursor(**json.loads(result.cursor)).given_up == [str(ref)]
+
+
+def test_a_queued_run_counts_its_whole_partition_and_a_run_of_other_assets_does_not(
+    instance: dg.DagsterInstance,
+) -> None:
+    ref = PartitionRef(YESTERDAY, "kalshi")
+    queue_run(instance, ref, dg.DagsterRunStatus.QUEUED)
+    instance.add_run(
+        dg.DagsterRun(
+            job_name="freshness_checks",
+            run_id=str(uuid.uuid4()),
+            status=dg.DagsterRunStatus.QUEUED,
+            remote_job_origin=CODE_LOCATION.get_job_origin("freshness_checks"),
+        )
+    )
+    assert runs_in_flight(instance) == [InFlight(ref, frozenset(ASSET_NAMES))]
+
+
+# -- the budget arithmetic ---------------------------------------------------------------------------
+
+
+def samples(platform: str, requests: list[int], rate_limited: int = 0, first_id: int = 1) -> list[Sample]:
+    return [
+        Sample(platform, asset, n, rate_limited, first_id + i) for i, n in enumerate(requests) for asset in ASSET_NAMES
+    ]
+
+
+def test_a_partition_costs_the_median_of_recent_requests_summed_over_its_assets() -> None:
+    model = CostModel.from_samples(ASSET_NAMES, samples("kalshi", [10, 30, 1000]))
+    assert model.cost("kalshi") == 5 * 30
+    assert model.cost("kalshi", ["trades"]) == 30
+    assert model.cost("polymarket") == DEFAULT_PARTITION_COST  # nothing recorded yet
+
+
+def test_the_budget_is_a_tick_plus_the_largest_partition_less_what_is_in_flight_and_reserved() -> None:
+    horizon_s = horizon_for(100, 30, largest_partition=300)
+    assert horizon_s == 30 + 180
+    budget = Budget(100, horizon_s, backoff_level=0, in_flight=120, reserve=40)
+    assert budget.capacity == pytest.approx(50 + 300)
+    assert budget.available == pytest.approx(350 - 120 - 40)
+    assert Budget(100, horizon_s, backoff_level=1, in_flight=0, reserve=0).available == pytest.approx(175)
+    assert Budget(100, horizon_s, backoff_level=0, in_flight=900, reserve=0).available == 0
+
+
+def settings(**changes: object) -> AutomationSettings:
+    base = AutomationSettings(
+        lookback_days=2, backfill_start=YESTERDAY - timedelta(days=9), backfill_interval_s=60, rate_limit_per_min=100
+    )
+    return AutomationSettings(**{**base.__dict__, **changes})
+
+
+def test_new_429s_halve_the_budget_and_clean_ticks_restore_it() -> None:
+    quiet = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
+    limited = quiet + samples("kalshi", [30], rate_limited=4, first_id=3)
+    args = (set(), [], Counter())
+    backing_off = plan_tick(settings(), NOON, SensorCursor(), limited, *args)
+    assert backing_off.cursor.backoff_level == 1
+    assert backing_off.budget.available == pytest.approx(250 / 2)
+    assert "halved 1x after 429s" in backing_off.summary()
+    # The same materialisations on the next tick are not new: the back-off eases off.
+    recovered = plan_tick(settings(), NOON, backing_off.cursor, limited, *args)
+    assert (recovered.cursor.backoff_level, recovered.budget.available) == (0, pytest.approx(250))
+
+
+def test_the_daily_runs_are_reserved_when_the_schedule_is_about_to_tick() -> None:
+    just_before = datetime.combine(TODAY, DAILY_AT, UTC) - timedelta(minutes=2)
+    recorded = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
+    ten_minutes = settings(backfill_interval_s=600)  # a horizon of 690 s: the 00:30 tick falls inside
+    plan = plan_tick(ten_minutes, just_before, SensorCursor(), recorded, set(), [], Counter())
+    assert plan.budget.reserve == 3 * (100 + 150)  # yesterday and two days of look-back, both platforms
+    assert plan.budget.available == pytest.approx(1000 + 150 - 750)
+    # The schedule's days are left to it; the sensor goes on with older ones.
+    four, five = YESTERDAY - timedelta(days=3), YESTERDAY - timedelta(days=4)
+    assert partitions_of(plan.requests) == [
+        PartitionRef(four, "polymarket"),
+        PartitionRef(four, "kalshi"),
+        PartitionRef(five, "polymarket"),
+    ]
+    later = plan_tick(ten_minutes, NOON, SensorCursor(), recorded, set(), [], Counter())
+    assert later.budget.reserve == 0
+    assert partitions_of(later.requests)[0] == PartitionRef(YESTERDAY, "polymarket")
+
+
+def test_a_started_run_is_charged_only_for_the_assets_it_has_not_landed() -> None:
+    recorded = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
+    running = InFlight(PartitionRef(YESTERDAY, "kalshi"), frozenset({"trades", "price_history"}))
+    plan = plan_tick(settings(), NOON, SensorCursor(), recorded, set(), [running], Counter())
+    assert plan.budget.in_flight == 60
+    assert PartitionRef(YESTERDAY, "kalshi") not in partitions_of(plan.requests)
+
+
+# -- freshness ---------------------------------------------------------------------------------------
+
+
+def test_the_freshness_checks_flag_a_platform_whose_yesterday_is_missing(
+    instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PMW_PLATFORMS", raising=False)
+    land(instance, PartitionRef(YESTERDAY, "polymarket"))
+    land(instance, PartitionRef(YESTERDAY - timedelta(days=1), "kalshi"))
+    job = defs.resolve_job_def("freshness_checks")
+    evaluations = job.execute_in_process(instance=instance).get_asset_check_evaluations()
+    assert {e.asset_key.to_user_string() for e in evaluations} == set(ASSET_NAMES)
+    for evaluation in evaluations:
+        assert evaluation.check_name == "yesterday_landed" and not evaluation.passed
+        assert evaluation.metadata["missing_platforms"].value == ["kalshi"]
+    land(instance, PartitionRef(YESTERDAY, "kalshi"))
+    assert all(e.passed for e in job.execute_in_process(instance=instance).get_asset_check_evaluations())
+
+
+# -- definitions, dagster.yaml and settings ----------------------------------------------------------
+
+
+def test_the_code_location_holds_the_schedules_sensor_checks_and_retrying_job() -> None:
+    repo = defs.get_repository_def()
+    assert {s.name for s in repo.schedule_defs} == {"daily_ingestion", "daily_freshness_checks"}
+    assert [s.name for s in repo.sensor_defs] == ["backfill_sensor"]
+    job = repo.get_job("ingestion")
+    assert job.op_retry_policy == STEP_RETRY_POLICY
+    assert job.executor_def.name == "in_process"
+    checks = {key.name for key in job.asset_layer.asset_graph.asset_check_keys}
+    assert "yesterday_landed" not in checks and "unique_key" in checks  # freshness runs on its own
+    assert {k.name for k in repo.get_job("freshness_checks").asset_layer.asset_graph.asset_check_keys} >= {
+        "yesterday_landed"
+    }
+
+
+def test_dagster_yaml_gives_every_api_pool_its_limit_and_turns_on_run_monitoring(tmp_path: Path) -> None:
+    overrides = yaml.safe_load((REPO / "dagster.yaml").read_text())
+    with dg.instance_for_test(overrides=overrides, temp_dir=str(tmp_path)) as instance:
+        pool_config = instance.get_concurrency_config().pool_config
+        assert (pool_config.pool_granularity.value, pool_config.default_pool_limit) == ("run", 1)
+        register_api_pools(instance)
+        for pool in API_POOLS:
+            assert instance.event_log_storage.get_concurrency_info(pool).slot_count == 1
+        assert instance.run_monitoring_enabled
+        assert instance.run_monitoring_settings["free_slots_after_run_end_seconds"] > 0
+        assert instance.run_monitoring_max_runtime_seconds > 0
+        assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"PMW_LOOKBACK_DAYS": "-1"}, "PMW_LOOKBACK_DAYS must be at least 0, got -1"),
+        ({"PMW_BACKFILL_START": "2024-12-31"}, "PMW_BACKFILL_START must not be before PMW_START_DATE (2025-01-01)"),
+        ({"PMW_BACKFILL_START": "yesterday"}, "PMW_BACKFILL_START must be a day as YYYY-MM-DD, got 'yesterday'"),
+        ({"PMW_BACKFILL_ORDER": "random"}, "PMW_BACKFILL_ORDER must be one of newest_first, oldest_first"),
+        ({"PMW_BACKFILL_INTERVAL_S": "0"}, "PMW_BACKFILL_INTERVAL_S must be at least 1, got 0"),
+    ],
+)
+def test_bad_automation_settings_name_the_variable_and_value(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        AutomationSettings.from_env(env)
+    assert message in str(error.value)
+
+
+def test_automation_settings_defaults() -> None:
+    assert AutomationSettings.from_env({}) == AutomationSettings(
+        lookback_days=2,
+        backfill_start=date(2025, 1, 1),
+        backfill_order=BackfillOrder.NEWEST_FIRST,
+        backfill_interval_s=60,
+        rate_limit_per_min=100,
+    )

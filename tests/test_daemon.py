@@ -1,0 +1,164 @@
+"""The real Dagster daemon, with the repo's dagster.yaml, fills a short window from a strict loopback sandbox."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from pipeline.automation.budget import PartitionRef
+from pipeline.automation.jobs import ASSET_NAMES
+from pipeline.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
+from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig
+from pipeline.sandbox.server import SandboxServer
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemon commands
+SECRET = "sk-daemon-test-5b1e"
+END = newest_scheduled_day(datetime.now(UTC))  # yesterday, once the daily tick of 00:30 UTC has passed
+WINDOW = [PartitionRef(END - timedelta(days=n), p) for n in (0, 1) for p in ("polymarket", "kalshi")]
+WORLD = WorldConfig(
+    seed=5,
+    end=END,
+    days=3,
+    series_per_platform=3,
+    events_per_series=3,
+    markets_per_event=5,
+    trades_per_market_day=300,
+    multivariate_markets=2,
+)
+DEADLINE_S = 150
+
+
+@pytest.fixture
+def strict_server() -> Iterator[SandboxServer]:
+    app = SandboxApp(SandboxConfig.strict(world=WORLD, api_keys=(SECRET,)))
+    with SandboxServer(app, port=0) as server:
+        yield server
+
+
+def _dagster_home(tmp_path: Path) -> Path:
+    """A fresh DAGSTER_HOME holding the repo's dagster.yaml, as the README tells users to set one up."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    return home
+
+
+def _workspace(tmp_path: Path) -> Path:
+    workspace = tmp_path / "workspace.yaml"
+    workspace.write_text(
+        f"load_from:\n  - python_module:\n      module_name: pipeline.definitions\n      working_directory: {REPO}\n"
+    )
+    return workspace
+
+
+def _env(server: SandboxServer, tmp_path: Path, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
+    env.update(
+        {
+            "DAGSTER_HOME": str(home),
+            "DAGSTER_DISABLE_TELEMETRY": "1",
+            "PMW_SOURCE": "api",
+            "PMW_API_URL": server.url,
+            "PMW_API_KEY": SECRET,
+            "PMW_DATA_DIR": str(tmp_path / "data"),
+            "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite"),
+            "PMW_RATE_LIMIT_PER_MIN": "100",
+            "PMW_BACKFILL_START": (END - timedelta(days=1)).isoformat(),
+            "PMW_BACKFILL_INTERVAL_S": "5",
+        }
+    )
+    return env
+
+
+def _dagster_cli(env: dict[str, str], *args: str) -> None:
+    done = subprocess.run(
+        [str(BIN / "dagster"), *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop the daemon and all it started (its session: code server, run workers): terminate, then kill."""
+    group = process.pid
+    for sig, grace_s in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 10.0)):
+        if not _group_alive(group):
+            break
+        os.killpg(group, sig)
+        deadline = time.monotonic() + grace_s
+        while _group_alive(group) and time.monotonic() < deadline:
+            process.poll()  # reap the daemon itself, so that it does not linger as a zombie
+            time.sleep(0.2)
+    process.wait(timeout=10)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _landed(instance: dg.DagsterInstance) -> set[PartitionRef]:
+    per_asset = [instance.get_materialized_partitions(dg.AssetKey(name)) for name in ASSET_NAMES]
+    return {PartitionRef.parse(key) for key in set.intersection(*per_asset)}
+
+
+def _wait_for_window(instance: dg.DagsterInstance, daemon: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        assert daemon.poll() is None, f"the daemon exited:\n{log.read_text()[-3000:]}"
+        failed = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]))
+        assert not failed, f"runs failed: {[r.tags.get('dagster/partition') for r in failed]}"
+        if set(WINDOW) <= _landed(instance):
+            return
+        time.sleep(1)
+    pytest.fail(
+        f"after {DEADLINE_S} s only {sorted(map(str, _landed(instance)))} of {sorted(map(str, WINDOW))} "
+        f"had landed; daemon log:\n{log.read_text()[-3000:]}"
+    )
+
+
+def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: SandboxServer, tmp_path: Path) -> None:
+    home = _dagster_home(tmp_path)
+    env = _env(strict_server, tmp_path, home)
+    workspace = _workspace(tmp_path)
+    _dagster_cli(env, "sensor", "start", "backfill_sensor", "-w", str(workspace))
+    log = tmp_path / "daemon.log"
+    with log.open("wb") as out:
+        daemon = subprocess.Popen(
+            [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)],
+            env=env,
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            _wait_for_window(instance, daemon, log)
+            records = instance.get_run_records(filters=dg.RunsFilter(tags={"pmw/trigger": BACKFILL_TRIGGER}))
+            pools = {limit.name: limit.limit for limit in instance.event_log_storage.get_pool_limits()}
+    finally:
+        _stop(daemon)
+    assert {PartitionRef.parse(r.dagster_run.tags["dagster/partition"]) for r in records} == set(WINDOW)
+    assert pools == {"unified_api": 1, "polymarket_api": 1, "kalshi_api": 1}
+    spans = sorted((r.start_time, r.end_time) for r in records if r.start_time and r.end_time)
+    assert all(end <= next_start for (_, end), (next_start, _) in pairwise(spans)), (
+        "the unified_api pool admits one run at a time"
+    )
+    app = strict_server.app
+    assert app.requests_served > 100, "the window must need more than a minute's budget"
+    assert app.rate_limited_answers == 0, "the strict budget of 100 requests a minute was exceeded"
