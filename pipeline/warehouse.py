@@ -45,13 +45,8 @@ def ensure_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
     Returns [] and logs a warning when another process holds the warehouse file (an analyst's read-only
     session): the glob-based views already show new partitions, so a pipeline run must not fail for it.
     """
-    warehouse_path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        connection = duckdb.connect(str(warehouse_path))
-    except (duckdb.IOException, duckdb.ConnectionException) as error:
-        if not _is_held_elsewhere(error):
-            raise
-        logger.warning("warehouse %s is in use elsewhere; raw views left as they are (%s)", warehouse_path, error)
+    connection = _open_for_writing(warehouse_path, "raw views left as they are")
+    if connection is None:
         return []
     with connection:
         connection.begin()
@@ -136,18 +131,10 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
     wanted = {key: shape for key, shape in _view_catalogue(built, schemas).items() if key in names}
     if _file_view_catalogue(warehouse_path, schemas) == wanted:
         return False
-    warehouse_path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        connection = duckdb.connect(str(warehouse_path))
-    except (duckdb.IOException, duckdb.ConnectionException) as error:
-        if not _is_held_elsewhere(error):
-            raise
-        logger.warning(
-            "warehouse %s is in use elsewhere; views of %s left as they are until a run finds it free (%s)",
-            warehouse_path,
-            ", ".join(schemas),
-            error,
-        )
+    connection = _open_for_writing(
+        warehouse_path, f"views of {', '.join(schemas)} left as they are until a run finds it free"
+    )
+    if connection is None:
         return False
     with connection:
         connection.begin()
@@ -159,6 +146,19 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
             connection.execute(view.statement)
         connection.commit()
     return True
+
+
+def _open_for_writing(warehouse_path: Path, consequence: str) -> duckdb.DuckDBPyConnection | None:
+    """A read-write connection, or None (with a warning saying `consequence`) while another process holds
+    the file: an analyst's session must never make a pipeline run fail."""
+    warehouse_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return duckdb.connect(str(warehouse_path))
+    except (duckdb.IOException, duckdb.ConnectionException) as error:
+        if not _is_held_elsewhere(error):
+            raise
+        logger.warning("warehouse %s is in use elsewhere; %s (%s)", warehouse_path, consequence, error)
+        return None
 
 
 def _view_catalogue(

@@ -19,24 +19,16 @@ import pytest
 from pipeline.automation.budget import PartitionRef
 from pipeline.automation.jobs import ASSET_NAMES
 from pipeline.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
-from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig
+from pipeline.sandbox import SandboxApp, SandboxConfig
 from pipeline.sandbox.server import SandboxServer
+from tests.conftest import strict_budget_world
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemon commands
 SECRET = "sk-daemon-test-5b1e"
 END = newest_scheduled_day(datetime.now(UTC))  # yesterday, once the daily tick of 00:30 UTC has passed
 WINDOW = [PartitionRef(END - timedelta(days=n), p) for n in (0, 1) for p in ("polymarket", "kalshi")]
-WORLD = WorldConfig(
-    seed=5,
-    end=END,
-    days=3,
-    series_per_platform=3,
-    events_per_series=3,
-    markets_per_event=5,
-    trades_per_market_day=300,
-    multivariate_markets=2,
-)
+WORLD = strict_budget_world(END)
 DEADLINE_S = 150
 
 

@@ -14,22 +14,14 @@ import dagster as dg
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
+from pipeline.sandbox import Faults, SandboxApp, SandboxConfig
 from pipeline.sandbox.server import SandboxServer
 from pipeline.schema import TABLES
+from tests.conftest import strict_budget_world
 from tests.pipeline.conftest import DAY, lake_tables, materialise
 
 SECRET = "sk-sandbox-SECRET-7f3a9c"
-SMALL_WORLD = WorldConfig(
-    seed=5,
-    end=DAY,
-    days=3,
-    series_per_platform=3,
-    events_per_series=3,
-    markets_per_event=5,
-    trades_per_market_day=300,
-    multivariate_markets=2,
-)
+SMALL_WORLD = strict_budget_world(DAY)
 
 
 @pytest.fixture
