@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from datetime import date
+from pathlib import Path
 
 from pipeline import normalize_cli
 from pipeline.sandbox.app import SandboxApp, SandboxConfig
@@ -118,6 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="model(s) to build, e.g. marts.market_daily or market_daily; +MODEL adds its upstream "
                           "models, MODEL+ its downstream models; repeatable or comma separated (default: all)")
     normalize_cli.add_parser(commands)
+
+    bench = commands.add_parser("bench", help="run the benchmarks of this checkout (see benchmarks/README.md)")
+    bench.add_argument("--quick", action="store_true", help="tiny sizes: proves the benchmarks still run (CI)")
+    bench.add_argument("--only", default=None, help="comma list of normalisation, memory, requests, queries")
     return parser
 
 
@@ -188,13 +193,26 @@ def _run_sql(args: argparse.Namespace) -> int:
         return 2
 
 
+def _run_bench(args: argparse.Namespace) -> int:
+    """The benchmarks are not part of the installed package: they run from the checkout pipeline comes from."""
+    checkout = Path(__file__).resolve().parent.parent
+    if not (checkout / "benchmarks" / "__main__.py").is_file():
+        print("pmw bench: benchmarks/ is only in a checkout of pm-warehouse (pip install -e . from one)",
+              file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(checkout))
+    from benchmarks.__main__ import main as run_benchmarks
+
+    return run_benchmarks(["--quick"] * args.quick + (["--only", args.only] if args.only else []))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pipeline").setLevel(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the progress
     args = build_parser().parse_args(argv)
     handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql,
-                "normalize": normalize_cli.run}
+                "normalize": normalize_cli.run, "bench": _run_bench}
     return handlers[args.command](args)
 
 

@@ -15,6 +15,11 @@ open of ``data.parquet`` gets the old file or the new one, whole, and a process 
 previous file intact. Readers must use :meth:`Lake.glob` rather than scanning a directory: a directory scan
 would also meet the temporary file of a write in progress.
 
+A partition too large to hold in memory (a busy day's trades) is written with
+:meth:`Lake.write_partition_batches`: its rows arrive in batches that are written as row groups as they come,
+so memory holds one batch and one row group, not the partition; the same temporary file, fsync and rename
+make it just as atomic.
+
 That guarantee is per open. polars 2.1 (given a path) and DuckDB 2.0 (``read_parquet``, so the raw views)
 open a file more than once in one read, footer first and row groups later: a query that overlaps the
 rewrite of a partition it reads can pair the old footer with the new file and fail with a corrupt-file
@@ -29,14 +34,17 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any, BinaryIO
 from uuid import uuid4
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pipeline.schema import MARKET_PLATFORMS, TABLES, UTC_TIMESTAMP, Table
 
@@ -96,33 +104,59 @@ class Lake:
         partition leaves exactly the new state. Both files are staged before either is renamed, which
         keeps the window in which a crash could pair new data with old rejects to two renames.
         """
+        _check_schema(f"table {table}", rows.schema, _table(table).polars_schema)
+        _check_rows_belong(table, rows, _platform(platform), _day(day))
+        if rejects is not None:
+            _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
+        return self.write_partition_batches(table, platform, day, [rows], lambda: rejects)
+
+    def write_partition_batches(
+        self,
+        table: str,
+        platform: str,
+        day: date,
+        batches: Iterable[pl.DataFrame],
+        rejects: Callable[[], pl.DataFrame | None] = lambda: None,
+    ) -> PartitionWrite:
+        """Replace the partition with rows that arrive in batches, holding one batch in memory at a time.
+
+        Each batch must have exactly the table's schema and belong to the partition. The file must come out
+        sorted by the table's sort key while no more than a batch is ever at hand, so the writer sorts
+        within each batch and refuses a batch that starts before the previous one ended: the caller cuts
+        its stream where the sort key allows (trades: between markets). ``rejects`` is called once the
+        batches are exhausted, because a stream's rejects are only known then. Nothing is visible until
+        every batch is on disk; an error midway (a refused batch, a failing source) leaves the previous
+        partition as it was, as with :meth:`write_partition`.
+        """
         spec = _table(table)
         platform = _platform(platform)
         day = _day(day)
-        _check_schema(f"table {table}", rows.schema, spec.polars_schema)
-        _check_rows_belong(table, rows, platform, day)
-        if rejects is not None:
-            _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
         data_path = self.partition_path(table, platform, day)
         rejects_path = self._rejects_path(table, platform, day)
         data_path.parent.mkdir(parents=True, exist_ok=True)
-        has_rejects = rejects is not None and rejects.height > 0
         with _exclusive(data_path.parent):
             _remove_temp_files(data_path)
             _remove_temp_files(rejects_path)
-            staged = [(data_path, _file_frame(spec, rows))]
-            if has_rejects:
-                rejects_path.parent.mkdir(parents=True, exist_ok=True)
-                staged.append((rejects_path, rejects))
-            bytes_written = _replace_files(staged)
+            with _Staging() as staging:
+                rows = staging.write(data_path, lambda file: _write_rows(file, spec, platform, day, batches))
+                rejected = rejects()
+                if rejected is not None:
+                    _check_schema(f"rejects of table {table}", rejected.schema, REJECTS_SCHEMA)
+                has_rejects = rejected is not None and rejected.height > 0
+                if has_rejects:
+                    rejects_path.parent.mkdir(parents=True, exist_ok=True)
+                    staging.write(
+                        rejects_path, lambda file: _write_frames(file, [rejected], _arrow_schema(REJECTS_SCHEMA))
+                    )
+                bytes_written = staging.publish()
             if not has_rejects:
                 _remove_file(rejects_path)
         return PartitionWrite(
             table=table,
             platform=platform,
             day=day,
-            rows=rows.height,
-            rejects=rejects.height if has_rejects else 0,
+            rows=rows,
+            rejects=rejected.height if has_rejects else 0,
             bytes_written=bytes_written,
             path=data_path,
         )
@@ -138,6 +172,24 @@ class Lake:
             pl.lit(_day(day), pl.Date()).alias("date"),
         ]
         return frame.with_columns(partition).select(spec.column_names)
+
+    def read_partition_batches(self, table: str, platform: str, day: date) -> Iterator[pl.DataFrame]:
+        """The partition's rows a row group at a time, ``platform`` and ``date`` added back; none if never
+        written. For partitions too large to read whole; like :meth:`read_partition`, through one handle."""
+        spec = _table(table)
+        partition = [
+            pl.lit(_platform(platform), pl.String()).alias("platform"),
+            pl.lit(_day(day), pl.Date()).alias("date"),
+        ]
+        try:
+            handle = self.partition_path(table, platform, day).open("rb")
+        except FileNotFoundError:
+            return
+        with handle:
+            parquet = pq.ParquetFile(handle)
+            for group in range(parquet.num_row_groups):
+                rows = pl.from_arrow(parquet.read_row_group(group))
+                yield rows.with_columns(partition).select(spec.column_names)
 
     def read_rejects(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
         """The partition's rejects as written, or None if its last write had none."""
@@ -231,11 +283,6 @@ def _check_rows_belong(table: str, rows: pl.DataFrame, platform: str, day: date)
         )
 
 
-def _file_frame(spec: Table, rows: pl.DataFrame) -> pl.DataFrame:
-    """The frame as stored: partition columns dropped, rows in the table's sort order."""
-    return rows.drop(PARTITION_COLUMNS).sort(spec.sort_key, nulls_last=True, maintain_order=True)
-
-
 @contextmanager
 def _exclusive(directory: Path) -> Iterator[None]:
     """Hold an exclusive flock on the partition directory while writing it.
@@ -251,24 +298,108 @@ def _exclusive(directory: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _replace_files(staged: list[tuple[Path, pl.DataFrame]]) -> int:
-    """Write every frame to a temporary file, then rename each onto its target; return the bytes written.
+def _write_rows(file: BinaryIO, spec: Table, platform: str, day: date, batches: Iterable[pl.DataFrame]) -> int:
+    """Write the batches as the file's rows, each sorted, checking that together they are; return the count."""
+    ordered = _in_sort_order(spec, (_file_frame(spec, batch, platform, day) for batch in batches))
+    return _write_frames(file, ordered, _arrow_schema(spec.polars_schema, drop=PARTITION_COLUMNS))
 
-    Temporary files are removed whatever happens; a previous target stays untouched until its rename.
+
+def _file_frame(spec: Table, rows: pl.DataFrame, platform: str, day: date) -> pl.DataFrame:
+    """A batch as stored: checked, partition columns dropped, rows in the table's sort order."""
+    _check_schema(f"table {spec.name}", rows.schema, spec.polars_schema)
+    _check_rows_belong(spec.name, rows, platform, day)
+    return rows.drop(PARTITION_COLUMNS).sort(spec.sort_key, nulls_last=True, maintain_order=True)
+
+
+def _arrow_schema(schema: pl.Schema, drop: tuple[str, ...] = ()) -> pa.Schema:
+    """The Arrow schema polars converts ``schema`` to, without the ``drop`` columns: what a file declares."""
+    return pl.DataFrame(schema=schema).drop(drop).to_arrow().schema
+
+
+def _in_sort_order(spec: Table, frames: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The sorted frames, refusing one whose first row sorts before the previous frame's last row."""
+    previous: tuple[Any, ...] | None = None
+    for frame in frames:
+        if frame.is_empty():
+            continue
+        first, last = _sort_position(spec, frame, 0), _sort_position(spec, frame, -1)
+        if previous is not None and first < previous:
+            raise ValueError(
+                f"table {spec.name}: a batch starts at {_shown_key(spec, frame, 0)}, before the end of the "
+                "previous batch: batches must follow each other in sort-key order"
+            )
+        previous = last
+        yield frame
+
+
+def _sort_position(spec: Table, frame: pl.DataFrame, index: int) -> tuple[Any, ...]:
+    """A row's sort key as a comparable tuple, nulls last as in the sort."""
+    return tuple((value is None, value) for value in frame.select(spec.sort_key).row(index))
+
+
+def _shown_key(spec: Table, frame: pl.DataFrame, index: int) -> str:
+    return ", ".join(
+        f"{name}={value!r}" for name, value in zip(spec.sort_key, frame.select(spec.sort_key).row(index), strict=True)
+    )
+
+
+def _write_frames(file: BinaryIO, frames: Iterable[pl.DataFrame], schema: pa.Schema) -> int:
+    """Write frames as one Parquet file in row groups of ROW_GROUP_SIZE rows; return the rows written.
+
+    Rows are buffered only until a row group is full, whatever the sizes of the frames, so that small
+    batches still make full row groups (good compression, cheap footers) and large ones stay bounded.
     """
-    temporaries: list[Path] = []
-    try:
-        for target, frame in staged:
-            temporaries.append(_temp_path(target))
-            _write_synced(frame, temporaries[-1])
-        written = sum(temporary.stat().st_size for temporary in temporaries)
-        for (target, _), temporary in zip(staged, temporaries, strict=True):
+    pending: list[pa.Table] = []
+    pending_rows = rows = 0
+    with pq.ParquetWriter(file, schema, compression=COMPRESSION, write_statistics=True) as writer:
+        for frame in frames:
+            pending.append(frame.to_arrow())
+            pending_rows += frame.height
+            rows += frame.height
+            if pending_rows >= ROW_GROUP_SIZE:
+                buffered = pa.concat_tables(pending)
+                full = pending_rows - pending_rows % ROW_GROUP_SIZE
+                writer.write_table(buffered.slice(0, full), row_group_size=ROW_GROUP_SIZE)
+                pending, pending_rows = [buffered.slice(full)], pending_rows - full
+        if pending_rows:
+            writer.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_SIZE)
+    return rows
+
+
+class _Staging:
+    """Files written to hidden temporaries next to their targets, then renamed onto them together.
+
+    Temporaries are fsynced before any rename, so a rename can never publish a file whose bytes are not
+    on disk yet; they are removed on exit whatever happened, and a target stays untouched until its rename.
+    """
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []
+
+    def __enter__(self) -> _Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for temporary, _ in self._staged:
+            temporary.unlink(missing_ok=True)
+
+    def write(self, target: Path, write: Callable[[BinaryIO], int]) -> int:
+        """Stage ``target``'s new content, written by ``write``; return what ``write`` returned."""
+        temporary = _temp_path(target)
+        self._staged.append((temporary, target))
+        with temporary.open("xb") as file:
+            result = write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        return result
+
+    def publish(self) -> int:
+        """Rename every staged file onto its target; return the bytes they hold."""
+        written = sum(temporary.stat().st_size for temporary, _ in self._staged)
+        for temporary, target in self._staged:
             os.replace(temporary, target)
             _fsync_directory(target.parent)
         return written
-    finally:
-        for temporary in temporaries:
-            temporary.unlink(missing_ok=True)
 
 
 def _temp_path(target: Path) -> Path:
@@ -280,14 +411,6 @@ def _remove_temp_files(target: Path) -> None:
     if target.parent.is_dir():
         for leftover in target.parent.glob(f".{target.name}.*.tmp"):
             leftover.unlink(missing_ok=True)
-
-
-def _write_synced(frame: pl.DataFrame, path: Path) -> None:
-    """Write and fsync, so that the rename can never publish a file whose bytes are not on disk yet."""
-    with path.open("xb") as file:
-        frame.write_parquet(file, compression=COMPRESSION, row_group_size=ROW_GROUP_SIZE, statistics=True)
-        file.flush()
-        os.fsync(file.fileno())
 
 
 def _remove_file(path: Path) -> None:

@@ -8,15 +8,16 @@ partition atomically, reports what it did as metadata and runs the partition's c
 
 import warnings
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
-from pipeline.checks import CHECKS, PartitionContext, run_checks
-from pipeline.config import partitions_start, platforms_from_env
-from pipeline.lake import Lake
+from pipeline.assets.stream import land_stream
+from pipeline.checks import CHECKS, CheckOutcome, PartitionContext, run_checks
+from pipeline.config import Settings, partitions_start, platforms_from_env
+from pipeline.lake import Lake, PartitionWrite
 from pipeline.normalize.unified import Normalised, normalise
 from pipeline.resources import PipelineResource
 from pipeline.schema import TABLES
@@ -27,7 +28,6 @@ from pipeline.warehouse import ensure_raw_views
 
 GROUP = "ingestion"
 OWNERS = ["team:data-platform"]
-NORMALISE_CHUNK = 50_000  # raw records normalised at a time: bounds memory on busy days
 PREVIEW_ROWS = 5
 
 
@@ -82,26 +82,6 @@ def _asset(table: str, deps: list[str] | None = None) -> Any:
     )
 
 
-def _normalise_stream(table: str, records: Iterable[dict[str, Any]], platform: str, day: date,
-                      source: str, fetched_at: datetime) -> Normalised:
-    """Normalise a long stream of raw records a chunk at a time."""
-    rows, rejects, chunk = [], [], []
-    for record in records:
-        chunk.append(record)
-        if len(chunk) >= NORMALISE_CHUNK:
-            done = normalise(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
-            rows.append(done.rows)
-            rejects.append(done.rejects)
-            chunk = []
-    done = normalise(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
-    return Normalised(pl.concat([*rows, done.rows]), pl.concat([*rejects, done.rejects]))
-
-
-def _inside_day(frame: pl.DataFrame, column: str, day: date) -> pl.DataFrame:
-    start = datetime.combine(day, datetime.min.time(), UTC)
-    return frame.filter(pl.col(column).is_between(start, start + timedelta(days=1), closed="left"))
-
-
 def _preview(frame: pl.DataFrame) -> dg.MetadataValue:
     """The first rows as a Markdown table, every value cut to 40 characters."""
     def cell(value: Any) -> str:
@@ -120,8 +100,26 @@ def _land(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: 
     written = lake.write_partition(table, platform, day, result.rows, result.rejects)
     ensure_raw_views(settings.warehouse_path, lake)
     outcomes = run_checks(table, result.rows, PartitionContext(platform, day, market_ids))
-    context.log.info("%s %s %s: %d rows, %d rejects, %d requests", table, platform, day, written.rows,
-                     written.rejects, requests.requests)
+    return _result(context, settings, written, outcomes, result.rows, requests)
+
+
+def _land_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
+                 day: date, records: Iterable[dict[str, Any]], fetch: "_Fetch",
+                 market_ids: frozenset[str]) -> dg.MaterializeResult:
+    """`_land` for a stream of records too long to hold: written and checked a market at a time."""
+    settings = pipeline.settings()
+    lake = Lake(settings.lake_dir)
+    landed = land_stream(lake, table, platform, day, records, source=settings.source.value,
+                         fetched_at=datetime.now(UTC), market_ids=market_ids)
+    ensure_raw_views(settings.warehouse_path, lake)
+    return _result(context, settings, landed.written, landed.outcomes, landed.head, fetch.requests())
+
+
+def _result(context: dg.AssetExecutionContext, settings: Settings, written: PartitionWrite,
+            outcomes: list[CheckOutcome], head: pl.DataFrame, requests: RequestStats) -> dg.MaterializeResult:
+    """What a materialisation did, as metadata, and its checks' results."""
+    context.log.info("%s %s %s: %d rows, %d rejects, %d requests", written.table, written.platform, written.day,
+                     written.rows, written.rejects, requests.requests)
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": written.rows,
@@ -130,7 +128,7 @@ def _land(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: 
             "path": str(written.path),
             "source": settings.source.value,
             **requests.as_metadata(),
-            "preview": _preview(result.rows),
+            "preview": _preview(head),
         },
         check_results=[
             dg.AssetCheckResult(
@@ -217,12 +215,9 @@ def trades(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.
     market_rows = _markets_partition(pipeline.lake(), platform, day)
     with pipeline.source() as source:
         fetch = _Fetch(source)
-        fetched_at = datetime.now(UTC)
         raw = source.trades(day, _last_trade_times(market_rows))
-        result = _normalise_stream("trades", raw, platform, day, pipeline.settings().source.value, fetched_at)
-        result = Normalised(_inside_day(result.rows, "timestamp", day), result.rejects)
         ids = frozenset(market_rows["id"].to_list())
-        return _land(context, pipeline, "trades", platform, day, result, fetch.requests(), ids)
+        return _land_stream(context, pipeline, "trades", platform, day, raw, fetch, ids)
 
 
 @_asset("price_history", deps=["markets"])
@@ -232,12 +227,8 @@ def price_history(context: dg.AssetExecutionContext, pipeline: PipelineResource)
     ids = market_rows["id"].sort().to_list()
     with pipeline.source() as source:
         fetch = _Fetch(source)
-        fetched_at = datetime.now(UTC)
         raw = source.price_points(day, ids)
-        result = _normalise_stream("price_history", raw, platform, day, pipeline.settings().source.value,
-                                   fetched_at)
-        result = Normalised(_inside_day(result.rows, "timestamp", day), result.rejects)
-        return _land(context, pipeline, "price_history", platform, day, result, fetch.requests(), frozenset(ids))
+        return _land_stream(context, pipeline, "price_history", platform, day, raw, fetch, frozenset(ids))
 
 
 INGESTION_ASSETS = [series, events, markets, trades, price_history]

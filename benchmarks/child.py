@@ -1,0 +1,61 @@
+"""Run one benchmark function in a fresh Python process and get its figures back.
+
+Why a fresh process: peak resident memory is only meaningful for a process that did nothing else, the
+one-core figures need a process pinned to one CPU before polars starts its thread pool, and settings come
+from the environment, which the parent should not change under itself.
+
+The child is ``python -m benchmarks.child MODULE:FUNCTION ARGUMENTS.json OUT.json``: it calls the function
+with the arguments (a JSON object) and writes the JSON object it returns to OUT.json.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+class ChildFailed(RuntimeError):
+    """A benchmark's child process exited with an error; the message ends with its stderr."""
+
+
+def run_in_child(
+    function: str,
+    arguments: dict[str, Any],
+    *,
+    env: dict[str, str] | None = None,
+    cpus: set[int] | None = None,
+) -> dict[str, Any]:
+    """Call ``module:function(**arguments)`` in a new process (``cpus``: the CPUs it may run on)."""
+    with tempfile.TemporaryDirectory(prefix="pmw-bench-") as scratch:
+        arguments_path, out_path = Path(scratch) / "arguments.json", Path(scratch) / "out.json"
+        arguments_path.write_text(json.dumps(arguments))
+        completed = subprocess.run(
+            [sys.executable, "-m", "benchmarks.child", function, str(arguments_path), str(out_path)],
+            cwd=REPO_ROOT,
+            env={**os.environ, **(env or {})},
+            capture_output=True,
+            text=True,
+            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
+            check=False,
+        )
+        if completed.returncode != 0:
+            raise ChildFailed(f"{function} failed (exit {completed.returncode}):\n{completed.stderr[-3000:]}")
+        return json.loads(out_path.read_text())
+
+
+def _main(function: str, arguments_path: str, out_path: str) -> None:
+    module_name, _, name = function.partition(":")
+    result = getattr(importlib.import_module(module_name), name)(**json.loads(Path(arguments_path).read_text()))
+    Path(out_path).write_text(json.dumps(result))
+
+
+if __name__ == "__main__":
+    _main(*sys.argv[1:4])

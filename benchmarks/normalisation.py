@@ -1,0 +1,346 @@
+"""Normalisation: raw JSON response bytes to Parquet, per table, on one core, against the naive baseline.
+
+The responses are the sandbox's own (the bytes the unified API sends: trades pages of 1000, markets pages
+of 250, price history 10 markets a call). The pipeline's path is the assets' path: parse each body as the
+HTTP layer does, then ``land_stream`` (trades, price history) or ``normalise`` and ``Lake.write_partition``
+(markets). The baseline (benchmarks/baseline.py) reads the same bodies. Both run in one process pinned to
+one CPU, polars and pyarrow limited to one thread; each figure is the best of a few runs.
+
+For trades the pipeline's time is also split into stages, the profile that says what limits it.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from benchmarks.child import run_in_child
+from benchmarks.report import Report, Target
+
+TARGET_SPEEDUP = 10.0
+TARGET_TRADES_PER_S = 300_000
+DAY = date(2026, 11, 21)
+FETCHED_AT = datetime(2026, 11, 22, tzinfo=UTC)
+PLATFORMS = ("polymarket", "kalshi")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    trades_per_platform: int
+    catalogue_series: int  # series per platform of the world whose markets and price history are read
+    repeats: int
+
+
+FULL = Sizes(trades_per_platform=300_000, catalogue_series=64, repeats=3)
+QUICK = Sizes(trades_per_platform=20_000, catalogue_series=4, repeats=1)
+
+
+def run(quick: bool, workdir: Path) -> Report:
+    cpu = min(os.sched_getaffinity(0))
+    figures = run_in_child(
+        "benchmarks.normalisation:measure",
+        {"quick": quick, "data_dir": str(workdir / "normalisation")},
+        env={"POLARS_MAX_THREADS": "1"},
+        cpus={cpu},
+    )
+    rows, targets = [], []
+    for table in ("trades", "markets", "price_history"):
+        f = figures[table]
+        speedup = f["pipeline_per_s"] / f["baseline_per_s"]
+        rows.append(
+            [table, f["records"], f["bytes_per_record"], f["pipeline_per_s"], f["baseline_per_s"], round(speedup, 1)]
+        )
+        targets.append(
+            Target(
+                f"{table}: at least {TARGET_SPEEDUP:.0f}x the baseline", speedup >= TARGET_SPEEDUP, f"{speedup:.1f}x"
+            )
+        )
+    trades_per_s = figures["trades"]["pipeline_per_s"]
+    targets.append(
+        Target(
+            f"trades: at least {TARGET_TRADES_PER_S:,} records/s",
+            trades_per_s >= TARGET_TRADES_PER_S,
+            f"{trades_per_s:,} records/s, {trades_per_s / TARGET_TRADES_PER_S:.2f}x the target",
+        )
+    )
+    stages = figures["trades_stages"]
+    notes = [
+        "trades, where the pipeline's one-core time goes: "
+        + ", ".join(
+            f"{name} {stages[name]['share']:.0%} ({stages[name]['per_s']:,} records/s alone)"
+            for name in ("parse", "normalise", "gc.collect per chunk", "sort, check, write")
+        ),
+        f"parsing the same pages with Python's default garbage-collector thresholds: "
+        f"{stages['parse at default gc thresholds']['per_s']:,} records/s",
+    ]
+    return Report(
+        name="normalisation",
+        title=f"Normalisation: raw JSON responses to Parquet, one core (CPU {cpu}), best of {figures['repeats']}",
+        columns=["table", "records", "bytes/record", "pipeline rec/s", "baseline rec/s", "speed-up"],
+        rows=rows,
+        figures=figures,
+        targets=targets,
+        notes=notes,
+    )
+
+
+@dataclass(frozen=True)
+class Responses:
+    """The response bodies of one partition of one table, as the API sent them."""
+
+    table: str
+    items_key: str
+    platform: str
+    bodies: list[bytes]
+    market_ids: list[str]
+    records: int
+
+
+def measure(quick: bool, data_dir: str) -> dict[str, Any]:
+    """In the child (pinned to one CPU): the figures of every table, and the trades' stages."""
+    import pyarrow as pa
+
+    pa.set_cpu_count(1)
+    pa.set_io_thread_count(1)
+    sizes = QUICK if quick else FULL
+    root = Path(data_dir)
+    payloads = {
+        "trades": _trade_responses(sizes),
+        "markets": _catalogue_responses(sizes, "markets"),
+        "price_history": _catalogue_responses(sizes, "price_history"),
+    }
+    figures: dict[str, Any] = {"repeats": sizes.repeats}
+    for table, partitions in payloads.items():
+        records = sum(p.records for p in partitions)
+        pipeline_s = _best(sizes.repeats, _pipeline, partitions, root / "pipeline")
+        baseline_s = _best(sizes.repeats, _baseline, partitions, root / "baseline")
+        figures[table] = {
+            "records": records,
+            "bytes_per_record": round(sum(len(b) for p in partitions for b in p.bodies) / records),
+            "pipeline_s": round(pipeline_s, 3),
+            "baseline_s": round(baseline_s, 3),
+            "pipeline_per_s": round(records / pipeline_s),
+            "baseline_per_s": round(records / baseline_s),
+        }
+    figures["trades_stages"] = _trade_stages(payloads["trades"], figures["trades"]["pipeline_s"], sizes.repeats)
+    shutil.rmtree(root, ignore_errors=True)
+    return figures
+
+
+def _pipeline(partitions: list[Responses], lake_dir: Path) -> None:
+    """The assets' path from response bodies to the lake."""
+    from pipeline.assets.stream import land_stream
+    from pipeline.lake import Lake
+    from pipeline.normalize.unified import normalise
+
+    lake = Lake(_fresh(lake_dir))
+    for p in partitions:
+        if p.table == "markets":
+            records = [record for body in p.bodies for record in _items(body, p.items_key)]
+            done = normalise(p.table, records, platform=p.platform, day=DAY, source="sandbox", fetched_at=FETCHED_AT)
+            lake.write_partition(p.table, p.platform, DAY, done.rows, done.rejects)
+        else:
+            land_stream(
+                lake,
+                p.table,
+                p.platform,
+                DAY,
+                _parsed(p),
+                source="sandbox",
+                fetched_at=FETCHED_AT,
+                market_ids=frozenset(p.market_ids),
+            )
+
+
+def _baseline(partitions: list[Responses], directory: Path) -> None:
+    from benchmarks import baseline
+
+    _fresh(directory)
+    for p in partitions:
+        baseline.land(p.table, p.bodies, p.items_key, p.platform, DAY, directory / f"{p.table}-{p.platform}.parquet")
+
+
+def _trade_stages(partitions: list[Responses], total_s: float, repeats: int) -> dict[str, dict[str, Any]]:
+    """The trades pipeline's time split into parse, normalise and the rest (sort, checks, Parquet).
+
+    Parse and normalise are timed chunk by chunk as ``land_stream`` does them, each chunk let go before
+    the next is parsed; the rest is what the whole pipeline took beyond them.
+    """
+    from pipeline.assets import stream
+
+    records = sum(p.records for p in partitions)
+    with stream._cyclic_gc_per_chunk():
+        runs = [_parse_then_normalise(partitions) for _ in range(repeats)]
+    parse_s, normalise_s, collect_s = (min(stage) for stage in zip(*runs, strict=True))
+    parse_default_gc_s = min(_parse_then_normalise(partitions, normalising=False)[0] for _ in range(repeats))
+    stages = {
+        "parse": parse_s,
+        "normalise": normalise_s,
+        "gc.collect per chunk": collect_s,
+        "sort, check, write": max(total_s - parse_s - normalise_s - collect_s, 0),
+        "parse at default gc thresholds": parse_default_gc_s,
+    }
+    return {
+        name: {"seconds": round(s, 3), "share": round(s / total_s, 3), "per_s": round(records / s) if s else None}
+        for name, s in stages.items()
+    }
+
+
+def _parse_then_normalise(partitions: list[Responses], normalising: bool = True) -> tuple[float, float, float]:
+    """Seconds spent parsing the bodies into chunks of NORMALISE_CHUNK records, normalising them, and
+    collecting garbage after each."""
+    from pipeline.assets import stream
+    from pipeline.normalize.unified import normalise
+
+    parse_s = normalise_s = collect_s = 0.0
+    for p in partitions:
+        records = _parsed(p)
+        while True:
+            started = time.perf_counter()
+            chunk = list(islice(records, stream.NORMALISE_CHUNK))
+            parse_s += time.perf_counter() - started
+            if not chunk:
+                break
+            started = time.perf_counter()
+            if normalising:
+                normalise("trades", chunk, platform=p.platform, day=DAY, source="sandbox", fetched_at=FETCHED_AT)
+            del chunk
+            normalise_s += time.perf_counter() - started
+            started = time.perf_counter()
+            gc.collect()
+            collect_s += time.perf_counter() - started
+    return parse_s, normalise_s, collect_s
+
+
+def _parsed(p: Responses) -> Iterator[dict[str, Any]]:
+    for body in p.bodies:
+        yield from _items(body, p.items_key)
+
+
+def _items(body: bytes, items_key: str) -> list[dict[str, Any]]:
+    import orjson
+
+    return orjson.loads(body)[items_key]
+
+
+def _best(repeats: int, action: Callable[..., Any], *arguments: Any) -> float:
+    """The shortest wall time of ``repeats`` runs: the least disturbed by the machine's other work."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        action(*arguments)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def _fresh(directory: Path) -> Path:
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    return directory
+
+
+# -- the responses ---------------------------------------------------------------------------------------
+
+
+def _trade_responses(sizes: Sizes) -> list[Responses]:
+    """Pages of 1000 trades of the busiest markets of a one-day world, market by market in id order."""
+    from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
+
+    world = WorldConfig(
+        seed=7,
+        end=DAY,
+        days=1,
+        series_per_platform=3,
+        events_per_series=2,
+        markets_per_event=3,
+        trades_per_market_day=sizes.trades_per_platform / 2,
+        multivariate_markets=0,
+    )
+    app = SandboxApp(SandboxConfig(world=world))
+    partitions = []
+    with sandbox_client(app) as client:
+        for platform in PLATFORMS:
+            ids = sorted(m.id for m in app.world.markets(_platform(platform)))
+            bodies, used, records = [], [], 0
+            for market_id in ids:
+                used.append(market_id)
+                for body, count in _pages(client, "/trades", "trades", {"market_id": market_id, "limit": 1000}):
+                    bodies.append(body)
+                    records += count
+                    if records >= sizes.trades_per_platform:
+                        break
+                if records >= sizes.trades_per_platform:
+                    break
+            partitions.append(Responses("trades", "trades", platform, bodies, used, records))
+    return partitions
+
+
+def _catalogue_responses(sizes: Sizes, table: str) -> list[Responses]:
+    """Every market of a world with many, as listed (pages of 250), or their hourly price history of the
+    day (10 markets a call)."""
+    from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
+    from pipeline.sources.unified import day_bounds
+
+    world = WorldConfig(
+        seed=7,
+        end=DAY,
+        days=1,
+        series_per_platform=sizes.catalogue_series,
+        events_per_series=8,
+        markets_per_event=8,
+        trades_per_market_day=20.0,
+        multivariate_markets=0,
+    )
+    app = SandboxApp(SandboxConfig(world=world))
+    start, end = day_bounds(DAY)
+    partitions = []
+    with sandbox_client(app) as client:
+        for platform in PLATFORMS:
+            ids = sorted(m.id for m in app.world.markets(_platform(platform)))
+            if table == "markets":
+                pages = list(_pages(client, "/markets", "markets", {"platform": platform, "limit": 250}))
+                partitions.append(
+                    Responses(table, "markets", platform, [b for b, _ in pages], ids, sum(n for _, n in pages))
+                )
+                continue
+            bodies, records = [], 0
+            for i in range(0, len(ids), 10):
+                params = {
+                    "market_ids": ",".join(ids[i : i + 10]),
+                    "start_ts": start,
+                    "end_ts": end - 1,
+                    "interval": 60,
+                    "limit": 5000,
+                }
+                response = client.get("/price-history", params=params)
+                bodies.append(response.content)
+                records += len(response.json()["data"])
+            partitions.append(Responses(table, "data", platform, bodies, ids, records))
+    return partitions
+
+
+def _pages(client: Any, path: str, items_key: str, params: dict[str, Any]) -> Iterator[tuple[bytes, int]]:
+    """Every page of a cursor-paginated list: its body and how many items it holds."""
+    cursor = None
+    while True:
+        response = client.get(path, params={**params, **({"cursor": cursor} if cursor else {})})
+        response.raise_for_status()
+        page = response.json()
+        yield response.content, len(page[items_key])
+        cursor = page["pagination"]["next_cursor"]
+        if not page["pagination"]["has_more"]:
+            return
+
+
+def _platform(name: str) -> Any:
+    from pipeline.schema import Platform
+
+    return Platform(name)
