@@ -322,7 +322,7 @@ def _in_sort_order(spec: Table, frames: Iterable[pl.DataFrame]) -> Iterator[pl.D
     for frame in frames:
         if frame.is_empty():
             continue
-        first, last = _sort_position(spec, frame, 0), _sort_position(spec, frame, -1)
+        first, last = sort_position(spec, frame, 0), sort_position(spec, frame, -1)
         if previous is not None and first < previous:
             raise ValueError(
                 f"table {spec.name}: a batch starts at {_shown_key(spec, frame, 0)}, before the end of the "
@@ -332,8 +332,8 @@ def _in_sort_order(spec: Table, frames: Iterable[pl.DataFrame]) -> Iterator[pl.D
         yield frame
 
 
-def _sort_position(spec: Table, frame: pl.DataFrame, index: int) -> tuple[Any, ...]:
-    """A row's sort key as a comparable tuple, nulls last as in the sort."""
+def sort_position(spec: Table, frame: pl.DataFrame, index: int) -> tuple[Any, ...]:
+    """Row ``index``'s sort key as a tuple that compares as the rows sort (nulls last)."""
     return tuple((value is None, value) for value in frame.select(spec.sort_key).row(index))
 
 

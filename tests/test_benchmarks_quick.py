@@ -41,6 +41,5 @@ def test_the_quick_benchmarks_print_every_table_and_record_their_figures(tmp_pat
         assert benchmark["figures"], name
         assert benchmark["targets"], name
         assert all({"description", "met", "detail"} <= target.keys() for target in benchmark["targets"])
-    assert recorded["benchmarks"]["memory"]["figures"]["rows"] == recorded["benchmarks"]["memory"]["figures"][
-        "day_trades"
-    ]
+    landed = recorded["benchmarks"]["memory"]["figures"]["worlds"]["few markets"]
+    assert landed["rows"] == landed["day_trades"] > 0

@@ -31,7 +31,7 @@ from typing import IO, Any
 import polars as pl
 
 from pipeline.checks import CHECKS, PREVIEW_ROWS, Check, CheckOutcome, PartitionContext
-from pipeline.lake import PARTITION_COLUMNS, REJECTS_SCHEMA, Lake, PartitionWrite
+from pipeline.lake import PARTITION_COLUMNS, REJECTS_SCHEMA, Lake, PartitionWrite, sort_position
 from pipeline.normalize.unified import normalise
 from pipeline.schema import TABLES, Table
 
@@ -40,7 +40,7 @@ BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
 HELD_ROWS = 100_000  # rows of one market kept in memory; beyond, they wait on disk in sorted runs
 MARKET = "market_id"  # the column the stream arrives grouped by, first in the sort key of streamed tables
 UNIQUE_KEY_CHECK = "unique_key"
-GC_THRESHOLDS = (100_000, 10, 10)  # Python's are (700, 10, 10): see _cyclic_gc_per_chunk
+GC_THRESHOLDS = (100_000, 10, 10)  # Python's are (700, 10, 10): see cyclic_gc_per_chunk
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def land_stream(
         raise ValueError(f"table {table} is not sorted by {MARKET} first: it cannot be landed as a stream")
     tally = _Tally(spec, PartitionContext(platform, day, market_ids))
     rejects: list[pl.DataFrame] = [pl.DataFrame(schema=REJECTS_SCHEMA)]
-    with _cyclic_gc_per_chunk():
+    with cyclic_gc_per_chunk():
         rows = _day_rows(spec, records, platform, day, source, fetched_at, rejects)
         batches = tally.watch(_sliced(_in_file_order(spec, rows, spill_dir=lake.root)))
         written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects))
@@ -83,12 +83,12 @@ def land_stream(
 
 
 @contextmanager
-def _cyclic_gc_per_chunk() -> Iterator[None]:
+def cyclic_gc_per_chunk() -> Iterator[None]:
     """Run Python's cyclic garbage collector once a chunk, on what the stream made, instead of on its own.
 
-    A chunk is over a million small dicts, lists and strings, parsed a page at a time, and at the default
-    thresholds the collector went through them again and again (in vain: JSON is a tree): most of the
-    parse time in the profile of benchmarks/README.md. It cannot simply be switched off: every request
+    A chunk is hundreds of thousands of small dicts, lists and strings, parsed a page at a time, and at the
+    default thresholds the collector goes through them again and again, in vain (JSON is a tree): parsing
+    is 1.5 times faster without that (benchmarks/README.md). It cannot simply be switched off: every request
     leaves a little cyclic garbage (httpx's request and response, tenacity's retry state) that keeps the
     page it fetched alive until the collector frees it. So while the stream runs, the collector is left
     to its thresholds only rarely (``GC_THRESHOLDS``) and :func:`_day_rows` collects after each chunk;
@@ -120,7 +120,7 @@ def _day_rows(
     while chunk := list(islice(stream, NORMALISE_CHUNK)):
         done = normalise(spec.name, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
         del chunk  # the raw records are most of the memory: let them go before the next chunk is read
-        gc.collect()  # and the pages that requests' cyclic garbage still holds (see _cyclic_gc_per_chunk)
+        gc.collect()  # and the pages that requests' cyclic garbage still holds (see cyclic_gc_per_chunk)
         rejects.append(done.rejects)
         yield done.rows.filter(inside_day)
 
@@ -197,7 +197,7 @@ class _Market:
             yield rest
             return
         with self.runs:
-            if self.runs.newest_first and (rest.is_empty() or _key(self.spec, rest, -1) < self.runs.first):
+            if self.runs.newest_first and (rest.is_empty() or sort_position(self.spec, rest, -1) < self.runs.first):
                 yield rest
                 yield from self.runs.last_first()
             else:
@@ -232,9 +232,9 @@ class _Runs:
     def append(self, run: pl.DataFrame) -> None:
         if run.is_empty():
             return
-        if self.spans and not _key(self.spec, run, -1) < self.first:
+        if self.spans and not sort_position(self.spec, run, -1) < self.first:
             self.newest_first = False
-        self.first = _key(self.spec, run, 0)
+        self.first = sort_position(self.spec, run, 0)
         start = self.file.tell()
         run.write_ipc_stream(self.file, compression="uncompressed")  # 2x faster than lz4, and read back soon
         self.spans.append((start, self.file.tell() - start))
@@ -253,11 +253,6 @@ def _compacted(rows: pl.DataFrame) -> pl.DataFrame:
     again and again) would otherwise keep every earlier run's text in memory.
     """
     return pl.DataFrame(pl.from_arrow(rows.to_arrow()))
-
-
-def _key(spec: Table, rows: pl.DataFrame, index: int) -> tuple[Any, ...]:
-    """A row's sort key as a comparable tuple, nulls last as in the sort."""
-    return tuple((value is None, value) for value in rows.select(spec.sort_key).row(index))
 
 
 def _leading_ties(spec: Table, rows: pl.DataFrame) -> int:
