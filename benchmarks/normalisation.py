@@ -133,7 +133,7 @@ def measure(quick: bool, data_dir: str) -> dict[str, Any]:
 
 def _pipeline(partitions: list[Responses], lake_dir: Path) -> None:
     """The assets' path from response bodies to the lake."""
-    from pipeline.assets.stream import land_stream
+    from pipeline.assets.stream import land_stream, unified_chunks
     from pipeline.lake import Lake
     from pipeline.normalize.unified import normalise
 
@@ -144,16 +144,9 @@ def _pipeline(partitions: list[Responses], lake_dir: Path) -> None:
             done = normalise(p.table, records, platform=p.platform, day=DAY, source="sandbox", fetched_at=FETCHED_AT)
             lake.write_partition(p.table, p.platform, DAY, done.rows, done.rejects)
         else:
-            land_stream(
-                lake,
-                p.table,
-                p.platform,
-                DAY,
-                _parsed(p),
-                source="sandbox",
-                fetched_at=FETCHED_AT,
-                market_ids=frozenset(p.market_ids),
-            )
+            chunks = unified_chunks(p.table, _parsed(p), platform=p.platform, day=DAY, source="sandbox",
+                                    fetched_at=FETCHED_AT)
+            land_stream(lake, p.table, p.platform, DAY, chunks, market_ids=frozenset(p.market_ids))
 
 
 def _baseline(partitions: list[Responses], directory: Path) -> None:
@@ -190,7 +183,7 @@ def _trade_stages(partitions: list[Responses], lake_dir: Path, repeats: int) -> 
 def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, float]:
     """One run of the trades pipeline, its parse and normalise calls timed as they happen."""
     from pipeline.assets import stream
-    from pipeline.assets.stream import land_stream
+    from pipeline.assets.stream import land_stream, unified_chunks
     from pipeline.lake import Lake
 
     spent = {"parse": 0.0, "normalise": 0.0}
@@ -215,16 +208,9 @@ def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, floa
     started = time.perf_counter()
     try:
         for p in partitions:
-            land_stream(
-                lake,
-                p.table,
-                p.platform,
-                DAY,
-                timed_records(p),
-                source="sandbox",
-                fetched_at=FETCHED_AT,
-                market_ids=frozenset(p.market_ids),
-            )
+            chunks = unified_chunks(p.table, timed_records(p), platform=p.platform, day=DAY, source="sandbox",
+                                    fetched_at=FETCHED_AT)
+            land_stream(lake, p.table, p.platform, DAY, chunks, market_ids=frozenset(p.market_ids))
     finally:
         stream.normalise = normalise
     total = time.perf_counter() - started

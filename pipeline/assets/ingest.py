@@ -14,7 +14,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from pipeline.assets.stream import land_stream
+from pipeline.assets.stream import land_stream, unified_chunks
 from pipeline.checks import CHECKS, CheckOutcome, PartitionContext, run_checks
 from pipeline.config import Settings, partitions_start, platforms_from_env
 from pipeline.lake import Lake, PartitionWrite
@@ -109,8 +109,9 @@ def _land_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, 
     """`_land` for a stream of records too long to hold: written and checked a market at a time."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir)
-    landed = land_stream(lake, table, platform, day, records, source=settings.source.value,
-                         fetched_at=datetime.now(UTC), market_ids=market_ids)
+    chunks = unified_chunks(table, records, platform=platform, day=day, source=settings.source.value,
+                            fetched_at=datetime.now(UTC))
+    landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids)
     ensure_raw_views(settings.warehouse_path, lake)
     return _result(context, settings, landed.written, landed.outcomes, landed.head, fetch.requests())
 

@@ -32,7 +32,7 @@ import polars as pl
 
 from pipeline.checks import CHECKS, PREVIEW_ROWS, Check, CheckOutcome, PartitionContext
 from pipeline.lake import PARTITION_COLUMNS, REJECTS_SCHEMA, Lake, PartitionWrite, sort_position
-from pipeline.normalize.unified import normalise
+from pipeline.normalize.unified import Normalised, normalise
 from pipeline.schema import TABLES, Table
 
 NORMALISE_CHUNK = 20_000  # raw records normalised at a time: bounds memory on busy days
@@ -57,15 +57,13 @@ def land_stream(
     table: str,
     platform: str,
     day: date,
-    records: Iterable[dict[str, Any]],
+    chunks: Iterable[Normalised],
     *,
-    source: str,
-    fetched_at: datetime,
     market_ids: frozenset[str],
 ) -> StreamLanding:
-    """Normalise, check and write the records as the (table, platform, day) partition, a market at a time.
+    """Check and write normalised chunks as the (table, platform, day) partition, a market at a time.
 
-    ``records`` must come market by market in id order (the order the source asks for them); rows
+    The chunks' rows must come market by market in id order (the order the sources ask for them); rows
     outside the day are dropped (trades of later days come along on a market's first page). A stream out
     of market order raises ValueError and leaves the previous partition intact.
     """
@@ -75,7 +73,7 @@ def land_stream(
     tally = _Tally(spec, PartitionContext(platform, day, market_ids))
     rejects: list[pl.DataFrame] = [pl.DataFrame(schema=REJECTS_SCHEMA)]
     with cyclic_gc_per_chunk():
-        rows = _day_rows(spec, records, platform, day, source, fetched_at, rejects)
+        rows = _day_rows(spec, chunks, day, rejects)
         batches = tally.watch(_sliced(_in_file_order(spec, rows, spill_dir=lake.root)))
         written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects))
         outcomes = tally.outcomes(lake.read_partition_batches(table, platform, day))
@@ -104,23 +102,31 @@ def cyclic_gc_per_chunk() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _day_rows(
-    spec: Table,
+def unified_chunks(
+    table: str,
     records: Iterable[dict[str, Any]],
+    *,
     platform: str,
     day: date,
     source: str,
     fetched_at: datetime,
-    rejects: list[pl.DataFrame],
+) -> Iterator[Normalised]:
+    """The unified API's records normalised ``NORMALISE_CHUNK`` at a time, for :func:`land_stream`."""
+    stream = iter(records)
+    while chunk := list(islice(stream, NORMALISE_CHUNK)):
+        done = normalise(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
+        del chunk  # the raw records are most of the memory: let them go before the next chunk is read
+        yield done
+
+
+def _day_rows(
+    spec: Table, chunks: Iterable[Normalised], day: date, rejects: list[pl.DataFrame]
 ) -> Iterator[pl.DataFrame]:
     """The day's rows, a normalised chunk at a time, in arrival order; each chunk's rejects go to ``rejects``."""
     start = datetime.combine(day, datetime.min.time(), UTC)
     inside_day = pl.col(str(spec.time_column)).is_between(start, start + timedelta(days=1), closed="left")
-    stream = iter(records)
-    while chunk := list(islice(stream, NORMALISE_CHUNK)):
-        done = normalise(spec.name, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
-        del chunk  # the raw records are most of the memory: let them go before the next chunk is read
-        gc.collect()  # and the pages that requests' cyclic garbage still holds (see cyclic_gc_per_chunk)
+    for done in chunks:
+        gc.collect()  # the pages that requests' cyclic garbage still holds (see cyclic_gc_per_chunk)
         rejects.append(done.rejects)
         yield done.rows.filter(inside_day)
 

@@ -11,7 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.assets import stream
-from pipeline.assets.stream import land_stream
+from pipeline.assets.stream import land_stream, unified_chunks
 from pipeline.checks import PartitionContext, run_checks
 from pipeline.lake import Lake
 from pipeline.normalize.unified import normalise
@@ -63,9 +63,8 @@ SIZES = [(50_000, 200_000), (7, 200_000), (7, 5), (3, 1)]
 
 
 def land(lake: Lake, records: list[dict[str, Any]]) -> stream.StreamLanding:
-    return land_stream(
-        lake, "trades", "kalshi", DAY, records, source="sandbox", fetched_at=FETCHED_AT, market_ids=MARKETS
-    )
+    chunks = unified_chunks("trades", records, platform="kalshi", day=DAY, source="sandbox", fetched_at=FETCHED_AT)
+    return land_stream(lake, "trades", "kalshi", DAY, chunks, market_ids=MARKETS)
 
 
 @pytest.mark.parametrize(("chunk", "held"), SIZES)
