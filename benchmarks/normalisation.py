@@ -133,9 +133,9 @@ def measure(quick: bool, data_dir: str) -> dict[str, Any]:
 
 def _pipeline(partitions: list[Responses], lake_dir: Path) -> None:
     """The assets' path from response bodies to the lake."""
-    from pipeline.assets.stream import land_stream, unified_chunks
+    from pipeline.assets.stream import land_stream
     from pipeline.lake import Lake
-    from pipeline.normalize.unified import normalise
+    from pipeline.normalize.unified import normalise, normalised_chunks
 
     lake = Lake(_fresh(lake_dir))
     for p in partitions:
@@ -144,7 +144,7 @@ def _pipeline(partitions: list[Responses], lake_dir: Path) -> None:
             done = normalise(p.table, records, platform=p.platform, day=DAY, source="sandbox", fetched_at=FETCHED_AT)
             lake.write_partition(p.table, p.platform, DAY, done.rows, done.rejects)
         else:
-            chunks = unified_chunks(p.table, _parsed(p), platform=p.platform, day=DAY, source="sandbox",
+            chunks = normalised_chunks(p.table, _parsed(p), platform=p.platform, day=DAY, source="sandbox",
                                     fetched_at=FETCHED_AT)
             land_stream(lake, p.table, p.platform, DAY, chunks, market_ids=frozenset(p.market_ids))
 
@@ -182,12 +182,13 @@ def _trade_stages(partitions: list[Responses], lake_dir: Path, repeats: int) -> 
 
 def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, float]:
     """One run of the trades pipeline, its parse and normalise calls timed as they happen."""
-    from pipeline.assets import stream
-    from pipeline.assets.stream import land_stream, unified_chunks
+    from pipeline.assets.stream import land_stream
     from pipeline.lake import Lake
+    from pipeline.normalize import unified
+    from pipeline.normalize.unified import normalised_chunks
 
     spent = {"parse": 0.0, "normalise": 0.0}
-    normalise = stream.normalise
+    normalise = unified.normalise
 
     def timed_normalise(*arguments: Any, **options: Any) -> Any:
         started = time.perf_counter()
@@ -204,15 +205,15 @@ def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, floa
             yield from items
 
     lake = Lake(_fresh(lake_dir))
-    stream.normalise = timed_normalise
+    unified.normalise = timed_normalise
     started = time.perf_counter()
     try:
         for p in partitions:
-            chunks = unified_chunks(p.table, timed_records(p), platform=p.platform, day=DAY, source="sandbox",
+            chunks = normalised_chunks(p.table, timed_records(p), platform=p.platform, day=DAY, source="sandbox",
                                     fetched_at=FETCHED_AT)
             land_stream(lake, p.table, p.platform, DAY, chunks, market_ids=frozenset(p.market_ids))
     finally:
-        stream.normalise = normalise
+        unified.normalise = normalise
     total = time.perf_counter() - started
     return {**spent, "sort, check, write": total - spent["parse"] - spent["normalise"]}
 

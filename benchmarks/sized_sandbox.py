@@ -17,6 +17,7 @@ from pipeline.resources import PipelineResource
 from pipeline.sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig, SandboxTransport, WorldConfig
 from pipeline.sandbox.transport import SANDBOX_BASE_URL
 from pipeline.sources.http import HttpLayer
+from pipeline.sources.partition import PartitionSource, UnifiedPartitions
 from pipeline.sources.unified import UnifiedSource
 
 
@@ -43,10 +44,10 @@ class SizedSandboxPipeline(PipelineResource):
         )
 
     @contextmanager
-    def source(self) -> Iterator[UnifiedSource]:
+    def source(self, platform: str) -> Iterator[PartitionSource]:
         transport = SandboxTransport(sandbox_app(self.world()))
         with HttpLayer(SANDBOX_BASE_URL, api_key=Secret(DEFAULT_API_KEYS[0]), transport=transport) as http:
-            yield UnifiedSource(http, cache=None, cache_key="benchmark")
+            yield UnifiedPartitions(UnifiedSource(http, cache=None, cache_key="benchmark"), "sandbox")
 
 
 @cache

@@ -11,6 +11,9 @@ from pathlib import Path
 
 from pipeline.schema import MARKET_PLATFORMS, Platform, Source
 
+# PMW_DIRECT_URL=sandbox reads the platform APIs from the in-process sandbox (how `pmw demo` runs direct).
+DIRECT_SANDBOX = "sandbox"
+
 
 class ConfigError(ValueError):
     """A setting with a value the pipeline cannot use; the message names the variable and the value."""
@@ -38,6 +41,7 @@ class Settings:
     source: Source = Source.SANDBOX
     api_url: str | None = None
     api_key: Secret | None = None
+    direct_url: str | None = None  # PMW_SOURCE=direct: one base for every platform API (see DIRECT_SANDBOX)
     data_dir: Path = Path("data")
     rate_limit_per_min: int = 100
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
@@ -75,11 +79,19 @@ class Settings:
                 raise ConfigError("PMW_SOURCE=api needs PMW_API_KEY, the value of the X-API-Key header")
         if api_url is not None and not api_url.startswith(("http://", "https://")):
             raise ConfigError(f"PMW_API_URL must start with http:// or https://, got {api_url!r}")
+        direct_url = env.get("PMW_DIRECT_URL") or None
+        if direct_url is not None and direct_url != DIRECT_SANDBOX and not direct_url.startswith(
+            ("http://", "https://")
+        ):
+            raise ConfigError(
+                f"PMW_DIRECT_URL must start with http:// or https://, or be {DIRECT_SANDBOX!r}, got {direct_url!r}"
+            )
         defaults = cls()
         return cls(
             source=source,
             api_url=api_url.rstrip("/") if api_url else None,
             api_key=Secret(key) if key else None,
+            direct_url=direct_url.rstrip("/") if direct_url else None,
             data_dir=Path(env.get("PMW_DATA_DIR") or defaults.data_dir),
             rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
             platforms=_platforms(env.get("PMW_PLATFORMS")),
@@ -144,6 +156,11 @@ def _day(env: Mapping[str, str], name: str) -> date | None:
 def platforms_from_env(env: Mapping[str, str] | None = None) -> tuple[Platform, ...]:
     """PMW_PLATFORMS alone (the partitions need it before any source setting is checked)."""
     return _platforms((os.environ if env is None else env).get("PMW_PLATFORMS"))
+
+
+def source_from_env(env: Mapping[str, str] | None = None) -> Source:
+    """PMW_SOURCE alone (the assets' pool needs it before any other source setting is checked)."""
+    return _source(os.environ if env is None else env)
 
 
 def partitions_start(env: Mapping[str, str] | None = None) -> str:

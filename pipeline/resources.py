@@ -11,8 +11,8 @@ import dagster as dg
 
 from pipeline.config import Settings
 from pipeline.lake import Lake
-from pipeline.sources.factory import open_unified_source
-from pipeline.sources.unified import UnifiedSource
+from pipeline.sources.factory import open_source
+from pipeline.sources.partition import PartitionSource
 
 
 class PipelineResource(dg.ConfigurableResource):
@@ -33,6 +33,7 @@ class PipelineResource(dg.ConfigurableResource):
         return Lake(self.settings().lake_dir)
 
     @contextmanager
-    def source(self) -> Iterator[UnifiedSource]:
-        with open_unified_source(self.settings()) as source:
+    def source(self, platform: str) -> Iterator[PartitionSource]:
+        """A source session for one platform's partitions (an asset step's)."""
+        with open_source(self.settings(), platform) as source:
             yield source

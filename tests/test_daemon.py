@@ -146,7 +146,7 @@ def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: San
     finally:
         _stop(daemon)
     assert {PartitionRef.parse(r.dagster_run.tags["dagster/partition"]) for r in records} == set(WINDOW)
-    assert pools == {"unified_api": 1, "polymarket_api": 1, "kalshi_api": 1}
+    assert pools == {"unified_api": 1, "platform_apis": 1}
     spans = sorted((r.start_time, r.end_time) for r in records if r.start_time and r.end_time)
     assert all(end <= next_start for (_, end), (next_start, _) in pairwise(spans)), (
         "the unified_api pool admits one run at a time"

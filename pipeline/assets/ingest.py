@@ -8,22 +8,21 @@ partition atomically, reports what it did as metadata and runs the partition's c
 
 import warnings
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
-from pipeline.assets.stream import land_stream, unified_chunks
+from pipeline.assets.stream import land_stream
 from pipeline.checks import CHECKS, CheckOutcome, PartitionContext, run_checks
-from pipeline.config import Settings, partitions_start, platforms_from_env
+from pipeline.config import Settings, partitions_start, platforms_from_env, source_from_env
 from pipeline.lake import Lake, PartitionWrite
-from pipeline.normalize.unified import Normalised, normalise
+from pipeline.normalize.frames import Normalised
 from pipeline.resources import PipelineResource
 from pipeline.schema import TABLES
-from pipeline.sources.factory import UNIFIED_API_POOL
-from pipeline.sources.http import RequestStats
-from pipeline.sources.unified import UnifiedSource
+from pipeline.sources.factory import api_pool
+from pipeline.sources.partition import PartitionSource
 from pipeline.warehouse import ensure_raw_views
 
 GROUP = "ingestion"
@@ -75,7 +74,7 @@ def _asset(table: str, deps: list[str] | None = None) -> Any:
         group_name=GROUP,
         owners=OWNERS,
         kinds={"polars", "parquet"},
-        pool=UNIFIED_API_POOL,
+        pool=api_pool(source_from_env()),
         description=TABLES[table].doc,
         check_specs=_check_specs(table),
         metadata={"dagster/column_schema": _column_schema(table)},
@@ -93,32 +92,34 @@ def _preview(frame: pl.DataFrame) -> dg.MetadataValue:
 
 
 def _land(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str, day: date,
-          result: Normalised, requests: RequestStats, market_ids: frozenset[str]) -> dg.MaterializeResult:
+          result: Normalised, source: PartitionSource, market_ids: frozenset[str]) -> dg.MaterializeResult:
     """Write the partition, refresh the catalogue views, run the checks, and say what happened."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir)
     written = lake.write_partition(table, platform, day, result.rows, result.rejects)
     ensure_raw_views(settings.warehouse_path, lake)
     outcomes = run_checks(table, result.rows, PartitionContext(platform, day, market_ids))
-    return _result(context, settings, written, outcomes, result.rows, requests)
+    return _result(context, settings, written, outcomes, result.rows, source)
 
 
 def _land_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
-                 day: date, records: Iterable[dict[str, Any]], fetch: "_Fetch",
+                 day: date, chunks: Iterable[Normalised], source: PartitionSource,
                  market_ids: frozenset[str]) -> dg.MaterializeResult:
-    """`_land` for a stream of records too long to hold: written and checked a market at a time."""
+    """`_land` for a stream of rows too long to hold: written and checked a market at a time."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir)
-    chunks = unified_chunks(table, records, platform=platform, day=day, source=settings.source.value,
-                            fetched_at=datetime.now(UTC))
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids)
     ensure_raw_views(settings.warehouse_path, lake)
-    return _result(context, settings, landed.written, landed.outcomes, landed.head, fetch.requests())
+    return _result(context, settings, landed.written, landed.outcomes, landed.head, source)
 
 
 def _result(context: dg.AssetExecutionContext, settings: Settings, written: PartitionWrite,
-            outcomes: list[CheckOutcome], head: pl.DataFrame, requests: RequestStats) -> dg.MaterializeResult:
+            outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource) -> dg.MaterializeResult:
     """What a materialisation did, as metadata, and its checks' results."""
+    requests, coverage = source.requests(), source.coverage()
+    if coverage.incomplete:
+        context.log.warning("%s %s %s is incomplete: %d markets could not be read back to the day's start",
+                            written.table, written.platform, written.day, len(coverage.incomplete))
     context.log.info("%s %s %s: %d rows, %d rejects, %d requests", written.table, written.platform, written.day,
                      written.rows, written.rejects, requests.requests)
     return dg.MaterializeResult(
@@ -129,6 +130,7 @@ def _result(context: dg.AssetExecutionContext, settings: Settings, written: Part
             "path": str(written.path),
             "source": settings.source.value,
             **requests.as_metadata(),
+            **coverage.as_metadata(),
             "preview": _preview(head),
         },
         check_results=[
@@ -152,31 +154,13 @@ def _markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
     return frame
 
 
-def _partition_market_ids(lake: Lake, platform: str, day: date) -> frozenset[str]:
-    return frozenset(_markets_partition(lake, platform, day)["id"].to_list())
-
-
-class _Fetch:
-    """One asset step's source session: the source and the requests made since the step began."""
-
-    def __init__(self, source: UnifiedSource) -> None:
-        self.source = source
-        self._before = source.http.stats.snapshot()
-
-    def requests(self) -> RequestStats:
-        return self.source.http.stats.since(self._before)
-
-
 @_asset("markets")
 def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
     platform, day = partition_of(context)
-    with pipeline.source() as source:
-        fetch = _Fetch(source)
-        records, fetched_at = source.markets_live_on(platform, day)
-        result = normalise("markets", records, platform=platform, day=day,
-                           source=pipeline.settings().source.value, fetched_at=fetched_at)
+    with pipeline.source(platform) as source:
+        result = source.markets(platform, day)
         ids = frozenset(result.rows["id"].to_list())
-        return _land(context, pipeline, "markets", platform, day, result, fetch.requests(), ids)
+        return _land(context, pipeline, "markets", platform, day, result, source, ids)
 
 
 def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
@@ -186,12 +170,9 @@ def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
     def member(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
         platform, day = partition_of(context)
         wanted = set(_markets_partition(pipeline.lake(), platform, day)[id_column].drop_nulls().to_list())
-        with pipeline.source() as source:
-            fetch = _Fetch(source)
-            records, fetched_at = source.members_of(platform, table, wanted)
-            result = normalise(table, records, platform=platform, day=day,
-                               source=pipeline.settings().source.value, fetched_at=fetched_at)
-            return _land(context, pipeline, table, platform, day, result, fetch.requests(), frozenset())
+        with pipeline.source(platform) as source:
+            result = source.members(platform, day, table, wanted)
+            return _land(context, pipeline, table, platform, day, result, source, frozenset())
 
     return member
 
@@ -200,37 +181,24 @@ events = _catalogue_member_asset("events", "event_id")
 series = _catalogue_member_asset("series", "series_id")
 
 
-def _last_trade_times(market_rows: pl.DataFrame) -> list[tuple[str, int | None]]:
-    """Each market with the time of its latest trade as the listing reported it (None if it did not)."""
-    latest = market_rows.select(
-        pl.col("id"),
-        pl.col("last_trades").list.eval(pl.element().struct.field("timestamp")).list.max().alias("last"),
-    ).sort("id")
-    return [(market_id, int(last.timestamp()) if last is not None else None)
-            for market_id, last in latest.iter_rows()]
-
-
 @_asset("trades", deps=["markets"])
 def trades(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
     platform, day = partition_of(context)
     market_rows = _markets_partition(pipeline.lake(), platform, day)
-    with pipeline.source() as source:
-        fetch = _Fetch(source)
-        raw = source.trades(day, _last_trade_times(market_rows))
+    with pipeline.source(platform) as source:
+        chunks = source.trades(platform, day, market_rows)
         ids = frozenset(market_rows["id"].to_list())
-        return _land_stream(context, pipeline, "trades", platform, day, raw, fetch, ids)
+        return _land_stream(context, pipeline, "trades", platform, day, chunks, source, ids)
 
 
 @_asset("price_history", deps=["markets"])
 def price_history(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
     platform, day = partition_of(context)
     market_rows = _markets_partition(pipeline.lake(), platform, day)
-    ids = market_rows["id"].sort().to_list()
-    with pipeline.source() as source:
-        fetch = _Fetch(source)
-        raw = source.price_points(day, ids)
-        return _land_stream(context, pipeline, "price_history", platform, day, raw, fetch, frozenset(ids))
+    with pipeline.source(platform) as source:
+        chunks = source.price_history(platform, day, market_rows)
+        ids = frozenset(market_rows["id"].to_list())
+        return _land_stream(context, pipeline, "price_history", platform, day, chunks, source, ids)
 
 
 INGESTION_ASSETS = [series, events, markets, trades, price_history]
-

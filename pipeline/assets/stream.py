@@ -1,6 +1,6 @@
 """Landing a stream of raw records too long to hold in memory (a busy day's trades) as one lake partition.
 
-Records are normalised ``NORMALISE_CHUNK`` at a time and the day's rows go to the lake's batch writer in
+Records arrive normalised a chunk at a time and the day's rows go to the lake's batch writer in
 the file's order (market, then time, then id), so memory holds a chunk of records and a bounded part of
 one market, never the partition.
 
@@ -24,7 +24,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,10 +31,9 @@ import polars as pl
 
 from pipeline.checks import CHECKS, PREVIEW_ROWS, Check, CheckOutcome, PartitionContext
 from pipeline.lake import PARTITION_COLUMNS, REJECTS_SCHEMA, Lake, PartitionWrite, sort_position
-from pipeline.normalize.unified import Normalised, normalise
+from pipeline.normalize.frames import Normalised
 from pipeline.schema import TABLES, Table
 
-NORMALISE_CHUNK = 20_000  # raw records normalised at a time: bounds memory on busy days
 BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
 HELD_ROWS = 100_000  # rows of one market kept in memory; beyond, they wait on disk in sorted runs
 MARKET = "market_id"  # the column the stream arrives grouped by, first in the sort key of streamed tables
@@ -100,23 +98,6 @@ def cyclic_gc_per_chunk() -> Iterator[None]:
     finally:
         gc.set_threshold(*previous)
         gc.unfreeze()
-
-
-def unified_chunks(
-    table: str,
-    records: Iterable[dict[str, Any]],
-    *,
-    platform: str,
-    day: date,
-    source: str,
-    fetched_at: datetime,
-) -> Iterator[Normalised]:
-    """The unified API's records normalised ``NORMALISE_CHUNK`` at a time, for :func:`land_stream`."""
-    stream = iter(records)
-    while chunk := list(islice(stream, NORMALISE_CHUNK)):
-        done = normalise(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
-        del chunk  # the raw records are most of the memory: let them go before the next chunk is read
-        yield done
 
 
 def _day_rows(

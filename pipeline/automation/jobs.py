@@ -6,16 +6,14 @@ import dagster as dg
 
 from pipeline.assets.ingest import INGESTION_ASSETS
 from pipeline.automation.freshness import yesterday_landed
-from pipeline.sources.factory import UNIFIED_API_POOL
+from pipeline.sources.factory import PLATFORM_APIS_POOL, UNIFIED_API_POOL
 
 INGESTION_JOB = "ingestion"
 ASSET_NAMES = tuple(asset.key.to_user_string() for asset in INGESTION_ASSETS)
 
-# One pool per API, each with its own request budget; dagster.yaml gives every pool its limit. The
-# ingestion assets use `unified_api`; the direct platform sources will use the other two.
-POLYMARKET_API_POOL = "polymarket_api"
-KALSHI_API_POOL = "kalshi_api"
-API_POOLS = (UNIFIED_API_POOL, POLYMARKET_API_POOL, KALSHI_API_POOL)
+# The ingestion assets' pools: `unified_api` (PMW_SOURCE=api or sandbox) and `platform_apis` (direct);
+# dagster.yaml gives every pool its limit.
+API_POOLS = (UNIFIED_API_POOL, PLATFORM_APIS_POOL)
 
 TRIGGER_TAG = "pmw/trigger"  # who asked for the run: daily or backfill_sensor
 ESTIMATE_TAG = "pmw/estimated_requests"
@@ -43,8 +41,8 @@ ingestion_job = dg.define_asset_job(
 def register_api_pools(instance: dg.DagsterInstance) -> None:
     """Create the API pools at dagster.yaml's `concurrency.pools.default_limit` if they do not exist yet.
 
-    Dagster creates a pool only when a run first needs it; creating all three up front lists them, with
-    their limits, in the UI before the first run (and before any asset uses the platform pools).
+    Dagster creates a pool only when a run first needs it; creating both up front lists them, with
+    their limits, in the UI before the first run (and before any asset uses the other one).
     """
     storage = instance.event_log_storage
     if not storage.supports_global_concurrency_limits or instance.global_op_concurrency_default_limit is None:

@@ -9,13 +9,17 @@ record becomes a row of exactly the table's schema or a reject with the reason.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 from pipeline.lake import REJECTS_SCHEMA
 from pipeline.normalize.frames import Normalised, build, rejects_frame, rows, utc, value_reason
 from pipeline.schema import TABLES, Table
 
-__all__ = ["REJECTS_SCHEMA", "Normalised", "normalise"]
+__all__ = ["REJECTS_SCHEMA", "Normalised", "normalise", "normalised_chunks"]
+
+NORMALISE_CHUNK = 20_000  # raw records normalised at a time by normalised_chunks: bounds memory on busy days
 
 
 def normalise(
@@ -42,6 +46,23 @@ def normalise(
     rejected += zip((kept[i] for i in bad.arg_true()), reasons.filter(bad), strict=True)
     lineage = {"platform": platform, "date": day, "_source": source, "_fetched_at": fetched_at}
     return Normalised(rows(spec, frame.filter(~bad), lineage), rejects_frame(rejected, fetched_at))
+
+
+def normalised_chunks(
+    table: str,
+    records: Iterable[dict[str, Any]],
+    *,
+    platform: str,
+    day: dt.date,
+    source: str,
+    fetched_at: dt.datetime,
+) -> Iterator[Normalised]:
+    """A stream of records normalised ``NORMALISE_CHUNK`` at a time (for a partition too large to hold)."""
+    stream = iter(records)
+    while chunk := list(islice(stream, NORMALISE_CHUNK)):
+        done = normalise(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
+        del chunk  # the raw records are most of the memory: let them go before the next chunk is read
+        yield done
 
 
 def _table(name: str) -> Table:

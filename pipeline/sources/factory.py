@@ -1,22 +1,34 @@
-"""Opens the source that the settings ask for, on the shared HTTP layer."""
+"""Opens the source that the settings ask for, for one platform, on the shared HTTP layer."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from functools import cache
 
-from pipeline.config import ConfigError, Secret, Settings
+import httpx
+
+from pipeline.config import DIRECT_SANDBOX, ConfigError, Secret, Settings
 from pipeline.sandbox.app import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.faults import Faults
 from pipeline.sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
 from pipeline.schema import Source
+from pipeline.sources import kalshi, polymarket
 from pipeline.sources.http import HttpLayer, RequestBudget
+from pipeline.sources.partition import PartitionSource, UnifiedPartitions
 from pipeline.sources.unified import CatalogueCache, UnifiedSource
 
 UNIFIED_API_POOL = "unified_api"
+# Dagster's pool belongs to an asset, not to a partition, so the direct sources share one pool; each
+# platform's own request budget (below) keeps every run, in any process, within that platform's limit.
+PLATFORM_APIS_POOL = "platform_apis"
+
+
+def api_pool(source: Source) -> str:
+    """The Dagster pool that the ingestion assets of this source run in."""
+    return PLATFORM_APIS_POOL if source == Source.DIRECT else UNIFIED_API_POOL
 
 
 @cache
@@ -24,6 +36,17 @@ def sandbox_app(seed: int, end: object, faults: str) -> SandboxApp:
     """One in-process sandbox per world and process, shared by the runs of that process like a server."""
     world = WorldConfig(seed=seed, end=end)  # type: ignore[arg-type]
     return SandboxApp(SandboxConfig(world=world, faults=Faults.parse(faults)))
+
+
+@contextmanager
+def open_source(settings: Settings, platform: str) -> Iterator[PartitionSource]:
+    """The source of the settings, for one platform's partitions; its HTTP layers close on exit."""
+    if settings.source == Source.DIRECT:
+        with _direct_source(settings, platform) as source:
+            yield source
+    else:
+        with open_unified_source(settings) as unified:
+            yield UnifiedPartitions(unified, settings.source.value)
 
 
 @contextmanager
@@ -44,9 +67,48 @@ def open_unified_source(settings: Settings) -> Iterator[UnifiedSource]:
                          max_backoff_s=settings.max_backoff_s)
         cache_key = f"api:{hashlib.sha256(settings.api_url.encode()).hexdigest()[:16]}"
     else:
-        raise ConfigError(f"PMW_SOURCE={settings.source.value} is not available yet; use sandbox or api")
+        raise ConfigError(f"PMW_SOURCE={settings.source.value} reads the platforms' APIs, not the unified API")
     cache = CatalogueCache(settings.cache_dir / "catalogue", settings.catalogue_ttl_s)
     try:
         yield UnifiedSource(http, cache, cache_key)
     finally:
         http.close()
+
+
+@contextmanager
+def _direct_source(settings: Settings, platform: str) -> Iterator[PartitionSource]:
+    with ExitStack() as layers:
+
+        def layer(url: str, path: str, name: str, per_window: int, window_s: float) -> HttpLayer:
+            """One host's HTTP layer: its public address, or its place under PMW_DIRECT_URL (or the sandbox)."""
+            transport: httpx.BaseTransport | None = None
+            budget: RequestBudget | None = None
+            if settings.direct_url == DIRECT_SANDBOX:
+                app = sandbox_app(settings.sandbox_seed, settings.sandbox_end, settings.sandbox_faults)
+                url, transport = SANDBOX_BASE_URL + path, SandboxTransport(app)
+            else:
+                url = settings.direct_url + path if settings.direct_url else url
+                budget = RequestBudget(name, per_window, settings.rate_limit_db, window_s=window_s, margin_s=1.0)
+            return layers.enter_context(
+                HttpLayer(url, budget=budget, transport=transport, timeout_s=settings.http_timeout_s,
+                          max_attempts=settings.max_attempts, max_backoff_s=settings.max_backoff_s)
+            )
+
+        if platform == polymarket.PLATFORM:
+            window = polymarket.RATE_WINDOW_S
+            yield polymarket.PolymarketSource(
+                gamma=layer(polymarket.GAMMA_URL, "/polymarket/gamma", "polymarket_gamma",
+                            polymarket.GAMMA_PER_WINDOW, window),
+                clob=layer(polymarket.CLOB_URL, "/polymarket/clob", "polymarket_clob",
+                           polymarket.CLOB_PER_WINDOW, window),
+                data=layer(polymarket.DATA_URL, "/polymarket/data", "polymarket_data",
+                           polymarket.DATA_PER_WINDOW, window),
+            )
+        elif platform == kalshi.PLATFORM:
+            yield kalshi.KalshiSource(layer(kalshi.KALSHI_URL, "/kalshi", "kalshi", kalshi.PER_WINDOW,
+                                            kalshi.RATE_WINDOW_S))
+        else:
+            raise ConfigError(
+                f"PMW_SOURCE=direct reads only {polymarket.PLATFORM} and {kalshi.PLATFORM}, not {platform!r}; "
+                "use PMW_SOURCE=api for it"
+            )

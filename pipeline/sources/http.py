@@ -19,7 +19,7 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -184,8 +184,11 @@ class HttpLayer:
 
     # -- single requests ---------------------------------------------------------------------------
 
-    def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        """GET a JSON document, retrying transient failures; ApiError when it cannot be had."""
+    def get_json(self, path: str, params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None = None) -> Any:
+        """GET a JSON document, retrying transient failures; ApiError when it cannot be had.
+
+        `params` may repeat a key when given as pairs (Gamma's `id=1&id=2`).
+        """
         retrying = Retrying(
             stop=stop_after_attempt(self._max_attempts),
             wait=self._wait,
@@ -195,13 +198,14 @@ class HttpLayer:
             reraise=True,
         )
         try:
-            return retrying(self._attempt, path, dict(params or {}))
+            query = list(params.items()) if isinstance(params, Mapping) else list(params or ())
+            return retrying(self._attempt, path, query)
         except _Transient as error:
             raise ApiError(
                 f"GET {endpoint_of(path)} failed after {self._max_attempts} attempts: {error}"
             ) from None
 
-    def _attempt(self, path: str, params: dict[str, Any]) -> Any:
+    def _attempt(self, path: str, params: list[tuple[str, Any]]) -> Any:
         if self.budget is not None:
             self.stats.waited_s += self.budget.acquire()
         self.stats.requests += 1

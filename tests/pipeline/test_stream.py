@@ -11,10 +11,11 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.assets import stream
-from pipeline.assets.stream import land_stream, unified_chunks
+from pipeline.assets.stream import land_stream
 from pipeline.checks import PartitionContext, run_checks
 from pipeline.lake import Lake
-from pipeline.normalize.unified import normalise
+from pipeline.normalize import unified
+from pipeline.normalize.unified import normalise, normalised_chunks
 from pipeline.schema import TABLES
 
 DAY = date(2026, 11, 20)
@@ -54,7 +55,7 @@ def raw_trades() -> list[dict[str, Any]]:
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunks of 7 records: every market spans several chunks and chunk boundaries fall inside markets."""
-    monkeypatch.setattr(stream, "NORMALISE_CHUNK", 7)
+    monkeypatch.setattr(unified, "NORMALISE_CHUNK", 7)
 
 
 # (records a chunk, rows of a market held in memory): whole chunks; markets across chunks; large markets set
@@ -63,7 +64,7 @@ SIZES = [(50_000, 200_000), (7, 200_000), (7, 5), (3, 1)]
 
 
 def land(lake: Lake, records: list[dict[str, Any]]) -> stream.StreamLanding:
-    chunks = unified_chunks("trades", records, platform="kalshi", day=DAY, source="sandbox", fetched_at=FETCHED_AT)
+    chunks = normalised_chunks("trades", records, platform="kalshi", day=DAY, source="sandbox", fetched_at=FETCHED_AT)
     return land_stream(lake, "trades", "kalshi", DAY, chunks, market_ids=MARKETS)
 
 
@@ -71,7 +72,7 @@ def land(lake: Lake, records: list[dict[str, Any]]) -> stream.StreamLanding:
 def test_a_stream_lands_like_the_whole_partition_would(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, held: int
 ) -> None:
-    monkeypatch.setattr(stream, "NORMALISE_CHUNK", chunk)
+    monkeypatch.setattr(unified, "NORMALISE_CHUNK", chunk)
     monkeypatch.setattr(stream, "HELD_ROWS", held)
     records = raw_trades()
     landed = land(Lake(tmp_path), iter(records))
@@ -113,7 +114,7 @@ def test_a_stream_out_of_market_order_is_refused_and_the_previous_partition_stay
 def test_a_large_market_that_does_not_come_newest_first_still_lands_sorted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(stream, "NORMALISE_CHUNK", 4)
+    monkeypatch.setattr(unified, "NORMALISE_CHUNK", 4)
     monkeypatch.setattr(stream, "HELD_ROWS", 3)
     records = [trade("m1", n, DAY_START + (n * 7919) % 500) for n in range(60)]  # times in no order
     land(Lake(tmp_path), records)
@@ -130,7 +131,7 @@ def test_runs_set_aside_leave_no_file_behind(tmp_path: Path, monkeypatch: pytest
 
 def test_a_large_market_reaches_the_writer_in_bounded_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Newest first, as the trades endpoint pages, a market is never held whole: it goes out run by run."""
-    monkeypatch.setattr(stream, "NORMALISE_CHUNK", 7)
+    monkeypatch.setattr(unified, "NORMALISE_CHUNK", 7)
     monkeypatch.setattr(stream, "HELD_ROWS", 5)
     heights: list[int] = []
     in_file_order = stream._in_file_order

@@ -1,0 +1,136 @@
+"""What the ingestion assets ask of a source for one (platform, day) partition, whichever API it reads.
+
+Every source answers in normalised rows (`Normalised`: rows of the table's schema, rejects with reasons), so
+the assets land, check and report the same way whether the rows came from the unified API, the sandbox or
+a platform's own API. The unified API's adapter is here; the platforms' are in polymarket.py and kalshi.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Protocol
+
+import polars as pl
+
+from pipeline.normalize.frames import Normalised
+from pipeline.normalize.unified import normalise, normalised_chunks
+from pipeline.sources.http import RequestStats
+from pipeline.sources.unified import UnifiedSource
+
+
+@dataclass
+class Coverage:
+    """How much of the partition the source could reach; reported as metadata, never hidden.
+
+    `incomplete` names the markets whose day the source could not read to its start (the Polymarket Data API
+    stops paging past an offset cap), each with the oldest moment it did reach.
+    """
+
+    incomplete: dict[str, datetime] = field(default_factory=dict)
+
+    def as_metadata(self) -> dict[str, Any]:
+        if not self.incomplete:
+            return {"complete": True}
+        shown = dict(sorted(self.incomplete.items())[:20])
+        return {
+            "complete": False,
+            "incomplete_markets": len(self.incomplete),
+            "reached_back_to": min(self.incomplete.values()).isoformat(),
+            "incomplete_examples": {market: moment.isoformat() for market, moment in shown.items()},
+        }
+
+
+class PartitionSource(Protocol):
+    """A source session (one asset step): the partition's rows, table by table, and what it cost."""
+
+    def markets(self, platform: str, day: date) -> Normalised:
+        """The markets live on the day (tradable at some moment of it)."""
+        ...
+
+    def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
+        """The `events` or `series` with these ids."""
+        ...
+
+    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+        """Trades of the partition's markets (rows of the `markets` table), market by market in id order.
+
+        Rows of other days may come along; the caller keeps the day's.
+        """
+        ...
+
+    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+        """Price points of the partition's markets within the day, market by market in id order."""
+        ...
+
+    def requests(self) -> RequestStats:
+        """What the session's requests cost so far."""
+        ...
+
+    def coverage(self) -> Coverage:
+        """How far the session's reads reached."""
+        ...
+
+
+def combined(stats: list[RequestStats]) -> RequestStats:
+    """The request counters of several HTTP layers (one per host) as one."""
+    total = RequestStats(by_endpoint=Counter())
+    for one in stats:
+        for item in fields(RequestStats):
+            setattr(total, item.name, getattr(total, item.name) + getattr(one, item.name))
+    return total
+
+
+def live_on(day: date) -> pl.Expr:
+    """Normalised markets tradable at some moment of the day: the rule `unified.is_live_on` applies to raw
+    records, in polars. A market whose start or end is unknown counts as live, so it is not lost here."""
+    day_start = datetime.combine(day, datetime.min.time(), UTC)
+    start = pl.coalesce("trading_start_at", "created_at")
+    end = pl.col("trading_end_at")
+    stop = pl.min_horizontal(end, pl.col("resolved_at"))  # nulls ignored: no resolution means the end
+    return start.is_null() | end.is_null() | ((start < day_start + timedelta(days=1)) & (stop > day_start))
+
+
+def last_trade_times(markets: pl.DataFrame) -> list[tuple[str, int | None]]:
+    """Each market with the time of its latest trade as the listing reported it (None if it did not)."""
+    latest = markets.select(
+        pl.col("id"),
+        pl.col("last_trades").list.eval(pl.element().struct.field("timestamp")).list.max().alias("last"),
+    ).sort("id")
+    return [(market_id, int(last.timestamp()) if last is not None else None) for market_id, last in latest.iter_rows()]
+
+
+class UnifiedPartitions:
+    """The unified API (or the sandbox, which speaks it) as a `PartitionSource`."""
+
+    def __init__(self, source: UnifiedSource, lineage: str) -> None:
+        self.source, self.lineage = source, lineage
+
+    def markets(self, platform: str, day: date) -> Normalised:
+        records, fetched_at = self.source.markets_live_on(platform, day)
+        return normalise("markets", records, platform=platform, day=day, source=self.lineage, fetched_at=fetched_at)
+
+    def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
+        records, fetched_at = self.source.members_of(platform, table, ids)
+        return normalise(table, records, platform=platform, day=day, source=self.lineage, fetched_at=fetched_at)
+
+    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+        records = self.source.trades(day, last_trade_times(markets))
+        return self._chunks("trades", records, platform, day)
+
+    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+        records = self.source.price_points(day, markets["id"].sort().to_list())
+        return self._chunks("price_history", records, platform, day)
+
+    def _chunks(self, table: str, records: Iterator[dict[str, Any]], platform: str, day: date) -> Iterator[Normalised]:
+        fetched_at = datetime.now(UTC)
+        return normalised_chunks(table, records, platform=platform, day=day, source=self.lineage, fetched_at=fetched_at)
+
+    def requests(self) -> RequestStats:
+        return self.source.http.stats.snapshot()
+
+    def coverage(self) -> Coverage:
+        return Coverage()
+
