@@ -7,11 +7,11 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from pipeline.backfill import run_backfill
-from pipeline.config import Settings
+from pipeline.config import DIRECT_SANDBOX, Settings
 from pipeline.lake import Lake
 from pipeline.resources import PipelineResource
 from pipeline.sandbox.catalogue import WorldConfig
-from pipeline.schema import MARKET_PLATFORMS, TABLES
+from pipeline.schema import MARKET_PLATFORMS, TABLES, Source
 from pipeline.sql.run import run_sql
 from pipeline.warehouse import connect_read_only, ensure_raw_views
 
@@ -30,12 +30,18 @@ FROM marts.platform_daily ORDER BY platform, day
 
 
 def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) -> int:
-    os.environ.update({"PMW_SOURCE": "sandbox", "PMW_SANDBOX_SEED": str(world.seed),
+    """The pipeline end to end, offline: through the sandbox's unified API, or, with PMW_SOURCE=direct,
+    through its Polymarket- and Kalshi-shaped APIs."""
+    direct = os.environ.get("PMW_SOURCE") == Source.DIRECT
+    os.environ.update({"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, "PMW_SANDBOX_SEED": str(world.seed),
                        "PMW_SANDBOX_END": world.end_day.isoformat()})
+    if direct:
+        os.environ["PMW_DIRECT_URL"] = DIRECT_SANDBOX
     settings = Settings.from_env()
     last = world.end_day
     first = last - timedelta(days=days - 1)
-    say(f"pmw demo: sandbox world (seed {world.seed}) -> {settings.data_dir}/, days {first} .. {last}")
+    apis = "the platforms' own APIs" if direct else "the unified API"
+    say(f"pmw demo: sandbox world (seed {world.seed}), {apis} -> {settings.data_dir}/, days {first} .. {last}")
     reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=PipelineResource(), say=say)
     lake = Lake(settings.lake_dir)
     ensure_raw_views(settings.warehouse_path, lake)

@@ -8,12 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pipeline.schema import TABLES
 
 
-def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["sandbox", "direct"])
+def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path, source: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
-    env.update({"PMW_DATA_DIR": str(tmp_path / "data"), "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite")})
+    env.update({"PMW_DATA_DIR": str(tmp_path / "data"), "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite"),
+                "PMW_SOURCE": source})
     run = subprocess.run([sys.executable, "-m", "pipeline.cli", "demo", "--days", "1", "--end", "2026-11-21"],
                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -25,3 +29,4 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
     assert counted and counted.group(1) == counted.group(2)
     trades_rows = sum(int(m) for m in re.findall(r"^\s+trades\s+\w+\s+1\s+(\d+)$", out, re.MULTILINE))
     assert trades_rows == int(counted.group(1))
+    assert ("the platforms' own APIs" in out) == (source == "direct")

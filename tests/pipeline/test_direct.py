@@ -1,0 +1,146 @@
+"""PMW_SOURCE=direct: the same sandbox world through the unified API and through the platforms' own APIs
+(both served on loopback) lands the same tables, on a recent day and on a day behind Kalshi's cutoff."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig
+from pipeline.sandbox.server import SandboxServer
+from pipeline.schema import TABLES
+from tests.pipeline.conftest import DAY, lake_tables, materialise
+
+# A small world whose busiest markets trade more in three days than the Data API pages back through.
+SMALL_WORLD = WorldConfig(seed=11, end=DAY, days=3, series_per_platform=3, events_per_series=3, markets_per_event=3,
+                          trades_per_market_day=1_500, multivariate_markets=2)
+FIRST_DAY = SMALL_WORLD.window_start.date()  # before the sandbox's Kalshi historical cutoff (one day in)
+
+# What both paths fill, table by table, and must agree on (rows matched on the key both paths share).
+# Trade ids differ by design on Polymarket (the Data API has none: `{hash}-{asset}-{n}` is derived), so
+# Polymarket trades are matched on every column but the id.
+AGREED = {
+    "series": ["id", "title", "platform"],
+    "events": ["id", "title", "series_id", "platform"],
+    "markets": ["id", "platform_id", "event_id", "series_id", "title", "status", "market_type", "trading_end_at"],
+    "trades": ["market_id", "price", "size", "timestamp", "outcome"],
+    "price_history": ["market_id", "outcome_id", "timestamp", "close"],
+}
+# The columns only one path fills (non-null somewhere on one side, null everywhere on the other), listed
+# so that a change in either path shows here: the unified API adds fees, price changes, trader counts,
+# descriptions and the like; Kalshi's trades are anonymous; Kalshi's events are listed without their
+# markets (so no market_count). The platforms fill no column that the unified API leaves empty.
+_MARKET_EXTRAS = {"fee_rate", "last_trades", "liquidity_score", "price_24h_changes", "price_7d_changes", "source_url",
+                  "subcategory", "trading_fee", "unique_traders", "withdrawal_fee"}
+_KALSHI_ABOUT = {"description", "image_url", "market_count", "slug", "total_volume"}
+ONLY_UNIFIED = {
+    "polymarket": {
+        "series": {"category", "market_count"},
+        "events": set(),
+        "markets": _MARKET_EXTRAS | {"open_interest", "resolution_criteria"},
+        "trades": {"taker"},
+        "price_history": {"bid_ask", "open_interest", "volume"},
+    },
+    "kalshi": {
+        "series": _KALSHI_ABOUT | {"event_count"},
+        "events": _KALSHI_ABOUT | {"event_end_at", "event_start_at", "resolution_source_url"},
+        "markets": _MARKET_EXTRAS | {"description", "image_url", "market_slug", "resolution_source", "resolved_at",
+                                     "slug", "tags", "volume_7d"},
+        "trades": {"transaction_hash", "user"},
+        "price_history": set(),
+    },
+}
+ONLY_DIRECT: dict[str, dict[str, set[str]]] = {p: {t: set() for t in TABLES} for p in ONLY_UNIFIED}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SandboxServer]:
+    with SandboxServer(SandboxApp(SandboxConfig(world=SMALL_WORLD)), port=0) as served:
+        yield served
+
+
+def _land(monkeypatch: pytest.MonkeyPatch, data_dir: Path, env: dict[str, str], day: date) -> dict[str, dict[str, Any]]:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PMW_DATA_DIR", str(data_dir))
+    landed = {}
+    for platform in ("polymarket", "kalshi"):
+        result = materialise(platform, day)
+        assert result.success, [e.message for e in result.all_events if e.is_failure]
+        landed[platform] = lake_tables(data_dir, platform, day)
+        metadata = result.asset_materializations_for_node("trades")[0].metadata
+        landed[platform]["trades coverage"] = {k: getattr(v, "value", v) for k, v in metadata.items()}
+    return landed
+
+
+def _both_paths(monkeypatch: pytest.MonkeyPatch, tmp: Path, server: SandboxServer, day: date) -> tuple[Any, Any]:
+    unified = {"PMW_SOURCE": "api", "PMW_API_URL": server.url, "PMW_API_KEY": server.app.config.api_keys[0],
+               "PMW_RATE_LIMIT_PER_MIN": "1000000"}  # the loopback sandbox has no limit: don't wait for one
+    api = _land(monkeypatch, tmp / "api", unified, day)
+    direct = _land(monkeypatch, tmp / "direct", {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": server.url}, day)
+    return api, direct
+
+
+def _comparable(platform: str, table: str, api: pl.DataFrame, direct: pl.DataFrame) -> tuple[Any, Any]:
+    """The rows both paths give, as both give them.
+
+    Kalshi's own API names the outcomes of scalar markets Yes and No (the unified API: Long and Short). Its
+    candles price the first outcome only, and have no price in hours without trades, where the unified API
+    carries the last price forward: those hours are compared on their keys alone. A Polymarket CLOB point
+    is a close only.
+    """
+    if table == "price_history":
+        api, direct = (f.with_columns(close=pl.col("price").struct.field("close")) for f in (api, direct))
+        if platform == "kalshi":
+            api = api.filter(pl.col("outcome_id").is_in(["yes", "long"])).with_columns(outcome_id=pl.lit("yes"))
+            unpriced = direct.select("market_id", "timestamp", unpriced=pl.col("close").is_null())
+            api = api.join(unpriced, on=["market_id", "timestamp"], how="left").with_columns(
+                close=pl.when(pl.col("unpriced")).then(None).otherwise("close")
+            )
+    if table == "trades" and platform == "kalshi":
+        api = api.with_columns(pl.col("outcome").replace({"Long": "Yes", "Short": "No"}))
+    return api, direct
+
+
+def _filled(frame: pl.DataFrame) -> set[str]:
+    return {c for c in frame.columns if frame[c].null_count() < frame.height}
+
+
+@pytest.mark.parametrize("day", [DAY, FIRST_DAY], ids=["last day", "first day, behind the Kalshi cutoff"])
+def test_api_and_direct_land_the_same_tables(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, server: SandboxServer, day: date
+) -> None:
+    api, direct = _both_paths(monkeypatch, pipeline_env, server, day)
+    for platform in ("polymarket", "kalshi"):
+        for table, columns in AGREED.items():
+            left, right = _comparable(platform, table, api[platform][table], direct[platform][table])
+            assert left.height > 0, (platform, table)
+            assert set(right["_source"]) == {"direct"} and set(left["_source"]) == {"api"}
+            if table == "trades" and not direct[platform]["trades coverage"]["complete"]:
+                _assert_reached_part_agrees(left, right, direct[platform]["trades coverage"])
+                continue
+            assert api[platform]["trades coverage"]["complete"]
+            assert sorted(left.select(columns).rows()) == sorted(right.select(columns).rows()), (platform, table)
+        for table in TABLES:
+            only_api = _filled(api[platform][table]) - _filled(direct[platform][table])
+            only_direct = _filled(direct[platform][table]) - _filled(api[platform][table])
+            assert (only_api, only_direct) == (ONLY_UNIFIED[platform][table], ONLY_DIRECT[platform][table]), (
+                platform, table)
+    if day == FIRST_DAY:
+        assert not direct["polymarket"]["trades coverage"]["complete"], "the Data API cannot page back that far"
+
+
+def _assert_reached_part_agrees(api: pl.DataFrame, direct: pl.DataFrame, coverage: dict[str, Any]) -> None:
+    """An incomplete partition (the Data API's offset cap) holds only true trades, every trade of its complete
+    markets, and says which markets it could not read back to the day's start."""
+    columns = AGREED["trades"]
+    assert set(direct.select(columns).rows()) <= set(api.select(columns).rows())
+    counts = api.group_by("market_id").len().join(direct.group_by("market_id").len(), on="market_id", how="left")
+    short = counts.filter(pl.col("len_right").fill_null(0) < pl.col("len"))["market_id"].to_list()
+    assert short and coverage["incomplete_markets"] == len(short)
+    assert set(coverage["incomplete_examples"]) <= set(short)
