@@ -1,0 +1,126 @@
+"""The direct sources' own rules, on hand-made answers: paging limits, the Data API's offset cap, routing, and
+what the settings accept."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from typing import Any
+
+import httpx
+import polars as pl
+import pytest
+
+from pipeline.config import ConfigError, Settings
+from pipeline.sources.factory import open_source
+from pipeline.sources.http import ApiError, HttpLayer
+from pipeline.sources.kalshi import KalshiSource
+from pipeline.sources.polymarket import DATA_API_OFFSET_CAP, DATA_PAGE, PolymarketSource
+from pipeline.sources.unified import day_bounds
+
+DAY = date(2026, 11, 21)
+DAY_START, DAY_END = day_bounds(DAY)
+
+
+def layer(answer: Callable[[httpx.Request], httpx.Response], seen: list[httpx.Request] | None = None) -> HttpLayer:
+    def handle(request: httpx.Request) -> httpx.Response:
+        if seen is not None:
+            seen.append(request)
+        return answer(request)
+
+    return HttpLayer("http://platform.test", transport=httpx.MockTransport(handle), max_attempts=1)
+
+
+def data_api_trade(n: int, timestamp: int) -> dict[str, Any]:
+    return {"proxyWallet": "0xabc", "side": "BUY", "asset": "111", "conditionId": "0xc0", "size": 2.0,
+            "price": 0.5, "timestamp": timestamp, "outcome": "Yes", "outcomeIndex": 0,
+            "transactionHash": f"0x{n:064x}"}
+
+
+def polymarket(data: HttpLayer) -> PolymarketSource:
+    unused = layer(lambda request: httpx.Response(500))
+    return PolymarketSource(gamma=unused, clob=unused, data=data)
+
+
+MARKET = pl.DataFrame({"id": ["m1"], "platform_id": ["0xc0"]})
+
+
+def test_a_market_deeper_than_the_data_api_pages_is_landed_as_far_as_reached_and_reported() -> None:
+    def busy(request: httpx.Request) -> httpx.Response:  # every trade of the market is inside the day
+        offset = int(request.url.params["offset"])
+        page = [data_api_trade(offset + k, DAY_END - 1 - offset - k) for k in range(DATA_PAGE)]
+        return httpx.Response(200, json=page)
+
+    seen: list[httpx.Request] = []
+    source = polymarket(layer(busy, seen))
+    chunks = list(source.trades("polymarket", DAY, MARKET))
+    offsets = [int(r.url.params["offset"]) for r in seen]
+    assert max(offsets) <= DATA_API_OFFSET_CAP and offsets == sorted(set(offsets))
+    assert sum(c.rows.height for c in chunks) == len(offsets) * DATA_PAGE
+    coverage = source.coverage().as_metadata()
+    reached = datetime.fromtimestamp(DAY_END - len(offsets) * DATA_PAGE, UTC)
+    assert coverage == {"complete": False, "incomplete_markets": 1, "reached_back_to": reached.isoformat(),
+                        "incomplete_examples": {"m1": reached.isoformat()}}
+
+
+def test_an_offset_refused_sooner_than_documented_ends_the_market_as_incomplete() -> None:
+    def capped(request: httpx.Request) -> httpx.Response:
+        offset = int(request.url.params["offset"])
+        if offset >= DATA_PAGE:
+            return httpx.Response(400, json={"error": "max historical activity offset exceeded"})
+        return httpx.Response(200, json=[data_api_trade(k, DAY_END - 1 - k) for k in range(DATA_PAGE)])
+
+    source = polymarket(layer(capped))
+    assert sum(c.rows.height for c in source.trades("polymarket", DAY, MARKET)) == DATA_PAGE
+    assert source.coverage().as_metadata()["complete"] is False
+
+
+def test_a_market_read_back_past_the_day_start_is_complete_and_stops_there() -> None:
+    seen: list[httpx.Request] = []
+    source = polymarket(layer(lambda r: httpx.Response(200, json=[data_api_trade(1, DAY_START - 5)] * DATA_PAGE), seen))
+    list(source.trades("polymarket", DAY, MARKET))
+    assert len(seen) == 1 and source.coverage().as_metadata() == {"complete": True}
+
+
+def test_a_kalshi_cursor_that_comes_back_is_an_error_not_an_endless_loop() -> None:
+    answer = {"cursor": "same", "markets": []}
+    source = KalshiSource(layer(lambda request: httpx.Response(200, json=answer)))
+    with pytest.raises(ApiError, match="cursor it had already given"):
+        list(source._walk("/markets", "markets", {}))
+
+
+def test_kalshi_days_before_the_cutoff_read_the_historical_trades_too() -> None:
+    cutoff = datetime.fromtimestamp(DAY_START + 3600, UTC).isoformat()
+    seen: list[httpx.Request] = []
+
+    def kalshi(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/historical/cutoff":
+            return httpx.Response(200, json={"market_settled_ts": cutoff, "trades_created_ts": cutoff})
+        return httpx.Response(200, json={"cursor": "", "trades": []})
+
+    source = KalshiSource(layer(kalshi, seen))
+    list(source.trades("kalshi", DAY, pl.DataFrame({"id": ["K-1"]})))
+    paths = [r.url.path for r in seen if r.url.path != "/historical/cutoff"]
+    assert paths == ["/historical/trades", "/markets/trades"]
+    assert all(r.url.params["min_ts"] == str(DAY_START) and r.url.params["max_ts"] == str(DAY_END - 1)
+               for r in seen if "trades" in r.url.path)
+
+
+def test_identifiers_from_the_api_cannot_change_the_path_asked_for() -> None:
+    seen: list[httpx.Request] = []
+    source = KalshiSource(layer(lambda request: httpx.Response(200, json={"ticker": "x", "candlesticks": []}), seen))
+    markets = pl.DataFrame({"id": ["../../portfolio/orders?x=1"], "series_id": ["S/../.."]})
+    list(source.price_history("kalshi", DAY, markets))
+    assert seen[0].url.raw_path.decode().startswith("/series/S%2F..%2F../markets/..%2F..%2Fportfolio%2Forders%3Fx%3D1/")
+
+
+def test_direct_reads_only_the_platforms_it_knows() -> None:
+    settings = Settings.from_env({"PMW_SOURCE": "direct"})
+    with pytest.raises(ConfigError, match="not 'limitless'"), open_source(settings, "limitless"):
+        pass
+
+
+@pytest.mark.parametrize("url", ["ftp://example.test", "example.test", "Sandbox"])
+def test_a_direct_url_that_is_no_url_is_refused_by_name(url: str) -> None:
+    with pytest.raises(ConfigError, match=f"PMW_DIRECT_URL must start with http:// or https://.*{url}"):
+        Settings.from_env({"PMW_SOURCE": "direct", "PMW_DIRECT_URL": url})
