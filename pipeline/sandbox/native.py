@@ -69,4 +69,6 @@ class NativeApi:
             )
         ):
             return self.kalshi.candlesticks(parts[2], parts[4], params)
+        if parts[:3] == ["kalshi", "historical", "markets"] and len(parts) == 5 and parts[4] == "candlesticks":
+            return self.kalshi.candlesticks(None, parts[3], params)
         raise NativeError(404, {"error": f"no endpoint at {path}"})

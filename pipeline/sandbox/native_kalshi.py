@@ -270,11 +270,19 @@ class KalshiNative:
             return low, self.cutoff_ts - 1 if high is None else min(high, self.cutoff_ts - 1)
         return max(low, self.cutoff_ts), high
 
-    def candlesticks(self, series: str, ticker: str, params: Params) -> Record:
-        """Yes-side candles labelled by period end; `price` is null in periods without trades."""
+    def candlesticks(self, series: str | None, ticker: str, params: Params) -> Record:
+        """Yes-side candles labelled by period end; `price` is null in periods without trades.
+
+        `series` None is the historical tier (`/historical/markets/{ticker}/candlesticks`), which alone
+        serves the markets settled before the cutoff, as `/historical/markets` does.
+        """
         market = self._markets.get(ticker)
-        if market is None or market.series_id != series:
+        historical = series is None
+        if market is None or (not historical and market.series_id != series):
             raise _error(404, "not_found", f"market {ticker} not found in series {series}")
+        if self.settled_before_cutoff(market) != historical:
+            tier = "the live tier" if historical else "the historical tier (settled before the cutoff)"
+            raise _error(404, "not_found", f"market {ticker} is served by {tier}")
         interval = params.integer("period_interval", None, _bad_number)
         start, end = (params.integer(n, None, _bad_number) for n in ("start_ts", "end_ts"))
         if interval not in CANDLE_INTERVALS or start is None or end is None:

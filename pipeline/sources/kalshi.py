@@ -9,7 +9,9 @@
 - price history: hourly candlesticks of each market over the day (`period_interval=60`).
 
 Data older than `/historical/cutoff` is served only by the `/historical/...` endpoints: a day before the
-cutoff also reads `/historical/markets` and `/historical/trades`. Kalshi allows about 20 reads a second.
+cutoff also reads `/historical/markets` and `/historical/trades`, and a market whose candlesticks the live
+tier does not know (404: settled before the cutoff) is asked at `/historical/markets/{ticker}/candlesticks`.
+Kalshi allows about 20 reads a second.
 """
 
 from __future__ import annotations
@@ -127,13 +129,18 @@ class KalshiSource:
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
         _check(platform)
         start, end = day_bounds(day)
+        query = {"start_ts": start, "end_ts": end, "period_interval": HOURLY}
         for ticker, series in markets.select("id", "series_id").sort("id").iter_rows():
             if series is None:
                 raise ApiError(f"market {ticker}: its series is unknown, so its candlesticks cannot be asked for")
-            body = self.http.get_json(
-                f"/series/{quote(series, safe='')}/markets/{quote(ticker, safe='')}/candlesticks",
-                {"start_ts": start, "end_ts": end, "period_interval": HOURLY},
-            )
+            market = quote(ticker, safe="")
+            try:
+                body = self.http.get_json(f"/series/{quote(series, safe='')}/markets/{market}/candlesticks", query)
+            except ApiError as error:
+                if error.status != 404:
+                    raise
+                # A market settled before the cutoff has moved to the historical tier.
+                body = self.http.get_json(f"/historical/markets/{market}/candlesticks", query)
             yield _normalised("price_history", body, day, "price_history", market_id=ticker,
                               period_interval=str(HOURLY))
 

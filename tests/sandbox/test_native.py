@@ -151,6 +151,13 @@ def test_kalshi_historical_cutoff_routes_old_markets_and_trades(app: SandboxApp)
     old = {m["ticker"] for m in ok(app, "/kalshi/historical/markets", limit="1000")["markets"]}
     assert old and not live & old
     assert get(app, f"/kalshi/markets/{next(iter(old))}")[0] == 404
+    settled = ok(app, "/kalshi/historical/markets", limit="1")["markets"][0]
+    series_of = {e["event_ticker"]: e["series_ticker"] for e in _walk(app, "/kalshi/events", "events", limit="200")}
+    live_path = f"/kalshi/series/{series_of[settled['event_ticker']]}/markets/{settled['ticker']}/candlesticks"
+    assert get(app, live_path, **_all_day(60))[0] == 404
+    history = ok(app, f"/kalshi/historical/markets/{settled['ticker']}/candlesticks", **_all_day(60))
+    assert history["ticker"] == settled["ticker"] and history["candlesticks"]
+    assert get(app, f"/kalshi/historical/markets/{next(iter(live))}/candlesticks", **_all_day(60))[0] == 404
     ticker = next(t for t in live if ok(app, "/kalshi/historical/trades", ticker=t)["trades"])
     new_trades = _walk(app, "/kalshi/markets/trades", "trades", ticker=ticker, limit="50")
     old_trades = _walk(app, "/kalshi/historical/trades", "trades", ticker=ticker, limit="50")
