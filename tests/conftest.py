@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 
 import httpx
 import pytest
 
 from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
+from pipeline.sources.factory import sandbox_app
 
 # A fixed world: tests never depend on today's date.
 WORLD = WorldConfig(seed=11, end=date(2026, 11, 21), days=7)
@@ -38,6 +40,22 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+@pytest.fixture
+def pipeline_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private data dir and budget, the in-process sandbox of the test world, fast retries."""
+    for name in ("PMW_API_URL", "PMW_API_KEY", "PMW_PLATFORMS", "PMW_SANDBOX_FAULTS", "DAGSTER_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PMW_SOURCE", "sandbox")
+    monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("PMW_SANDBOX_SEED", str(WORLD.seed))
+    monkeypatch.setenv("PMW_SANDBOX_END", WORLD.end_day.isoformat())
+    monkeypatch.setenv("PMW_RATE_LIMIT_DB", str(tmp_path / "budget.sqlite"))
+    monkeypatch.setenv("PMW_MAX_BACKOFF_S", "0.01")
+    sandbox_app.cache_clear()
+    yield tmp_path / "data"
+    sandbox_app.cache_clear()
 
 
 @pytest.fixture(scope="session")
