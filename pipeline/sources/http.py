@@ -314,10 +314,11 @@ class HttpLayer:
                     seen.add(identity)
                 yield item
             next_cursor = pagination.get("next_cursor")
-            if (stop is not None and stop(items)) or not pagination.get("has_more") or not next_cursor:
-                return
-            if not items:
+            more = bool(pagination.get("has_more")) and bool(next_cursor)
+            if more and not items:  # before `stop`, which would take an empty page for the end of the data
                 raise ApiError(f"GET {endpoint_of(path)}: has_more is true but the page is empty")
+            if not more or (stop is not None and stop(items)):
+                return
             if next_cursor in cursors_this_pass:
                 raise ApiError(f"GET {endpoint_of(path)}: the server returned a cursor it had already given; "
                                "paging would never end")
