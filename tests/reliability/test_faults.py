@@ -11,6 +11,7 @@ table: fault, runs, rows expected, rows landed, rejects, flagged, lost, duplicat
 
 from __future__ import annotations
 
+import random
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -57,6 +58,14 @@ def cut_mid_body(_request: Request, answer: Answer) -> Answer:
 
 def slow(_request: Request, answer: Answer) -> Answer:
     return Answer(answer.status, answer.body, answer.headers, delay_s=1.6)  # the client times out after 1 s
+
+
+def half_5xx(request: Request, answer: Answer) -> Answer:
+    """500 or 503 to half of the requests, chosen by request number."""
+    dice = random.Random(request.number)
+    if dice.random() < 0.5:
+        return Answer(dice.choice([500, 503]), b'{"error":"injected: unavailable"}', {"Retry-After": "0"})
+    return answer
 
 
 def storm(first: int, length: int) -> Fault:
@@ -182,6 +191,7 @@ class Case:
     excluded: int = 0  # records the API itself moved out of the partition (e.g. to another day)
     tampering: Tampering | None = None
     same_rows: bool = True  # the landed rows equal the fault-free rows (else only keys are compared)
+    source: str = "api"  # PMW_SOURCE: the unified API, or `direct` (the platforms' own APIs)
 
 
 def _tampered(name: str, table: str, changes: list[Callable[[dict[str, Any]], None]], **expect: Any) -> Case:
@@ -193,7 +203,7 @@ def _tampered(name: str, table: str, changes: list[Callable[[dict[str, Any]], No
 
 FAR_FUTURE = int((datetime.now(UTC) + timedelta(days=3_650)).timestamp())
 CASES = [
-    Case("5xx, half of all requests", sandbox="error_rate=0.5,seed=4", env={"PMW_MAX_ATTEMPTS": "14"},
+    Case("5xx, half of all requests (sandbox)", sandbox="error_rate=0.5,seed=4", env={"PMW_MAX_ATTEMPTS": "14"},
          retries_until_success=3),
     Case("429 storm longer than the retries", storm(first=3, length=40), env={"PMW_MAX_ATTEMPTS": "4"},
          fails_with="429"),
@@ -209,6 +219,17 @@ CASES = [
     Case("duplicated items, expired cursors", sandbox="duplicate_items=3,cursor_expiry_rate=0.2,seed=6"),
     Case("reordered items", chain(on_items("/trades", reordered), on_items("/markets", reordered))),
     Case("unknown fields", sandbox="unknown_fields=true"),
+    *(
+        Case(f"{name} (direct)", fault, env=env, fails_with=fails_with, source="direct")
+        for name, fault, env, fails_with in [
+            ("5xx, half of all requests", half_5xx, {"PMW_MAX_ATTEMPTS": "14"}, None),
+            ("429 storm longer than the retries", storm(first=3, length=40), {"PMW_MAX_ATTEMPTS": "4"}, "429"),
+            ("HTML page with status 200", every(4, html_page(200)), {}, None),
+            ("HTML page with status 502", every(4, html_page(502)), {}, None),
+            ("connection closed mid-body", every(5, cut_mid_body), {}, None),
+            ("slower than the timeout", every(7, slow), {"PMW_HTTP_TIMEOUT_S": "1"}, None),
+        ]
+    ),
     _tampered("nulls and missing required fields", "trades",
               [setter("price", None), deleter("size"), setter("market_id", None)], rejected=3),
     _tampered("NaN and values of the wrong type", "trades",
@@ -233,10 +254,12 @@ def summary(request: pytest.FixtureRequest) -> Iterator[list[dict[str, Any]]]:
         return
     columns = ["fault", "runs", "rows expected", "rows landed", "rejects", "flagged", "lost", "duplicated"]
     widths = [max(len(c), *(len(str(row[c])) for row in SUMMARY)) for c in columns]
-    reporter.write_line("")
-    reporter.write_line("Fault suite (" + PLATFORM + " " + DAY.isoformat() + ", every table):")
-    for line in [columns, *([str(row[c]) for c in columns] for row in SUMMARY)]:
-        reporter.write_line("  " + "  ".join(str(v).ljust(w) for v, w in zip(line, widths, strict=True)))
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled():  # teardown output is captured otherwise
+        reporter.write_line("")
+        reporter.write_line(f"Fault suite ({PLATFORM} {DAY}, every table; `(direct)`: PMW_SOURCE=direct):")
+        for line in [columns, *([str(row[c]) for c in columns] for row in SUMMARY)]:
+            reporter.write_line("  " + "  ".join(str(v).ljust(w) for v, w in zip(line, widths, strict=True)))
 
 
 def _landed(data_dir: Path) -> dict[str, pl.DataFrame]:
@@ -258,9 +281,10 @@ def _rejects(data_dir: Path) -> pl.DataFrame:
 def _run(
     monkeypatch: pytest.MonkeyPatch, server: HostileServer, data_dir: Path, case: Case
 ) -> dg.ExecuteInProcessResult:
-    monkeypatch.setenv("PMW_SOURCE", "api")
+    monkeypatch.setenv("PMW_SOURCE", case.source)
     monkeypatch.setenv("PMW_API_URL", server.url)
     monkeypatch.setenv("PMW_API_KEY", server.app.config.api_keys[0])
+    monkeypatch.setenv("PMW_DIRECT_URL", server.url)
     monkeypatch.setenv("PMW_RATE_LIMIT_PER_MIN", "1000000")
     monkeypatch.setenv("PMW_DATA_DIR", str(data_dir))
     for name in ("PMW_MAX_ATTEMPTS", "PMW_HTTP_TIMEOUT_S"):
@@ -282,21 +306,30 @@ def _failures(result: dg.ExecuteInProcessResult) -> str:
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The fault-free partition, landed once."""
-    data_dir = tmp_path_factory.mktemp("baseline")
-    with pytest.MonkeyPatch.context() as monkeypatch, HostileServer(SandboxApp(SandboxConfig(world=WORLD))) as server:
-        monkeypatch.setenv("PMW_RATE_LIMIT_DB", str(data_dir / "budget.sqlite"))
-        monkeypatch.setenv("PMW_MAX_BACKOFF_S", "0.01")
-        result = _run(monkeypatch, server, data_dir, Case("none"))
-        assert result.success, _failures(result)
-    yield data_dir
+def baselines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The fault-free partition of each source, landed once."""
+    landed = {}
+    for source in ("api", "direct"):
+        data_dir = tmp_path_factory.mktemp(f"baseline-{source}")
+        app = SandboxApp(SandboxConfig(world=WORLD))
+        with pytest.MonkeyPatch.context() as monkeypatch, HostileServer(app) as server:
+            monkeypatch.setenv("PMW_RATE_LIMIT_DB", str(data_dir / "budget.sqlite"))
+            monkeypatch.setenv("PMW_MAX_BACKOFF_S", "0.01")
+            result = _run(monkeypatch, server, data_dir, Case("none", source=source))
+            assert result.success, _failures(result)
+        landed[source] = data_dir
+    return landed
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_a_fault_lands_the_expected_rows_or_fails_cleanly(
-    case: Case, baseline: Path, summary: list[dict[str, Any]], pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
+    case: Case,
+    baselines: dict[str, Path],
+    summary: list[dict[str, Any]],
+    pipeline_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    baseline = baselines[case.source]
     expected = _landed(baseline)
     data_dir = pipeline_env
     app = SandboxApp(SandboxConfig(world=WORLD, faults=Faults.parse(case.sandbox)))
