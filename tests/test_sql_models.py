@@ -26,12 +26,10 @@ from pipeline.sql.build import Built, build, models_dir
 from pipeline.sql.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
 from pipeline.sql.run import select_models
 from pipeline.warehouse import connect_read_only
-from tests.pipeline import conftest as pipeline_fixtures
 from tests.pipeline.conftest import DAY, materialise
 from tests.test_lake import REPO_ROOT, trades_frame
 
 MARKET_DAILY = dg.AssetKey(["marts", "market_daily"])
-pipeline_env = pipeline_fixtures.pipeline_env  # a private data dir on the test sandbox, as in tests/pipeline
 
 
 def write_project(root: Path, files: dict[str, str]) -> Path:
