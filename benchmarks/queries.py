@@ -1,10 +1,12 @@
 """Queries: three analyst queries over the lake's Parquet, next to the same rows in a native DuckDB table.
 
 The lake holds synthetic but schema-valid trades (skewed across markets, as real volume is), written by
-``Lake.write_partition`` like any partition: one zstd file per (platform, day), sorted by market and time.
-The warehouse's ``raw.trades`` view is the one analysts use (``ensure_raw_views``: ``read_parquet`` over
-the lake's glob, hive partitioning), and the native table is ``CREATE TABLE ... AS SELECT * FROM
-raw.trades`` in the same DuckDB file. Runs alternate between the two, and the figure is the median.
+``Lake.write_partition`` like any partition: one file per (platform, day), sorted by market and time, with
+the lake's writer options (``pipeline.lake``: zstd, floats uncompressed, timestamps delta-encoded, row
+groups of ``ROW_GROUP_SIZE``). The warehouse's ``raw.trades`` view is the one analysts use
+(``ensure_raw_views``: ``read_parquet`` over the lake's glob, hive partitioning), and the native table is
+``CREATE TABLE ... AS SELECT * FROM raw.trades`` in the same DuckDB file. Runs alternate between the two,
+and the figure is the median.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ class Measured:
     """One query over one relation: the median wall time, and DuckDB's profile of one more run."""
 
     median_ms: float
-    bind_ms: float  # binding the query: for the view, reading every file's schema (union_by_name)
+    bind_ms: float  # binding the query: for the view, globbing the lake and reading the first file's schema
     scan_ms: float  # the table scan operator, summed over threads: reading and decoding the rows
 
 

@@ -49,10 +49,19 @@ import pyarrow.parquet as pq
 from pipeline.schema import MARKET_PLATFORMS, TABLES, UTC_TIMESTAMP, Table
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
+# Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
+# DuckDB table (benchmarks/queries.py; figures in benchmarks/README.md).
 # 122_880 rows is DuckDB's own row-group size: large enough for good compression and cheap footers,
-# small enough that min/max statistics let a reader skip most of a day's trades for one market.
+# small enough that min/max statistics let a reader skip most of a day's trades for one market (half or
+# twice that size was slower on full scans or on the one-market query respectively).
 ROW_GROUP_SIZE = 122_880
+# Every column is zstd-compressed (ARCHITECTURE.md's lake contract). Leaving the float columns uncompressed
+# made aggregate queries 10-20% faster for a 5% larger lake (benchmarks/README.md), not worth breaking it.
 COMPRESSION = "zstd"
+# Timestamps are stored delta-encoded, not dictionary-encoded: sorted by (key, time) their deltas pack into
+# a few bits, while a dictionary of near-distinct instants is as large as the column (a 700 KB dictionary
+# page per row group of a day's trades) and dominated the cost of reading it.
+TIMESTAMP_ENCODING = "DELTA_BINARY_PACKED"
 DATA_FILE = "data.parquet"
 REJECTS_FILE = "rejects.parquet"
 REJECTS_DIR = "_rejects"
@@ -351,7 +360,7 @@ def _write_frames(file: BinaryIO, frames: Iterable[pl.DataFrame], schema: pa.Sch
     """
     pending: list[pa.Table] = []
     pending_rows = rows = 0
-    with pq.ParquetWriter(file, schema, compression=COMPRESSION, write_statistics=True) as writer:
+    with pq.ParquetWriter(file, schema, write_statistics=True, **writer_options(schema)) as writer:
         for frame in frames:
             pending.append(frame.to_arrow())
             pending_rows += frame.height
@@ -364,6 +373,36 @@ def _write_frames(file: BinaryIO, frames: Iterable[pl.DataFrame], schema: pa.Sch
         if pending_rows:
             writer.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_SIZE)
     return rows
+
+
+def writer_options(schema: pa.Schema) -> dict[str, Any]:
+    """The per-column ParquetWriter options for a file of ``schema``: codec, dictionary and encoding.
+
+    pyarrow takes per-column options keyed by each leaf column's path in the Parquet schema (a struct's
+    fields, a list's elements), and a leaf missing from them gets pyarrow's default (no compression, no
+    dictionary), so every leaf is listed.
+    """
+    leaves = [leaf for field in schema for leaf in _leaf_columns(field.name, field.type)]
+    timestamps = [path for path, dtype in leaves if pa.types.is_timestamp(dtype)]
+    return {
+        "compression": dict.fromkeys((path for path, _ in leaves), COMPRESSION),
+        "use_dictionary": [path for path, _ in leaves if path not in timestamps],
+        "column_encoding": dict.fromkeys(timestamps, TIMESTAMP_ENCODING),
+    }
+
+
+def _leaf_columns(path: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
+    """(path, type) of the Parquet leaf columns of an Arrow column, named as pyarrow names them."""
+    if pa.types.is_struct(dtype):
+        for child in dtype.fields:
+            yield from _leaf_columns(f"{path}.{child.name}", child.type)
+    elif pa.types.is_map(dtype):
+        yield from _leaf_columns(f"{path}.key_value.key", dtype.key_type)
+        yield from _leaf_columns(f"{path}.key_value.value", dtype.item_type)
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_fixed_size_list(dtype):
+        yield from _leaf_columns(f"{path}.list.element", dtype.value_type)
+    else:
+        yield path, dtype
 
 
 class _Staging:

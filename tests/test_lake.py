@@ -11,11 +11,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.lake import ROW_GROUP_SIZE, Lake
+from pipeline.lake import ROW_GROUP_SIZE, Lake, _leaf_columns
 from pipeline.schema import TABLES, Platform
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +120,7 @@ def test_file_rows_are_sorted_by_the_sort_key(lake: Lake) -> None:
     assert stored.height == rows.height
 
 
-def test_files_are_zstd_with_row_groups_and_statistics(lake: Lake) -> None:
+def test_files_have_row_groups_statistics_and_the_measured_encodings(lake: Lake) -> None:
     rows = pl.concat([trades_frame("kalshi", DAY, 1_000)] * (2 * ROW_GROUP_SIZE // 1_000 + 2)).head(
         2 * ROW_GROUP_SIZE + 1_000
     )
@@ -129,13 +130,41 @@ def test_files_are_zstd_with_row_groups_and_statistics(lake: Lake) -> None:
         ROW_GROUP_SIZE,
         1_000,
     ]
-    chunks = [
-        metadata.row_group(g).column(c) for g in range(metadata.num_row_groups) for c in range(metadata.num_columns)
-    ]
-    assert {chunk.compression for chunk in chunks} == {"ZSTD"}
+    for group in map(metadata.row_group, range(metadata.num_row_groups)):
+        chunks = {chunk.path_in_schema: chunk for chunk in map(group.column, range(group.num_columns))}
+        # Every column is zstd; floats are dictionary-encoded.
+        assert {chunk.compression for chunk in chunks.values()} == {"ZSTD"}
+        assert chunks["price"].has_dictionary_page
+        # Timestamps are delta-encoded, without a dictionary; strings keep theirs.
+        for timestamp in ("timestamp", "_fetched_at"):
+            assert "DELTA_BINARY_PACKED" in chunks[timestamp].encodings
+            assert not chunks[timestamp].has_dictionary_page
+        assert chunks["market_id"].has_dictionary_page
+        assert chunks["user.name"].has_dictionary_page
+        assert all(chunk.statistics is not None for chunk in chunks.values())
+        assert all(chunks[path].statistics.has_min_max for path in ("market_id", "price", "size", "timestamp"))
     market_ids = metadata.row_group(0).column(metadata.schema.names.index("market_id")).statistics
-    assert market_ids.has_min_max
     assert market_ids.min == "m0"
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_every_leaf_column_of_every_table_gets_the_writer_options(lake: Lake, table: str) -> None:
+    # pyarrow gives a leaf column left out of the per-column options no compression and no dictionary:
+    # writer_options must name every leaf (struct fields, list elements) exactly as the file does.
+    metadata = pq.ParquetFile(lake.write_partition(table, "kalshi", DAY, sample_frame(table, "kalshi", DAY)).path)
+    group = metadata.metadata.row_group(0)
+    arrow = metadata.schema_arrow
+    timestamps = {path for path, dtype in _leaves(arrow) if pa.types.is_timestamp(dtype)}
+    assert [path for path, _ in _leaves(arrow)] == [group.column(i).path_in_schema for i in range(group.num_columns)]
+    for chunk in map(group.column, range(group.num_columns)):
+        path = chunk.path_in_schema
+        assert chunk.compression == "ZSTD", path
+        assert ("DELTA_BINARY_PACKED" in chunk.encodings) == (path in timestamps), path
+    assert timestamps  # every table has some
+
+
+def _leaves(schema: pa.Schema) -> list[tuple[str, pa.DataType]]:
+    return [leaf for field in schema for leaf in _leaf_columns(field.name, field.type)]
 
 
 def _drop_price(f: pl.DataFrame) -> pl.DataFrame:

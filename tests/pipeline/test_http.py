@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from pipeline.config import Secret
-from pipeline.sources.http import ApiError, HttpLayer, RequestBudget, endpoint_of
+from pipeline.sources.http import ApiError, HttpLayer, RequestBudget, RequestStats, SeenKeys, endpoint_of
 
 KEY = "sk-live-DO-NOT-LEAK-0042"
 
@@ -214,6 +214,11 @@ def test_endpoint_names_hide_ids() -> None:
     assert endpoint_of("/markets/KXBTCD-26NOV21-T90000/orderbook") == "/markets/{id}/orderbook"
     assert endpoint_of("/events/123") == "/events/{id}"
     assert endpoint_of("/trades") == "/trades"
+    assert endpoint_of("/markets/trades") == "/markets/trades"  # Kalshi's
+    assert endpoint_of("/series/KXBTCD/markets/KXBTCD-26NOV21-T90000/candlesticks") == (
+        "/series/{id}/markets/{id}/candlesticks"
+    )
+    assert endpoint_of("/historical/markets/KX-1/candlesticks") == "/historical/markets/{id}/candlesticks"
 
 
 def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
@@ -241,3 +246,21 @@ def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
 def test_budget_refuses_nonsense(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least 1 request"):
         RequestBudget("x", 0, tmp_path / "b.sqlite")
+
+
+def test_seen_keys_keep_the_first_of_each_identity_across_pages_and_runs() -> None:
+    stats = RequestStats()
+    seen = SeenKeys(stats)
+    kept = [seen.new([f"t{i}" for i in range(start, start + 100)]) for start in range(0, 5000, 100)]
+    assert all(all(k) for k in kept)
+    again = seen.new(["t0", "t4999", "t2500", "new", "new", None, None])
+    assert again == [False, False, False, True, False, True, True]
+    assert stats.duplicates_dropped == 4
+
+
+def test_seen_keys_compare_other_identities_like_python() -> None:
+    stats = RequestStats()
+    seen = SeenKeys(stats)
+    assert seen.new(["a", 1, None, 1.0, True, "1", "a"]) == [True, True, True, False, False, True, False]
+    assert seen.new(["a", "b"]) == [False, True]
+    assert stats.duplicates_dropped == 4
