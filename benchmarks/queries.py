@@ -64,7 +64,8 @@ def analyst_queries(sizes: Sizes) -> dict[str, str]:
         "hourly candles of one market": f"""
             SELECT time_bucket(INTERVAL 1 HOUR, timestamp) AS hour, arg_min(price, timestamp) AS open,
                    max(price) AS high, min(price) AS low, arg_max(price, timestamp) AS close, sum(size) AS volume
-            FROM {{trades}} WHERE market_id = '{_market_prefix(PLATFORMS[0])}0' GROUP BY hour ORDER BY hour""",
+            FROM {{trades}} WHERE platform = '{PLATFORMS[0]}' AND market_id = '{_market_prefix(PLATFORMS[0])}0'
+            GROUP BY hour ORDER BY hour""",  # one market is (platform, market_id): ids are unique per platform
     }
 
 
