@@ -1,9 +1,15 @@
 """Security: the API key leaks nowhere, API identifiers never become paths or SQL, the sandbox stays on
 loopback, TLS certificates are verified.
 
-Each test fails when its guard is removed (HttpLayer.redact, the identifier validation of pipeline.lake,
-the quoting of pipeline.warehouse, the sandbox's default host, httpx's certificate verification): the
-report of issue 7 records each removal and the failure it caused.
+Each test fails when its guard is removed (HttpLayer.redact, Secret's masked repr, the table and platform
+validation and the inside-the-root check of pipeline.lake, the escaping of SQL string literals in
+pipeline.warehouse, the sandbox's default host, httpx's certificate verification): the closing note of
+issue 7 records each removal and the failure it caused.
+
+API values never enter SQL as text: they land in Parquet and are compared through bound parameters. The
+only SQL identifiers are the schema module's names and SQL model names checked against
+`[a-z_][a-z0-9_]*` (pipeline.sql.project), so quoting identifiers is defence in depth that no input from
+the API can reach, and no test here fails without it.
 """
 
 from __future__ import annotations
