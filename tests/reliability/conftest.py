@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pyarrow.parquet as pq
+import pytest
 
 from pipeline.lake import DATA_FILE, REJECTS_DIR, REJECTS_FILE, Lake
 from pipeline.sandbox import SandboxApp, SandboxConfig
@@ -208,3 +209,19 @@ def copy_lake(source: Path, target: Path) -> None:
     """A copy of a data dir's lake and warehouse, without its catalogue cache (so a run re-lists it)."""
     shutil.copytree(source / "lake", target / "lake")
     shutil.copy2(source / "warehouse.duckdb", target / "warehouse.duckdb")
+
+
+def print_table(config: pytest.Config, title: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A table of a test's findings on pytest's terminal, past its output capture, so that CI's log shows it
+    even when every test passes."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
+        return
+    lines = [list(columns), *([str(v) for v in row] for row in rows)]
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(columns))]
+    with capture.global_and_fixture_disabled():
+        reporter.write_line("")
+        reporter.write_line(title)
+        for line in lines:
+            reporter.write_line("  " + "  ".join(str(v).ljust(w) for v, w in zip(line, widths, strict=True)).rstrip())

@@ -33,6 +33,7 @@ from tests.reliability.conftest import (
     backfill_process,
     copy_lake,
     lake_rows,
+    print_table,
     run_backfill,
     serve,
 )
@@ -99,7 +100,7 @@ def _killed_run(served: Served, data_dir: Path, point: int, expected: str) -> st
 
 
 def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_converge(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pytestconfig: pytest.Config
 ) -> None:
     """Rounds of four kills then a rerun: each run of a round starts from the previous one's leftovers and is
     killed later than it, then an uninterrupted rerun must land exactly what the reference run landed."""
@@ -136,16 +137,18 @@ def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_conv
             for key, frame in converged.items():
                 assert_frame_equal(frame, reference[key])
 
-    _print_table(len(work), reports)
+    _print_table(pytestconfig, len(work), reports)
     assert len({r.point for r in reports}) >= 20
     assert len({r.request for r in reports}) >= 20, "kill points must be distinct pieces of the work"
     assert any(r.leftovers for r in reports), "some kills must fall in the middle of a partition's write"
     assert SECRET not in out + err
 
 
-def _print_table(requests: int, reports: list[KillReport]) -> None:
-    print(f"\nkill points (of {requests} requests in an uninterrupted run):")
-    print(f"{'request':>7}  {'start':<8}  {'killed while awaiting':<58}  {'tmp':>3}  landed by the killed run")
-    for r in reports:
-        changed = ", ".join(p.replace("platform=", "").replace("/date=2026-11-21", "") for p in r.changed) or "-"
-        print(f"{r.point:>7}  {r.start:<8}  {r.request[:58]:<58}  {r.leftovers:>3}  {changed}")
+def _print_table(config: pytest.Config, requests: int, reports: list[KillReport]) -> None:
+    rows = [
+        [r.point, r.start, r.request[:58], r.leftovers,
+         ", ".join(p.replace("platform=", "").replace("/date=2026-11-21", "") for p in r.changed) or "-"]
+        for r in reports
+    ]
+    columns = ["request", "start", "killed while awaiting", "tmp", "landed by the killed run"]
+    print_table(config, f"Crash test: kill points (of {requests} requests in an uninterrupted run):", columns, rows)

@@ -29,6 +29,7 @@ from pipeline.sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
 from pipeline.schema import TABLES
 from pipeline.sources.unified import is_live_on
 from tests.pipeline.conftest import DAY, materialise
+from tests.reliability.conftest import print_table
 from tests.reliability.hostile import Answer, Fault, HostileServer, Request, no_fault
 
 PLATFORM = "polymarket"
@@ -249,17 +250,11 @@ CASES = [
 @pytest.fixture(scope="module")
 def summary(request: pytest.FixtureRequest) -> Iterator[list[dict[str, Any]]]:
     yield SUMMARY
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None or not SUMMARY:
+    if not SUMMARY:
         return
     columns = ["fault", "runs", "rows expected", "rows landed", "rejects", "flagged", "lost", "duplicated"]
-    widths = [max(len(c), *(len(str(row[c])) for row in SUMMARY)) for c in columns]
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    with capture.global_and_fixture_disabled():  # teardown output is captured otherwise
-        reporter.write_line("")
-        reporter.write_line(f"Fault suite ({PLATFORM} {DAY}, every table; `(direct)`: PMW_SOURCE=direct):")
-        for line in [columns, *([str(row[c]) for c in columns] for row in SUMMARY)]:
-            reporter.write_line("  " + "  ".join(str(v).ljust(w) for v, w in zip(line, widths, strict=True)))
+    print_table(request.config, f"Fault suite ({PLATFORM} {DAY}, every table; `(direct)`: PMW_SOURCE=direct):",
+                columns, [[row[c] for c in columns] for row in SUMMARY])
 
 
 def _landed(data_dir: Path) -> dict[str, pl.DataFrame]:
