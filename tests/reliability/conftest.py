@@ -219,9 +219,9 @@ def print_table(config: pytest.Config, title: str, columns: Sequence[str], rows:
     if reporter is None or capture is None:
         return
     lines = [list(columns), *([str(v) for v in row] for row in rows)]
-    widths = [max(len(str(line[i])) for line in lines) for i in range(len(columns))]
+    widths = [max(map(len, column)) for column in zip(*lines, strict=True)]
     with capture.global_and_fixture_disabled():
         reporter.write_line("")
         reporter.write_line(title)
         for line in lines:
-            reporter.write_line("  " + "  ".join(str(v).ljust(w) for v, w in zip(line, widths, strict=True)).rstrip())
+            reporter.write_line("  " + "  ".join(v.ljust(w) for v, w in zip(line, widths, strict=True)).rstrip())
