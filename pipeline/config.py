@@ -15,6 +15,13 @@ from pipeline.schema import MARKET_PLATFORMS, Platform, Source
 DIRECT_SANDBOX = "sandbox"
 
 
+class PriceLabel(StrEnum):
+    """What the time of a unified-API price point stands for; the spec does not say (PMW_PRICE_POINT_LABEL)."""
+
+    PERIOD_START = "period_start"
+    PERIOD_END = "period_end"
+
+
 class ConfigError(ValueError):
     """A setting with a value the pipeline cannot use; the message names the variable and the value."""
 
@@ -48,6 +55,8 @@ class Settings:
     sandbox_seed: int = 7
     sandbox_end: date | None = None  # None: yesterday (UTC)
     sandbox_faults: str = ""  # fault switches of the in-process sandbox, as `pmw sandbox --faults`
+    sandbox_readings: str = ""  # the in-process sandbox's readings of the spec, as `pmw sandbox --readings`
+    price_point_label: PriceLabel | None = None  # None: period start, or the in-process sandbox's reading
     rate_limit_db: Path = field(default_factory=lambda: _default_state_dir() / "rate-limit.sqlite")
     catalogue_ttl_s: float = 3600.0
     http_timeout_s: float = 30.0
@@ -98,6 +107,8 @@ class Settings:
             sandbox_seed=_integer(env, "PMW_SANDBOX_SEED", defaults.sandbox_seed, minimum=0),
             sandbox_end=_day(env, "PMW_SANDBOX_END"),
             sandbox_faults=env.get("PMW_SANDBOX_FAULTS", ""),
+            sandbox_readings=env.get("PMW_SANDBOX_READINGS", ""),
+            price_point_label=_price_label(env),
             rate_limit_db=Path(env.get("PMW_RATE_LIMIT_DB") or defaults.rate_limit_db),
             catalogue_ttl_s=float(_integer(env, "PMW_CATALOGUE_TTL_S", int(defaults.catalogue_ttl_s), minimum=0)),
             http_timeout_s=float(_integer(env, "PMW_HTTP_TIMEOUT_S", int(defaults.http_timeout_s))),
@@ -115,6 +126,17 @@ def _source(env: Mapping[str, str]) -> Source:
     except ValueError:
         allowed = ", ".join(member.value for member in Source)
         raise ConfigError(f"PMW_SOURCE must be one of {allowed}, got {raw!r}") from None
+
+
+def _price_label(env: Mapping[str, str]) -> PriceLabel | None:
+    raw = env.get("PMW_PRICE_POINT_LABEL")
+    if not raw:
+        return None
+    try:
+        return PriceLabel(raw)
+    except ValueError:
+        allowed = ", ".join(member.value for member in PriceLabel)
+        raise ConfigError(f"PMW_PRICE_POINT_LABEL must be one of {allowed}, got {raw!r}") from None
 
 
 def _integer(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:

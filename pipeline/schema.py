@@ -203,6 +203,8 @@ class Table:
     # key, because the best order is a reading choice (trades: market, time, then id as a tie-break).
     sort_key: tuple[str, ...]
     wire_only: tuple[Field, ...] = field(default=())
+    # Columns the pipeline adds beyond the resource's fields, the partition and the lineage.
+    added: tuple[Column, ...] = field(default=())
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.sort_key if c not in self.column_names]
@@ -214,7 +216,7 @@ class Table:
         documented = [Column(f.name, f.polars_dtype, f.required, f.enum, f.doc, f) for f in self.fields]
         documented_names = {c.name for c in documented}
         extra = [c for c in PARTITION_AND_LINEAGE_COLUMNS if c.name not in documented_names]
-        return (*documented, *extra)
+        return (*documented, *extra, *self.added)
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -258,6 +260,14 @@ PARTITION_AND_LINEAGE_COLUMNS: tuple[Column, ...] = (
     Column("date", pl.Date(), True, None, "partition: the UTC day"),
     Column("_source", pl.String(), True, tuple(Source), "lineage: sandbox, api or direct"),
     Column("_fetched_at", UTC_TIMESTAMP, True, None, "lineage: when the record was fetched (UTC)"),
+)
+
+# Rows of trades and price history belong to the market the pipeline asked for, whatever id the server put on
+# them (the unified id, the platform's id, or none): `market_id` is always the partition's market id, and what
+# the server said is kept here when it differed.
+SERVED_MARKET_ID = Column(
+    "_served_market_id", pl.String(), False, None,
+    "lineage: the market id the server put on the row, when it differed from `market_id` (the market asked for)",
 )
 
 _PLATFORM = _str("platform", required=True, enum=tuple(MARKET_PLATFORMS), doc="platform identifier")
@@ -373,6 +383,7 @@ TRADES = Table(
     primary_key=("platform", "date", "market_id", "trade_id"),
     time_column="timestamp",
     sort_key=("market_id", "timestamp", "trade_id"),
+    added=(SERVED_MARKET_ID,),
     fields=(
         _str("trade_id", required=True),
         _str("market_id", required=True),
@@ -396,6 +407,7 @@ PRICE_HISTORY = Table(
     primary_key=("platform", "date", "market_id", "outcome_id", "timestamp"),
     time_column="timestamp",
     sort_key=("market_id", "outcome_id", "timestamp"),
+    added=(SERVED_MARKET_ID,),
     fields=(
         _unix("timestamp", required=True),
         Field("price", kind="struct", children=OHLC, required=True),

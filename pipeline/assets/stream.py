@@ -1,14 +1,16 @@
 """Landing a stream of raw records too long to hold in memory (a busy day's trades) as one lake partition.
 
-Records arrive normalised a chunk at a time and the day's rows go to the lake's batch writer in
-the file's order (market, then time, then id), so memory holds a chunk of records and a bounded part of
-one market, never the partition.
+Records arrive normalised a chunk at a time and the day's rows go to the lake's batch writer in the file's
+order (market, then time, then id), so memory holds a chunk of records and a bounded part of the markets
+still arriving, never the partition.
 
-The order comes from the source: it reads one market after another in id order, so a market's rows are
-complete as soon as the next market's rows show up. Within a market, trades come newest first, so its rows
-are held until the market is complete and then sorted; a market with more than ``HELD_ROWS`` rows is set
-aside on disk in sorted runs instead, which, having come newest first, are in file order read back last
-first (see :class:`_Market`).
+Arrival order does not matter: rows of any market may come in any order and interleaved with other markets'
+(a price-history answer for 10 markets may be ordered by time). Rows are held per market until the source
+says the market is complete (a `MarketsDone` item in the stream: every market whose id sorts at or before
+it has delivered all its rows), and then go out in id order. Sources ask for markets in id order, so markets
+complete in that order and go out as soon as their request is answered; a stream without such items is
+landed all the same, its markets going out at its end. While they wait, markets are held in memory up to
+``HELD_ROWS`` rows in all; beyond that the largest is set aside on disk in sorted runs (see :class:`_Market`).
 
 Checks see every row: the row checks run on each batch and are added up; the unique key, whose duplicates
 may lie far apart in a large market, is checked on an 8-byte hash of every row's key, and only the rows
@@ -33,10 +35,12 @@ from pipeline.checks import CHECKS, PREVIEW_ROWS, Check, CheckOutcome, Partition
 from pipeline.lake import PARTITION_COLUMNS, REJECTS_SCHEMA, Lake, PartitionWrite, sort_position
 from pipeline.normalize.frames import Normalised
 from pipeline.schema import TABLES, Table
+from pipeline.sources.partition import MarketsDone
 
 BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
 HELD_ROWS = 100_000  # rows of one market kept in memory; beyond, they wait on disk in sorted runs
-MARKET = "market_id"  # the column the stream arrives grouped by, first in the sort key of streamed tables
+MARKET = "market_id"  # the first column of the sort key of streamed tables
+TIME_ORDER = "timestamp"  # the column pages of a market come ordered by
 UNIQUE_KEY_CHECK = "unique_key"
 GC_THRESHOLDS = (100_000, 10, 10)  # Python's are (700, 10, 10): see cyclic_gc_per_chunk
 
@@ -55,24 +59,25 @@ def land_stream(
     table: str,
     platform: str,
     day: date,
-    chunks: Iterable[Normalised],
+    stream: Iterable[Normalised | MarketsDone],
     *,
     market_ids: frozenset[str],
 ) -> StreamLanding:
-    """Check and write normalised chunks as the (table, platform, day) partition, a market at a time.
+    """Check and write a stream of normalised chunks as the (table, platform, day) partition.
 
-    The chunks' rows must come market by market in id order (the order the sources ask for them); rows
-    outside the day are dropped (trades of later days come along on a market's first page). A stream out
-    of market order raises ValueError and leaves the previous partition intact.
+    Rows may arrive in any order; `MarketsDone` items let complete markets go out early (see the module's
+    docstring). Rows outside the day are dropped (trades of later days come along on a market's first page).
+    Rows of a market the stream already declared complete are a broken promise of the source: ValueError,
+    and the previous partition stays intact.
     """
     spec = TABLES[table]
     if spec.sort_key[0] != MARKET:
         raise ValueError(f"table {table} is not sorted by {MARKET} first: it cannot be landed as a stream")
     tally = _Tally(spec, PartitionContext(platform, day, market_ids))
     rejects: list[pl.DataFrame] = [pl.DataFrame(schema=REJECTS_SCHEMA)]
-    with cyclic_gc_per_chunk():
-        rows = _day_rows(spec, chunks, day, rejects)
-        batches = tally.watch(_sliced(_in_file_order(spec, rows, spill_dir=lake.root)))
+    with cyclic_gc_per_chunk(), _SpillFile(lake.root) as spill:
+        items = _day_rows(spec, stream, day, rejects)
+        batches = tally.watch(_sliced(_in_file_order(spec, items, spill)))
         written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects))
         outcomes = tally.outcomes(lake.read_partition_batches(table, platform, day))
     return StreamLanding(written, outcomes, tally.head)
@@ -101,45 +106,73 @@ def cyclic_gc_per_chunk() -> Iterator[None]:
 
 
 def _day_rows(
-    spec: Table, chunks: Iterable[Normalised], day: date, rejects: list[pl.DataFrame]
-) -> Iterator[pl.DataFrame]:
-    """The day's rows, a normalised chunk at a time, in arrival order; each chunk's rejects go to ``rejects``."""
+    spec: Table, stream: Iterable[Normalised | MarketsDone], day: date, rejects: list[pl.DataFrame]
+) -> Iterator[pl.DataFrame | MarketsDone]:
+    """The day's rows, a normalised chunk at a time, in arrival order, and the stream's `MarketsDone` items;
+    each chunk's rejects go to ``rejects``."""
     start = datetime.combine(day, datetime.min.time(), UTC)
     inside_day = pl.col(str(spec.time_column)).is_between(start, start + timedelta(days=1), closed="left")
-    for done in chunks:
+    for item in stream:
+        if isinstance(item, MarketsDone):
+            yield item
+            continue
         gc.collect()  # the pages that requests' cyclic garbage still holds (see cyclic_gc_per_chunk)
-        rejects.append(done.rejects)
-        yield done.rows.filter(inside_day)
+        rejects.append(item.rejects)
+        yield item.rows.filter(inside_day)
 
 
-def _in_file_order(spec: Table, chunks: Iterable[pl.DataFrame], spill_dir: Path) -> Iterator[pl.DataFrame]:
-    """Batches in the file's order: the markets of a chunk as soon as they are complete, each sorted."""
-    market: _Market | None = None
-    for chunk in chunks:
-        if chunk.is_empty():
-            continue
-        ids = chunk[MARKET]
-        if not ids.is_sorted() or (market is not None and ids[0] < market.id):
-            raise ValueError(
-                f"rows of market {ids[0]!r} arrived out of order (after {market.id if market else ids[0]!r}): "
-                "a stream must come market by market in id order"
-            )
-        continuing = int(ids.search_sorted(market.id, side="right")) if market is not None else 0
-        if market is not None and continuing:
-            market.add(chunk.head(continuing))
-        rest = chunk.slice(continuing)
-        if rest.is_empty():
-            continue
-        if market is not None:
-            yield from market.in_file_order()
-        last = rest[MARKET][-1]
-        whole = int(rest[MARKET].search_sorted(last, side="left"))  # the markets before the last are complete
-        if whole:
-            yield rest.head(whole).sort(spec.sort_key, nulls_last=True)
-        market = _Market(spec, last, spill_dir)
-        market.add(rest.slice(whole))
-    if market is not None:
-        yield from market.in_file_order()
+def _in_file_order(
+    spec: Table, items: Iterable[pl.DataFrame | MarketsDone], spill: _SpillFile
+) -> Iterator[pl.DataFrame]:
+    """Batches in the file's order: each market sorted, as soon as it and every market before it is complete."""
+    waiting = _Waiting(spec, spill)
+    for item in items:
+        if isinstance(item, MarketsDone):
+            yield from waiting.complete_through(item.through)
+        else:
+            waiting.add(item)
+    yield from waiting.complete_through(None)
+
+
+class _Waiting:
+    """The markets whose rows are arriving, held until complete, within a memory budget of HELD_ROWS rows."""
+
+    def __init__(self, spec: Table, spill: _SpillFile) -> None:
+        self.spec, self.spill = spec, spill
+        self.markets: dict[str, _Market] = {}
+        self.done: str | None = None  # every market whose id sorts at or before this one is complete
+
+    def add(self, rows: pl.DataFrame) -> None:
+        if rows.is_empty():
+            return
+        for (market_id,), part in rows.partition_by(MARKET, as_dict=True, maintain_order=True).items():
+            if self.done is not None and market_id <= self.done:
+                raise ValueError(
+                    f"rows of market {market_id!r} arrived after the stream said every market up to "
+                    f"{self.done!r} was complete"
+                )
+            market = self.markets.get(market_id)
+            if market is None:
+                market = self.markets[market_id] = _Market(self.spec, market_id, self.spill)
+            market.add(part)
+        self._within_budget()
+
+    def complete_through(self, through: str | None) -> Iterator[pl.DataFrame]:
+        """The markets up to ``through`` (all of them, for None), in id order, each in file order."""
+        for market_id in sorted(m for m in self.markets if through is None or m <= through):
+            yield from self.markets.pop(market_id).in_file_order()
+        if through is not None and (self.done is None or through > self.done):
+            self.done = through
+
+    def _within_budget(self) -> None:
+        """Set the markets holding the most rows aside on disk until the held rows fit HELD_ROWS."""
+        held = sum(m.held_rows for m in self.markets.values())
+        while held > HELD_ROWS:
+            largest = max(self.markets.values(), key=lambda m: m.held_rows)
+            released = largest.set_aside()
+            if not released:  # the rows left all share one second: they wait for the next rows
+                return
+            held -= released
 
 
 def _sliced(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
@@ -152,84 +185,115 @@ def _sliced(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
 class _Market:
     """The rows of one market as they arrive, handed back in the file's order once the market is complete.
 
-    Up to HELD_ROWS rows are held in memory and sorted at the end. A market that grows past that is set
-    aside on disk instead, piece by piece as its rows arrive, each piece sorted into a run, except the rows
-    of its oldest second, which wait for the next piece (it may hold more trades of that second, which
-    sort by id among them). Trades come newest first, so each run sorts wholly before the one before it,
-    and reading the runs back last first, one at a time, gives the market in file order while memory holds
-    a piece. A source that does not page newest first still lands right: its runs are then read back and
-    sorted together in memory.
+    Rows are held in memory until the budget of :class:`_Waiting` runs out; then they are set aside on disk
+    as a sorted run, except the rows of the second at the run's edge that the next rows may share (they sort
+    by id among them), which wait for the next run. Pages come in time order, newest first or oldest first
+    (which one, the rows already held say), so each run sorts wholly before (or after) the one before it, and
+    reading the runs back in key order, one at a time, gives the market in file order while memory holds a
+    run. Rows in no time order still land right: the runs are then read back and sorted together in memory.
     """
 
-    def __init__(self, spec: Table, market_id: str, spill_dir: Path) -> None:
-        self.spec, self.id, self.spill_dir = spec, market_id, spill_dir
-        self.held: list[pl.DataFrame] = []  # before any run: the rows so far; after: the oldest second's
+    def __init__(self, spec: Table, market_id: str, spill: _SpillFile) -> None:
+        self.spec, self.id = spec, market_id
+        self.held: list[pl.DataFrame] = []  # before any run: the rows so far; after: those since, and the edge's
         self.held_rows = 0
-        self.runs: _Runs | None = None  # set aside on disk once the market outgrows HELD_ROWS
+        self.runs = _Runs(spec, spill)
 
     def add(self, rows: pl.DataFrame) -> None:
         self.held.append(rows)
         self.held_rows += rows.height
-        if self.runs is None and self.held_rows <= HELD_ROWS:
-            return
-        if self.runs is None:
-            self.runs = _Runs(self.spec, self.spill_dir)
-        pieces, self.held = self.held, []
-        for piece in pieces:
-            self._set_aside(piece)
+
+    def set_aside(self) -> int:
+        """Write the held rows as a run, but for the edge second's; return how many rows left memory."""
+        if self.runs.direction == 0:
+            self.runs.direction = _arrival_direction(self.held)
+        rows = pl.concat(self.held).sort(self.spec.sort_key, nulls_last=True)
+        edge = _leading_ties(self.spec, rows) if self.runs.direction < 0 else _trailing_ties(self.spec, rows)
+        if edge == rows.height:
+            return 0
+        kept, run = (rows.head(edge), rows.slice(edge)) if self.runs.direction < 0 else (
+            rows.tail(edge), rows.head(rows.height - edge))
+        self.held, self.held_rows = [_compacted(kept)], edge
+        self.runs.append(run)
+        return run.height
 
     def in_file_order(self) -> Iterator[pl.DataFrame]:
         rest = pl.concat(self.held).sort(self.spec.sort_key, nulls_last=True)
-        if self.runs is None:
+        self.held = []
+        if not self.runs.spans:
             yield rest
-            return
-        with self.runs:
-            if self.runs.newest_first and (rest.is_empty() or sort_position(self.spec, rest, -1) < self.runs.first):
-                yield rest
-                yield from self.runs.last_first()
-            else:
-                yield pl.concat([rest, *self.runs.last_first()]).sort(self.spec.sort_key, nulls_last=True)
-
-    def _set_aside(self, piece: pl.DataFrame) -> None:
-        assert self.runs is not None
-        rows = pl.concat([*self.held, piece]).sort(self.spec.sort_key, nulls_last=True)
-        oldest_second = _leading_ties(self.spec, rows)
-        self.held = [_compacted(rows.head(oldest_second))]
-        self.held_rows = oldest_second
-        self.runs.append(rows.slice(oldest_second))
+        elif self.runs.in_order and self.runs.direction < 0 and (
+                rest.is_empty() or sort_position(self.spec, rest, -1) < self.runs.lowest):
+            yield rest
+            yield from self.runs.in_key_order()
+        elif self.runs.in_order and self.runs.direction > 0 and (
+                rest.is_empty() or sort_position(self.spec, rest, 0) > self.runs.highest):
+            yield from self.runs.in_key_order()
+            yield rest
+        else:
+            yield pl.concat([rest, *self.runs.in_key_order()]).sort(self.spec.sort_key, nulls_last=True)
 
 
-class _Runs:
-    """Sorted runs of one market in an anonymous temporary file (gone once closed, or if the process dies),
-    next to the lake so that they take disk, not the memory a tmpfs /tmp would."""
+def _arrival_direction(pieces: list[pl.DataFrame]) -> int:
+    """-1 if the rows came newest first (the first piece's first row is later than the last's last), else 1."""
+    time = pl.col(TIME_ORDER)
+    first, last = pieces[0].select(time.first()).item(), pieces[-1].select(time.last()).item()
+    return -1 if first is None or last is None or first >= last else 1
 
-    def __init__(self, spec: Table, directory: Path) -> None:
-        self.spec = spec
-        self.file: IO[bytes] = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (closed on exit)
-        self.spans: list[tuple[int, int]] = []  # where each run's IPC stream lies in the file
-        self.first: tuple[Any, ...] = ()  # the smallest key of the last run
-        self.newest_first = True  # every run so far sorts wholly before the one before it
 
-    def __enter__(self) -> _Runs:
+class _SpillFile:
+    """One anonymous temporary file for the runs of every market of a stream (gone once closed, or if the
+    process dies), next to the lake so that runs take disk, not the memory a tmpfs /tmp would; opened only
+    if a run is written."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.file: IO[bytes] | None = None
+
+    def __enter__(self) -> _SpillFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.file.close()
+        if self.file is not None:
+            self.file.close()
+
+    def write(self, run: pl.DataFrame) -> tuple[int, int]:
+        if self.file is None:
+            self.file = tempfile.TemporaryFile(dir=self.directory)  # noqa: SIM115 (closed on exit)
+        start = self.file.seek(0, io.SEEK_END)
+        run.write_ipc_stream(self.file, compression="uncompressed")  # 2x faster than lz4, and read back soon
+        return start, self.file.tell() - start
+
+    def read(self, span: tuple[int, int]) -> pl.DataFrame:
+        assert self.file is not None
+        self.file.seek(span[0])
+        return pl.read_ipc_stream(io.BytesIO(self.file.read(span[1])))
+
+
+class _Runs:
+    """One market's sorted runs in the spill file, and whether each sorts wholly beyond the one before it."""
+
+    def __init__(self, spec: Table, spill: _SpillFile) -> None:
+        self.spec, self.spill = spec, spill
+        self.spans: list[tuple[int, int]] = []  # where each run lies in the file, in the order written
+        self.direction = 0  # -1: each run sorts before the one before it (newest first); 1: after; 0: not known
+        self.in_order = True  # every run so far sorts wholly beyond the one before it, in `direction`
+        self.lowest: tuple[Any, ...] = ()  # the smallest key of the runs, if in order
+        self.highest: tuple[Any, ...] = ()  # the largest
 
     def append(self, run: pl.DataFrame) -> None:
-        if run.is_empty():
-            return
-        if self.spans and not sort_position(self.spec, run, -1) < self.first:
-            self.newest_first = False
-        self.first = sort_position(self.spec, run, 0)
-        start = self.file.tell()
-        run.write_ipc_stream(self.file, compression="uncompressed")  # 2x faster than lz4, and read back soon
-        self.spans.append((start, self.file.tell() - start))
+        low, high = sort_position(self.spec, run, 0), sort_position(self.spec, run, -1)
+        if self.spans:
+            beyond = high < self.lowest if self.direction < 0 else low > self.highest
+            self.in_order = self.in_order and beyond
+            self.lowest, self.highest = min(low, self.lowest), max(high, self.highest)
+        else:
+            self.lowest, self.highest = low, high
+        self.spans.append(self.spill.write(run))
 
-    def last_first(self) -> Iterator[pl.DataFrame]:
-        for start, length in reversed(self.spans):
-            self.file.seek(start)
-            yield pl.read_ipc_stream(io.BytesIO(self.file.read(length)))
+    def in_key_order(self) -> Iterator[pl.DataFrame]:
+        for span in reversed(self.spans) if self.direction < 0 else self.spans:
+            yield self.spill.read(span)
 
 
 def _compacted(rows: pl.DataFrame) -> pl.DataFrame:
@@ -244,9 +308,18 @@ def _compacted(rows: pl.DataFrame) -> pl.DataFrame:
 
 def _leading_ties(spec: Table, rows: pl.DataFrame) -> int:
     """How many rows of a sorted frame share the first row's sort key but for its last, tie-breaking column."""
+    return _ties(spec, rows, 0)
+
+
+def _trailing_ties(spec: Table, rows: pl.DataFrame) -> int:
+    """How many rows of a sorted frame share the last row's sort key but for its last, tie-breaking column."""
+    return _ties(spec, rows, -1)
+
+
+def _ties(spec: Table, rows: pl.DataFrame, index: int) -> int:
     prefix = spec.sort_key[:-1]
-    first = rows.select(prefix).row(0, named=True)
-    return int(rows.select(pl.all_horizontal(pl.col(c).eq_missing(first[c]) for c in prefix).sum()).item())
+    edge = rows.select(prefix).row(index, named=True)
+    return int(rows.select(pl.all_horizontal(pl.col(c).eq_missing(edge[c]) for c in prefix).sum()).item())
 
 
 class _Tally:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from itertools import islice
 from typing import Any
 
 from pipeline.lake import REJECTS_SCHEMA
 from pipeline.normalize.frames import Normalised, build, rejects_frame, rows, utc, value_reason
-from pipeline.schema import TABLES, Table
+from pipeline.schema import TABLES, Field, Table
 
 __all__ = ["REJECTS_SCHEMA", "Normalised", "normalise", "normalised_chunks"]
 
@@ -30,8 +31,12 @@ def normalise(
     day: dt.date,
     source: str,
     fetched_at: dt.datetime,
+    attributed: bool = False,
 ) -> Normalised:
     """Turn records of the unified API into rows of `table`; every record becomes a row or a reject.
+
+    `attributed`: the caller attributes the rows to the markets it asked for (`pipeline.sources.attribution`),
+    so a record's own market id is optional and is kept, as sent, in `market_id` for the caller to judge.
 
     Rows keep their own `platform` (a documented field); the partition's `platform`, like `day`, `source`
     and `fetched_at`, fills only the partition and lineage columns that the records do not document, so a
@@ -40,8 +45,9 @@ def normalise(
     """
     spec = _table(table)
     fetched_at = utc(fetched_at)
-    kept, frame, rejected = build(spec.fields, records)
-    reasons = frame.select(value_reason(spec.fields)).to_series()
+    fields = _market_id_optional(spec.fields) if attributed else spec.fields
+    kept, frame, rejected = build(fields, records)
+    reasons = frame.select(value_reason(fields)).to_series()
     bad = reasons.is_not_null()
     rejected += zip((kept[i] for i in bad.arg_true()), reasons.filter(bad), strict=True)
     lineage = {"platform": platform, "date": day, "_source": source, "_fetched_at": fetched_at}
@@ -56,13 +62,19 @@ def normalised_chunks(
     day: dt.date,
     source: str,
     fetched_at: dt.datetime,
+    attributed: bool = False,
 ) -> Iterator[Normalised]:
     """A stream of records normalised ``NORMALISE_CHUNK`` at a time (for a partition too large to hold)."""
     stream = iter(records)
     while chunk := list(islice(stream, NORMALISE_CHUNK)):
-        done = normalise(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
+        done = normalise(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at,
+                         attributed=attributed)
         del chunk  # the raw records are most of the memory: let them go before the next chunk is read
         yield done
+
+
+def _market_id_optional(fields: tuple[Field, ...]) -> tuple[Field, ...]:
+    return tuple(replace(f, required=False) if f.name == "market_id" else f for f in fields)
 
 
 def _table(name: str) -> Table:

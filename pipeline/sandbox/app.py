@@ -8,6 +8,7 @@ behind a loopback HTTP server (server.py).
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -22,6 +23,7 @@ from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.cursors import CursorBook, CursorError
 from pipeline.sandbox.faults import Faults
 from pipeline.sandbox.native import NativeApi, is_native
+from pipeline.sandbox.readings import Readings
 from pipeline.sandbox.world import Record, World, iso
 from pipeline.schema import (
     MARKET_PLATFORMS,
@@ -46,6 +48,7 @@ class SandboxConfig:
     rate_limit_per_min: int | None = None  # None: no budget; strict mode: 100
     cursor_ttl_s: float = 300.0
     faults: Faults = field(default_factory=Faults)
+    readings: Readings = field(default_factory=Readings)
 
     @classmethod
     def strict(cls, **kwargs: Any) -> SandboxConfig:
@@ -226,7 +229,7 @@ class SandboxApp:
         body = self._route(path, query)
         if faults.unknown_fields:
             _add_unknown_fields(body)
-        payload = _dumps(body)
+        payload = _iso_times(_dumps(body), self.config.readings.iso_times)
         if faults.malformed_page_rate and dice.random() < faults.malformed_page_rate:
             payload = payload[: len(payload) // 2]
         return SandboxResponse(200, {"content-type": "application/json"}, payload)
@@ -285,14 +288,23 @@ class SandboxApp:
             except (CursorError, ValueError, KeyError) as error:
                 message = str(error) if isinstance(error, CursorError) else "cursor is not a cursor this service issued"
                 raise ApiError(400, "INVALID_CURSOR", f"invalid parameter 'cursor': {message}") from None
-        items = fetch(offset, limit)
+        readings = self.config.readings
+        served = max(1, limit // 3) if readings.short_pages else limit
+        items = fetch(offset, served)
         end = offset + len(items)
         has_more = end < total
         next_cursor = None
         if has_more:
             overlap = min(self.config.faults.duplicate_items, len(items) - 1)
             next_cursor = self.cursors.issue(endpoint, filters, end - max(overlap, 0))
-        return items, {"total": total, "limit": limit, "has_more": has_more, "next_cursor": next_cursor}
+        elif readings.cursor_on_last_page:
+            next_cursor = self.cursors.issue(endpoint, filters, end)
+        pagination: Record = {"total": total, "limit": limit, "has_more": has_more, "next_cursor": next_cursor}
+        if readings.pagination_total == "absent":
+            del pagination["total"]
+        elif readings.pagination_total == "wrong":
+            pagination["total"] = total // 2 + 3
+        return items, pagination
 
     @staticmethod
     def _search(items: list[Any], query: _Query) -> list[Any]:
@@ -301,6 +313,17 @@ class SandboxApp:
             return items
         needle = text.lower()
         return [item for item in items if needle in item.title.lower()]
+
+    def _ordered(self, items: list[Any]) -> list[Any]:
+        """A list in the reading's order: the catalogue's, or reversed."""
+        return items[::-1] if self.config.readings.list_order == "reversed" else items
+
+    def _single(self, key: str, record: Record) -> Record:
+        """A single event or market in the reading's envelope."""
+        if self.config.readings.single_envelope == "data":
+            return {"data": record, "meta": self._single_meta()}
+        pagination = {"total": 1, "limit": 1, "has_more": False, "next_cursor": None}
+        return {"pagination": pagination, key: [record], "meta": self._single_meta()}
 
     def _platforms_of(self, query: _Query) -> list[Platform]:
         platform = query.platform(MARKET_PLATFORMS)
@@ -342,7 +365,7 @@ class SandboxApp:
     def _series(self, query: _Query) -> Record:
         platforms = self._platforms_of(query)
         nested, raw = query.flag("include_nested"), query.flag("include_raw")
-        series = self._search([s for p in platforms for s in self.world.series(p)], query)
+        series = self._ordered(self._search([s for p in platforms for s in self.world.series(p)], query))
         items, pagination = self._page(
             "/series",
             "series",
@@ -355,7 +378,7 @@ class SandboxApp:
     def _events(self, query: _Query) -> Record:
         platforms = self._platforms_of(query)
         nested, raw = query.flag("with_nested_markets"), query.flag("include_raw")
-        events = self._search([e for p in platforms for e in self.world.events(p)], query)
+        events = self._ordered(self._search([e for p in platforms for e in self.world.events(p)], query))
         items, pagination = self._page(
             "/events",
             "events",
@@ -371,9 +394,7 @@ class SandboxApp:
         event = self.world.find_event(event_id, platform)
         if event is None:
             raise ApiError(404, "NOT_FOUND", f"event {event_id!r} not found")
-        record = self.world.event_record(event, nested=nested, raw=raw)
-        pagination = {"total": 1, "limit": 1, "has_more": False, "next_cursor": None}
-        return {"pagination": pagination, "events": [record], "meta": self._single_meta()}
+        return self._single("events", self.world.event_record(event, nested=nested, raw=raw))
 
     def _markets(self, query: _Query) -> Record:
         platforms = self._platforms_of(query)
@@ -381,7 +402,7 @@ class SandboxApp:
         if status is not None and status not in MarketStatus.__members__.values():
             raise _bad("status", f"expected one of {', '.join(MarketStatus)}, got {status!r}")
         markets = [m for p in platforms for m in self.world.markets(p) if status is None or m.status == status]
-        markets = self._search(markets, query)
+        markets = self._ordered(self._search(markets, query))
         items, pagination = self._page(
             "/markets",
             "markets",
@@ -396,9 +417,7 @@ class SandboxApp:
         market = self.world.find_market(market_id, platform)
         if market is None:
             raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
-        record = self.world.market_record(market, raw=query.flag("include_raw"))
-        pagination = {"total": 1, "limit": 1, "has_more": False, "next_cursor": None}
-        return {"pagination": pagination, "markets": [record], "meta": self._single_meta()}
+        return self._single("markets", self.world.market_record(market, raw=query.flag("include_raw")))
 
     def _orderbook(self, market_id: str, query: _Query) -> Record:
         platform = query.platform(ORDERBOOK_PLATFORMS)
@@ -422,9 +441,17 @@ class SandboxApp:
             raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
         taker_only = taker_only and market.platform == Platform.POLYMARKET
         total = self.world.trade_count(market, taker_only)
+        readings = self.config.readings
+        oldest_first = readings.trades_order == "oldest_first"
         items, pagination = self._page(
-            "/trades", "trades", query, total, lambda o, n: self.world.trade_records(market, o, n, taker_only)
+            "/trades", "trades", query, total,
+            lambda o, n: self.world.trade_records(market, o, n, taker_only, oldest_first),
         )
+        _as_read(items, "market_id", market, readings.row_market_id)
+        if readings.trade_outcome == "id":
+            names = {o.name: o.id for o in market.outcomes}
+            for item in items:
+                item["outcome"] = names[item["outcome"]]
         meta = {
             "request_time": 0,
             "market_id": market.id,
@@ -463,12 +490,7 @@ class SandboxApp:
             if market is None:
                 raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
             markets.append(market)
-        points: list[Record] = []
-        for market in markets:
-            points.extend(self.world.price_points(market, start, end, interval))
-            if len(points) >= limit:
-                break
-        points = points[:limit]
+        points = self._points(markets, start, end, interval)[:limit]
         meta = {
             "total_points": len(points),
             "platforms": sorted({m.platform.value for m in markets}),
@@ -479,6 +501,45 @@ class SandboxApp:
             "data_freshness": iso(self.world.as_of),
         }
         return {"data": points, "meta": meta}
+
+
+    def _points(self, markets: list[Any], start: int, end: int, interval: int) -> list[Record]:
+        """The markets' price points labelled within [start, end], in the reading's order and labelling."""
+        readings = self.config.readings
+        shift = interval * 60 if readings.price_label == "period_end" else 0
+        ordered = markets[::-1] if readings.price_points_order == "by_market_reversed" else markets
+        points: list[Record] = []
+        for market in ordered:
+            mine = self.world.price_points(market, start - shift, end - shift, interval)
+            for point in mine:
+                point["timestamp"] += shift
+            _as_read(mine, "marketId", market, readings.row_market_id)
+            points.extend(mine)
+        if readings.price_points_order == "by_time":
+            points.sort(key=lambda point: point["timestamp"])
+        return points
+
+
+def _as_read(records: list[Record], key: str, market: Any, reading: str) -> None:
+    """Put the market id a reading puts on rows under `key`: the unified id (as built), the platform's, none."""
+    if reading == "unified":
+        return
+    for record in records:
+        if reading == "platform":
+            record[key] = market.platform_id
+        elif reading == "absent":
+            del record[key]
+
+
+def _iso_times(payload: bytes, reading: str) -> bytes:
+    """ISO times (as built: `...:00Z`) written the reading's way: `Z`, `+00:00`, or with fractional seconds."""
+    if reading == "z":
+        return payload
+    replacement = rb'"\1+00:00"' if reading == "offset" else rb'"\1.000Z"'
+    return _ISO_TIME.sub(replacement, payload)
+
+
+_ISO_TIME = re.compile(rb'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)Z"')
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+
+from pipeline.sandbox.switches import parse_switches
 
 
 @dataclass(frozen=True)
@@ -35,25 +37,7 @@ class Faults:
     @classmethod
     def parse(cls, spec: str) -> Faults:
         """`"error_rate=0.05,unknown_fields=true"` -> Faults; names and values are checked."""
-        known = {f.name: f.type for f in fields(cls)}
-        values: dict[str, object] = {}
-        for item in filter(None, (part.strip() for part in spec.split(","))):
-            name, sep, raw = item.partition("=")
-            if not sep or name not in known:
-                raise ValueError(f"unknown fault {item!r}; expected name=value with name one of {sorted(known)}")
-            kind = known[name]
-            try:
-                if kind == "bool":
-                    if raw.lower() not in ("true", "false", "1", "0"):
-                        raise ValueError(raw)
-                    values[name] = raw.lower() in ("true", "1")
-                elif kind == "int":
-                    values[name] = int(raw)
-                else:
-                    values[name] = float(raw)
-            except ValueError:
-                raise ValueError(f"fault {name} needs a {kind} value, got {raw!r}") from None
-        return cls(**values)  # type: ignore[arg-type]
+        return parse_switches(cls, spec, "fault")
 
     def roll(self, request_number: int) -> random.Random:
         """The random source for one request's fault decisions."""

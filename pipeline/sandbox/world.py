@@ -270,11 +270,16 @@ class World:
         act = self.activity(market)
         return int(act.taker.sum()) if taker_only else len(act.ts)
 
-    def trade_records(self, market: Market, offset: int, limit: int, taker_only: bool = False) -> list[Record]:
-        """Trades of a market, newest first, from position `offset` of that order."""
+    def trade_records(
+        self, market: Market, offset: int, limit: int, taker_only: bool = False, oldest_first: bool = False
+    ) -> list[Record]:
+        """Trades of a market, newest first (or oldest first), from position `offset` of that order."""
         act = self.activity(market)
         if taker_only:
-            chosen = act.taker_newest_first[offset : offset + limit]
+            order = act.taker_newest_first[::-1] if oldest_first else act.taker_newest_first
+            chosen = order[offset : offset + limit]
+        elif oldest_first:
+            chosen = np.arange(offset, min(offset + limit, len(act.ts)))
         else:
             newest = len(act.ts) - 1 - offset
             chosen = np.arange(newest, max(newest - limit, -1), -1)

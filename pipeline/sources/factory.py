@@ -9,10 +9,11 @@ from functools import cache
 
 import httpx
 
-from pipeline.config import DIRECT_SANDBOX, ConfigError, Secret, Settings
+from pipeline.config import DIRECT_SANDBOX, ConfigError, PriceLabel, Secret, Settings
 from pipeline.sandbox.app import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.faults import Faults
+from pipeline.sandbox.readings import Readings
 from pipeline.sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
 from pipeline.schema import Source
 from pipeline.sources import kalshi, polymarket
@@ -32,10 +33,14 @@ def api_pool(source: Source) -> str:
 
 
 @cache
-def sandbox_app(seed: int, end: object, faults: str) -> SandboxApp:
+def sandbox_app(seed: int, end: object, faults: str, readings: str = "") -> SandboxApp:
     """One in-process sandbox per world and process, shared by the runs of that process like a server."""
     world = WorldConfig(seed=seed, end=end)  # type: ignore[arg-type]
-    return SandboxApp(SandboxConfig(world=world, faults=Faults.parse(faults)))
+    return SandboxApp(SandboxConfig(world=world, faults=Faults.parse(faults), readings=Readings.parse(readings)))
+
+
+def _settings_sandbox(settings: Settings) -> SandboxApp:
+    return sandbox_app(settings.sandbox_seed, settings.sandbox_end, settings.sandbox_faults, settings.sandbox_readings)
 
 
 @contextmanager
@@ -46,14 +51,24 @@ def open_source(settings: Settings, platform: str) -> Iterator[PartitionSource]:
             yield source
     else:
         with open_unified_source(settings) as unified:
-            yield UnifiedPartitions(unified, settings.source.value)
+            yield UnifiedPartitions(unified, settings.source.value, _price_label(settings))
+
+
+def _price_label(settings: Settings) -> PriceLabel:
+    """What the unified API's price-point times stand for: as set, else the in-process sandbox's reading, else
+    the period's start."""
+    if settings.price_point_label is not None:
+        return settings.price_point_label
+    if settings.source == Source.SANDBOX:
+        return PriceLabel(_settings_sandbox(settings).config.readings.price_label)
+    return PriceLabel.PERIOD_START
 
 
 @contextmanager
 def open_unified_source(settings: Settings) -> Iterator[UnifiedSource]:
     """The unified API (PMW_SOURCE=api) or the in-process sandbox (PMW_SOURCE=sandbox)."""
     if settings.source == Source.SANDBOX:
-        app = sandbox_app(settings.sandbox_seed, settings.sandbox_end, settings.sandbox_faults)
+        app = _settings_sandbox(settings)
         world = app.config.world
         http = HttpLayer(SANDBOX_BASE_URL, api_key=Secret(DEFAULT_API_KEYS[0]), transport=SandboxTransport(app),
                          timeout_s=settings.http_timeout_s, max_attempts=settings.max_attempts,
@@ -84,7 +99,7 @@ def _direct_source(settings: Settings, platform: str) -> Iterator[PartitionSourc
             transport: httpx.BaseTransport | None = None
             budget: RequestBudget | None = None
             if settings.direct_url == DIRECT_SANDBOX:
-                app = sandbox_app(settings.sandbox_seed, settings.sandbox_end, settings.sandbox_faults)
+                app = _settings_sandbox(settings)
                 url, transport = SANDBOX_BASE_URL + path, SandboxTransport(app)
             else:
                 url = settings.direct_url + path if settings.direct_url else url

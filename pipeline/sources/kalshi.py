@@ -25,8 +25,9 @@ import polars as pl
 
 from pipeline.normalize.frames import Normalised
 from pipeline.normalize.native import normalise_native
+from pipeline.sources.attribution import attribute
 from pipeline.sources.http import ApiError, HttpLayer, RequestStats
-from pipeline.sources.partition import Coverage, live_on
+from pipeline.sources.partition import Coverage, MarketsDone, live_on
 from pipeline.sources.unified import day_bounds
 
 PLATFORM = "kalshi"
@@ -116,17 +117,19 @@ class KalshiSource:
 
     # -- trades and prices -------------------------------------------------------------------------
 
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
         start, end = day_bounds(day)
         cutoff = self.cutoff("trades_created_ts")
         paths = (["/historical/trades"] if start < cutoff else []) + (["/markets/trades"] if end > cutoff else [])
-        for ticker in markets["id"].sort().to_list():
+        for market in markets.sort("id").iter_slices(1):
+            ticker = market["id"][0]
             query = {"ticker": ticker, "min_ts": start, "max_ts": end - 1, "limit": TRADES_PAGE}
             records = [t for path in paths for t in self._walk(path, "trades", query)]
-            yield _normalised("trades", {"trades": records}, day, "trades")
+            yield attribute(_normalised("trades", {"trades": records}, day, "trades"), market)[0]
+            yield MarketsDone(ticker)
 
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
         start, end = day_bounds(day)
         query = {"start_ts": start, "end_ts": end, "period_interval": HOURLY}
@@ -143,6 +146,7 @@ class KalshiSource:
                 body = self.http.get_json(f"/historical/markets/{market}/candlesticks", query)
             yield _normalised("price_history", body, day, "price_history", market_id=ticker,
                               period_interval=str(HOURLY))
+            yield MarketsDone(ticker)
 
 
 def _check(platform: str) -> None:

@@ -15,10 +15,13 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from pipeline.config import PriceLabel
 from pipeline.normalize.frames import Normalised
 from pipeline.normalize.unified import normalise, normalised_chunks
+from pipeline.schema import MAX_PRICE_HISTORY_MARKETS
+from pipeline.sources.attribution import attribute
 from pipeline.sources.http import RequestStats
-from pipeline.sources.unified import UnifiedSource
+from pipeline.sources.unified import HOURLY, UnifiedSource, day_bounds
 
 
 @dataclass
@@ -43,6 +46,14 @@ class Coverage:
         }
 
 
+@dataclass(frozen=True)
+class MarketsDone:
+    """An item of a trades or price-history stream: every market whose id sorts at or before `through` has
+    delivered all its rows, so the lake may write them (see `pipeline.assets.stream`)."""
+
+    through: str
+
+
 class PartitionSource(Protocol):
     """A source session (one asset step): the partition's rows, table by table, and what it cost."""
 
@@ -54,15 +65,16 @@ class PartitionSource(Protocol):
         """The `events` or `series` with these ids."""
         ...
 
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
-        """Trades of the partition's markets (rows of the `markets` table), market by market in id order.
+    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Trades of the partition's markets (rows of the `markets` table), each row's `market_id` the id of the
+        market it was asked for, with a `MarketsDone` once markets are complete (asked for in id order).
 
         Rows of other days may come along; the caller keeps the day's.
         """
         ...
 
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
-        """Price points of the partition's markets within the day, market by market in id order."""
+    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Price points of the partition's markets within the day, as `trades` delivers trades."""
         ...
 
     def requests(self) -> RequestStats:
@@ -103,10 +115,17 @@ def last_trade_times(markets: pl.DataFrame) -> list[tuple[str, int | None]]:
 
 
 class UnifiedPartitions:
-    """The unified API (or the sandbox, which speaks it) as a `PartitionSource`."""
+    """The unified API (or the sandbox, which speaks it) as a `PartitionSource`.
 
-    def __init__(self, source: UnifiedSource, lineage: str) -> None:
-        self.source, self.lineage = source, lineage
+    Trades are asked for market by market and price history 10 markets a call; each answer's rows are
+    attributed to the markets asked for (`pipeline.sources.attribution`), whatever market id they carry, and
+    each answer is followed by a `MarketsDone`. Price history is asked for one period beyond the day on each
+    side, so that no point of the day is lost whichever way the server reads `start_ts`/`end_ts`; a point's
+    time is stored as its period's start, whichever end the server labels it by (`price_label`).
+    """
+
+    def __init__(self, source: UnifiedSource, lineage: str, price_label: PriceLabel = PriceLabel.PERIOD_START) -> None:
+        self.source, self.lineage, self.price_label = source, lineage, price_label
 
     def markets(self, platform: str, day: date) -> Normalised:
         records, fetched_at = self.source.markets_live_on(platform, day)
@@ -116,21 +135,46 @@ class UnifiedPartitions:
         records, fetched_at = self.source.members_of(platform, table, ids)
         return normalise(table, records, platform=platform, day=day, source=self.lineage, fetched_at=fetched_at)
 
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
-        records = self.source.trades(day, last_trade_times(markets))
-        return self._chunks("trades", records, platform, day)
+    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        day_start, _ = day_bounds(day)
+        for market_id, last_trade in last_trade_times(markets):
+            if last_trade is None or last_trade >= day_start:
+                market = markets.filter(pl.col("id") == market_id)
+                for chunk in self._chunks("trades", self.source.market_trades(day, market_id), platform, day):
+                    yield attribute(chunk, market)[0]
+            yield MarketsDone(market_id)
 
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
-        records = self.source.price_points(day, markets["id"].sort().to_list())
-        return self._chunks("price_history", records, platform, day)
+    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        ordered = markets.sort("id")
+        for batch in ordered.iter_slices(MAX_PRICE_HISTORY_MARKETS):
+            yield from self._price_batch(platform, day, batch)
+            yield MarketsDone(batch["id"][-1])
+
+    def _price_batch(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+        """The batch's points, attributed; asked again in halves while some cannot be told apart."""
+        start, end = day_bounds(day)
+        period = timedelta(minutes=HOURLY)
+        seconds = int(period.total_seconds())
+        points = self.source.price_points(markets["id"].to_list(), start - seconds, end + seconds)
+        result = normalise("price_history", points, platform=platform, day=day, source=self.lineage,
+                           fetched_at=datetime.now(UTC), attributed=True)
+        attributed, unattributed = attribute(result, markets)
+        if unattributed and markets.height > 1:
+            half = markets.height // 2
+            yield from self._price_batch(platform, day, markets.head(half))
+            yield from self._price_batch(platform, day, markets.slice(half))
+            return
+        if self.price_label == PriceLabel.PERIOD_END:
+            attributed = Normalised(attributed.rows.with_columns(pl.col("timestamp") - period), attributed.rejects)
+        yield attributed
 
     def _chunks(self, table: str, records: Iterator[dict[str, Any]], platform: str, day: date) -> Iterator[Normalised]:
         fetched_at = datetime.now(UTC)
-        return normalised_chunks(table, records, platform=platform, day=day, source=self.lineage, fetched_at=fetched_at)
+        return normalised_chunks(table, records, platform=platform, day=day, source=self.lineage,
+                                 fetched_at=fetched_at, attributed=True)
 
     def requests(self) -> RequestStats:
         return self.source.http.stats.snapshot()
 
     def coverage(self) -> Coverage:
         return Coverage()
-

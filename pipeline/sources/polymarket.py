@@ -21,8 +21,9 @@ import polars as pl
 
 from pipeline.normalize.frames import Normalised
 from pipeline.normalize.native import normalise_native
+from pipeline.sources.attribution import attribute
 from pipeline.sources.http import ApiError, HttpLayer, RequestStats
-from pipeline.sources.partition import Coverage, combined, live_on
+from pipeline.sources.partition import Coverage, MarketsDone, combined, live_on
 from pipeline.sources.unified import day_bounds
 
 PLATFORM = "polymarket"
@@ -91,12 +92,14 @@ class PolymarketSource:
 
     # -- trades and prices -------------------------------------------------------------------------
 
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
         day_start, _ = day_bounds(day)
-        for market_id, condition_id in markets.select("id", "platform_id").sort("id").iter_rows():
+        for market in markets.sort("id").iter_slices(1):
+            market_id, condition_id = market["id"][0], market["platform_id"][0]
             records = self._market_trades(market_id, condition_id, day_start)
-            yield _normalised(PLATFORM, "trades", records, day, market_id=market_id)
+            yield attribute(_normalised(PLATFORM, "trades", records, day, market_id=market_id), market)[0]
+            yield MarketsDone(market_id)
 
     def _market_trades(self, market_id: str, condition_id: str, day_start: int) -> list[Any]:
         """The market's trades, newest first, back to the day's start or as deep as the Data API pages."""
@@ -119,7 +122,7 @@ class PolymarketSource:
             self._coverage.incomplete[market_id] = datetime.fromtimestamp(_oldest(records), UTC)
         return records
 
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
+    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
         start, end = day_bounds(day)
         outcomes = markets.select("id", pl.col("outcomes").list.eval(pl.element().struct.field("id"))).sort("id")
@@ -135,6 +138,7 @@ class PolymarketSource:
             ]
             if pages:
                 yield _concat(pages)
+            yield MarketsDone(market_id)
 
 
 def _check(platform: str) -> None:

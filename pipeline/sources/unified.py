@@ -7,8 +7,8 @@ process on the machine shares: a backfill of many days lists it once. From it:
 - markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
   the scheduled end nor the resolution before it starts);
 - their events and series;
-- trades: per live market, newest first, paging stops at the first page that reaches back before the day;
-  a market whose last trade (from the listing) is older than the day is not asked at all;
+- trades: per live market, paging stops at the first page past the day (in whichever time order the server
+  pages); a market whose last trade (from the listing) is older than the day is not asked at all;
 - price history: 10 markets per call, hourly, at the maximum points per call (a batch that may have been
   cut at the cap is split and asked again).
 """
@@ -21,13 +21,15 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 from filelock import FileLock
 
-from pipeline.schema import MAX_LIMIT, MAX_PRICE_HISTORY_MARKETS
+from pipeline.schema import MAX_LIMIT
 from pipeline.sources.http import ApiError, HttpLayer
 
 log = logging.getLogger("pipeline.sources.unified")
@@ -166,26 +168,17 @@ class UnifiedSource:
 
     # -- trades and prices -------------------------------------------------------------------------
 
-    def trades(self, day: date, markets: Sequence[tuple[str, int | None]]) -> Iterator[Record]:
-        """Raw trades of the markets from the newest back to (at least) the day's start.
+    def market_trades(self, day: date, market_id: str) -> Iterator[Record]:
+        """Raw trades of a market, paged until no later page can hold a trade of the day (whichever way the
+        server orders them). Trades of other days come along; the caller keeps the day's."""
+        yield from self.http.paginate(
+            "/trades", "trades", {"market_id": market_id}, page_size=MAX_LIMIT["trades"],
+            key=_by_trade_id, stop=PastTheDay(*day_bounds(day)),
+        )
 
-        `markets` pairs each market id with its last trade time from the listing (None if unknown).
-        Trades of later days come along on the first pages; the caller keeps the day's.
-        """
-        day_start, _ = day_bounds(day)
-        for market_id, last_trade in markets:
-            if last_trade is not None and last_trade < day_start:
-                continue
-            yield from self.http.paginate(
-                "/trades", "trades", {"market_id": market_id}, page_size=MAX_LIMIT["trades"],
-                key=_by_trade_id, stop=lambda page: _reaches_before(page, day_start),
-            )
-
-    def price_points(self, day: date, market_ids: Sequence[str]) -> Iterator[Record]:
-        """Hourly price points of the markets within the day, 10 markets a call."""
-        start, end = day_bounds(day)
-        for i in range(0, len(market_ids), MAX_PRICE_HISTORY_MARKETS):
-            yield from self._price_batch(list(market_ids[i: i + MAX_PRICE_HISTORY_MARKETS]), start, end - 1)
+    def price_points(self, ids: Sequence[str], start: int, end: int) -> list[Record]:
+        """Hourly price points of at most 10 markets between two moments (Unix seconds, both included)."""
+        return list(self._price_batch(list(ids), start, end))
 
     def _price_batch(self, ids: list[str], start: int, end: int) -> Iterator[Record]:
         limit = MAX_LIMIT["price_history"]
@@ -208,17 +201,56 @@ class UnifiedSource:
             yield from points
 
 
+class PastTheDay:
+    """Ends a market's trade paging once no later page can hold a trade of the day.
+
+    The spec does not say in which order `/trades` pages: newest first, the last page that matters is the
+    first to reach back before the day; oldest first, the first to reach past it. The order is read from the
+    pages themselves (the times within a page, and from one page to the next); while it is not known, or if
+    the pages are in no time order, paging goes on to the end.
+    """
+
+    def __init__(self, day_start: int, day_end: int) -> None:
+        self.day_start, self.day_end = day_start, day_end
+        self.direction = 0  # -1 newest first, 1 oldest first, 0 not known yet
+        self.ordered = True
+        self.previous: float | None = None  # the last time of the page before
+
+    def __call__(self, page: list[Any]) -> bool:
+        if not page:
+            return True
+        times = _times(page)
+        if times is None:  # a time that is no number: the normaliser rejects it; judge no order on it
+            return False
+        if self.previous is not None:
+            times = np.concatenate(([self.previous], times))
+        self.previous = float(times[-1])
+        steps = np.diff(times)
+        later, earlier = bool((steps > 0).any()), bool((steps < 0).any())
+        if later and earlier:
+            self.ordered = False
+        elif later or earlier:
+            step = 1 if later else -1
+            self.ordered = self.ordered and self.direction in (0, step)
+            self.direction = step
+        if not self.ordered:
+            return False
+        if self.direction < 0:
+            return self.previous < self.day_start
+        return self.direction > 0 and self.previous >= self.day_end
+
+
+def _times(page: list[Any]) -> np.ndarray | None:
+    try:
+        values = np.fromiter(map(dict.get, page, repeat("timestamp")), dtype=np.float64, count=len(page))
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(values).any() else values
+
+
 def _by_id(item: Any) -> Any:
     return item["id"]
 
 
 def _by_trade_id(item: Any) -> Any:
     return item["trade_id"]
-
-
-def _reaches_before(page: list[Any], day_start: int) -> bool:
-    """True once a page (newest first) holds a trade older than the day: no later page can matter."""
-    if not page:
-        return True
-    oldest = page[-1].get("timestamp") if isinstance(page[-1], dict) else None
-    return isinstance(oldest, int | float) and oldest < day_start

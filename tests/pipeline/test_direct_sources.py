@@ -12,9 +12,11 @@ import polars as pl
 import pytest
 
 from pipeline.config import ConfigError, Settings
+from pipeline.normalize.frames import Normalised
 from pipeline.sources.factory import open_source
 from pipeline.sources.http import ApiError, HttpLayer
 from pipeline.sources.kalshi import KalshiSource
+from pipeline.sources.partition import MarketsDone
 from pipeline.sources.polymarket import DATA_API_OFFSET_CAP, DATA_PAGE, PolymarketSource
 from pipeline.sources.unified import day_bounds
 
@@ -56,7 +58,8 @@ def test_a_market_deeper_than_the_data_api_pages_is_landed_as_far_as_reached_and
     chunks = list(source.trades("polymarket", DAY, MARKET))
     offsets = [int(r.url.params["offset"]) for r in seen]
     assert max(offsets) <= DATA_API_OFFSET_CAP and offsets == sorted(set(offsets))
-    assert sum(c.rows.height for c in chunks) == len(offsets) * DATA_PAGE
+    assert sum(c.rows.height for c in chunks if isinstance(c, Normalised)) == len(offsets) * DATA_PAGE
+    assert chunks[-1] == MarketsDone("m1")
     coverage = source.coverage().as_metadata()
     reached = datetime.fromtimestamp(DAY_END - len(offsets) * DATA_PAGE, UTC)
     assert coverage == {"complete": False, "incomplete_markets": 1, "reached_back_to": reached.isoformat(),
@@ -71,7 +74,8 @@ def test_an_offset_refused_sooner_than_documented_ends_the_market_as_incomplete(
         return httpx.Response(200, json=[data_api_trade(k, DAY_END - 1 - k) for k in range(DATA_PAGE)])
 
     source = polymarket(layer(capped))
-    assert sum(c.rows.height for c in source.trades("polymarket", DAY, MARKET)) == DATA_PAGE
+    chunks = source.trades("polymarket", DAY, MARKET)
+    assert sum(c.rows.height for c in chunks if isinstance(c, Normalised)) == DATA_PAGE
     assert source.coverage().as_metadata()["complete"] is False
 
 
