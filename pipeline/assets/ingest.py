@@ -6,9 +6,10 @@ partition atomically, reports what it did as metadata and runs the partition's c
 """
 
 
+import math
 import warnings
-from collections.abc import Iterable
-from datetime import date
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime, time
 from typing import Any
 
 import dagster as dg
@@ -28,6 +29,7 @@ from pipeline.warehouse import ensure_raw_views
 GROUP = "ingestion"
 OWNERS = ["team:data-platform"]
 PREVIEW_ROWS = 5
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
 def _partitions() -> dg.MultiPartitionsDefinition:
@@ -133,18 +135,45 @@ def _result(context: dg.AssetExecutionContext, settings: Settings, written: Part
             **coverage.as_metadata(),
             "preview": _preview(head),
         },
-        check_results=[
-            dg.AssetCheckResult(
-                check_name=outcome.name,
-                passed=outcome.passed,
-                severity=dg.AssetCheckSeverity.ERROR,
-                description=outcome.description,
-                metadata={"violations": outcome.violations,
-                          **({"examples": dg.MetadataValue.json(outcome.examples)} if outcome.examples else {})},
-            )
-            for outcome in outcomes
-        ],
+        check_results=[_check_result(outcome) for outcome in outcomes],
     )
+
+
+def _check_result(outcome: CheckOutcome) -> dg.AssetCheckResult:
+    """A check's outcome as Dagster records it: the violations and, as JSON, the first offending rows."""
+    metadata: dict[str, Any] = {"violations": outcome.violations}
+    if outcome.examples:
+        metadata["examples"] = dg.MetadataValue.json(json_safe(outcome.examples))
+    return dg.AssetCheckResult(
+        check_name=outcome.name,
+        passed=outcome.passed,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description=outcome.description,
+        metadata=metadata,
+    )
+
+
+def json_safe(value: Any) -> Any:
+    """`value` made of JSON's types only, so that reporting it cannot raise.
+
+    Check examples are rows of the table (polars `to_dicts`): times and dates become ISO 8601 text,
+    decimals their exact text, NaN and infinities "NaN", "Infinity" and "-Infinity" (JSON has no such
+    numbers), bytes their UTF-8 text (undecodable bytes escaped), structs and lists are converted
+    item by item, and anything else becomes its `str`.
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _NON_FINITE[str(value)]
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="backslashreplace")
+    if isinstance(value, Mapping):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset | pl.Series):
+        return [json_safe(item) for item in value]
+    return str(value)  # Decimal (exact, including NaN and Infinity), timedelta, enums, ...
 
 
 def _markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
