@@ -18,25 +18,59 @@ from pipeline.schema import TABLES
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
+@dataclass(frozen=True)
+class FailedCheck:
+    """A check that did not pass on a partition: which, how severe, and how many rows broke it."""
+
+    asset: str
+    check: str
+    severity: str  # "ERROR" fails the backfill; "WARN" does not
+    violations: int | None  # from the check's metadata; None when it reported none
+
+    @property
+    def name(self) -> str:
+        return f"{self.asset}.{self.check}"
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == dg.AssetCheckSeverity.ERROR.value
+
+    def line(self, platform: str, day: date) -> str:
+        count = "failed" if self.violations is None else f"{self.violations} violation(s)"
+        warning = "" if self.is_error else f" (severity {self.severity}: does not fail the backfill)"
+        return f"FAILED CHECK {self.name} {platform} {day}: {count}{warning}"
+
+
 @dataclass
 class PartitionReport:
     platform: str
     day: date
-    success: bool
+    success: bool  # every asset landed; a failed check does not make this false, it is in failed_checks
     rows: dict[str, int] = field(default_factory=dict)
     rejects: dict[str, int] = field(default_factory=dict)
     requests: Counter[str] = field(default_factory=Counter)
-    failed_checks: list[str] = field(default_factory=list)
+    failed_checks: list[FailedCheck] = field(default_factory=list)
     error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Landed, and no check of severity ERROR failed: what the exit code of `pmw backfill` says."""
+        return self.success and not any(check.is_error for check in self.failed_checks)
 
     def line(self) -> str:
         if not self.success:
             return f"{self.platform} {self.day}: FAILED: {self.error}"
         tables = ", ".join(f"{t} {self.rows.get(t, 0)}" for t in TABLES if t in self.rows)
         rejects = sum(self.rejects.values())
-        checks = f"; failed checks: {', '.join(self.failed_checks)}" if self.failed_checks else ""
+        names = ", ".join(check.name for check in self.failed_checks)
+        checks = f"; failed checks: {names}" if self.failed_checks else ""
         return (f"{self.platform} {self.day}: {tables} rows; {rejects} rejects; "
                 f"{sum(self.requests.values())} requests{checks}")
+
+    def failure_lines(self) -> list[str]:
+        """What went wrong, one line each, for the end of the output: the partition, then its checks."""
+        failed = [f"FAILED PARTITION {self.platform} {self.day}: {self.error}"] if not self.success else []
+        return failed + [check.line(self.platform, self.day) for check in self.failed_checks]
 
 
 def days_between(start: date, end: date) -> Iterator[date]:
@@ -68,7 +102,7 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     result = dg.materialize(assets, partition_key=key, instance=instance, resources={"pipeline": resource},
                             run_config=QUIET_LOGS, raise_on_error=False)
-    report = PartitionReport(platform, day, result.success)
+    report = PartitionReport(platform, day, success=True)
     for asset in assets:
         table = asset.key.to_user_string()
         materializations = result.asset_materializations_for_node(table)
@@ -78,14 +112,38 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
         report.rows[table] = int(metadata.get("dagster/row_count", 0))
         report.rejects[table] = int(metadata.get("rejects", 0))
         report.requests.update(metadata.get("requests_by_endpoint", {}))
-    for event in result.get_asset_check_evaluations():
-        if not event.passed:
-            report.failed_checks.append(f"{event.asset_key.to_user_string()}.{event.check_name}")
-    if not result.success:
-        failures = [e for e in result.all_events if e.is_step_failure]
-        report.error = "; ".join(f"{e.step_key}: {_root_cause(e.step_failure_data.error)}" for e in failures)
-        report.error = report.error or "run failed"
+    report.failed_checks = [_failed_check(e) for e in result.get_asset_check_evaluations() if not e.passed]
+    report.error = _run_error(result, [t for t in (a.key.to_user_string() for a in assets) if t not in report.rows])
+    report.success = report.error is None
     return report
+
+
+def _failed_check(evaluation: dg.AssetCheckEvaluation) -> FailedCheck:
+    violations = evaluation.metadata.get("violations")
+    return FailedCheck(evaluation.asset_key.to_user_string(), evaluation.check_name, evaluation.severity.value,
+                       int(violations.value) if isinstance(violations, dg.IntMetadataValue) else None)
+
+
+def _run_error(result: dg.ExecuteInProcessResult, not_landed: list[str]) -> str | None:
+    """Why the partition did not land whole, or None if it did.
+
+    A step that failed only because its blocking checks failed has landed its partition (the checks are
+    in the report); the assets it held back in the same run have not.
+    """
+    failures = result.get_step_failure_events()
+    errors = [e for e in failures if not _failed_by_its_checks(e)]
+    if errors:
+        return "; ".join(f"{e.step_key}: {_root_cause(e.step_failure_data.error)}" for e in errors)
+    if not not_landed:
+        return None
+    blocking = [e.step_key for e in failures if e.step_key]
+    reason = f"held back by the failed checks of {', '.join(blocking)}" if blocking else "the run failed"
+    return f"{', '.join(not_landed)} not materialised: {reason}"
+
+
+def _failed_by_its_checks(event: dg.DagsterEvent) -> bool:
+    error = event.step_failure_data.error
+    return error is not None and error.cls_name == "DagsterAssetCheckFailedError"
 
 
 def _root_cause(error: Any) -> str:
@@ -112,4 +170,6 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
             say(f"[{len(reports)}/{total}] {report.line()}")
     requests = sum((r.requests for r in reports), Counter())
     say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
+    for line in (line for report in reports for line in report.failure_lines()):
+        say(line)
     return reports
