@@ -13,6 +13,7 @@ from pipeline import normalize_cli
 from pipeline.sandbox.app import SandboxApp, SandboxConfig
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.faults import Faults
+from pipeline.sandbox.readings import Readings
 from pipeline.schema import MARKET_PLATFORMS, TABLES
 
 
@@ -26,6 +27,13 @@ def _day(text: str) -> date:
 def _faults(text: str) -> Faults:
     try:
         return Faults.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _readings(text: str) -> Readings:
+    try:
+        return Readings.parse(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -95,6 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="fault switches, e.g. error_rate=0.05,burst_429_every=40,burst_429_length=3",
     )
     sandbox.add_argument(
+        "--readings",
+        type=_readings,
+        default=Readings(),
+        help="readings of the spec where it is silent (docs/api-readings.md), e.g. trades_order=oldest_first",
+    )
+    sandbox.add_argument(
         "--api-key",
         action="append",
         default=None,
@@ -146,6 +160,7 @@ def _run_sandbox(args: argparse.Namespace) -> int:
         rate_limit_per_min=rate,
         cursor_ttl_s=args.cursor_ttl,
         faults=args.faults,
+        readings=args.readings,
     )
     app = SandboxApp(config)
     server = SandboxServer(app, args.host, args.port)
@@ -157,6 +172,7 @@ def _run_sandbox(args: argparse.Namespace) -> int:
         f"{len(keys)} accepted key(s), send one as the X-API-Key header",
         flush=True,
     )
+    print(f"  readings of the spec: {config.readings.label()}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -408,7 +408,7 @@ def rows(table: Table, frame: pl.DataFrame, lineage: Mapping[str, Any]) -> pl.Da
     return frame.select(
         stored(column.field, pl.col(column.name)).alias(column.name)
         if column.field is not None
-        else pl.lit(lineage[column.name], dtype=column.dtype).alias(column.name)
+        else pl.lit(lineage.get(column.name), dtype=column.dtype).alias(column.name)
         for column in table.columns
     )
 
