@@ -11,10 +11,11 @@ For trades the pipeline's time is also split into stages, the profile that says 
 
 from __future__ import annotations
 
+import bisect
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -146,7 +147,8 @@ def _pipeline(partitions: list[Responses], lake_dir: Path) -> None:
         else:
             chunks = normalised_chunks(p.table, _parsed(p), platform=p.platform, day=DAY, source="sandbox",
                                     fetched_at=FETCHED_AT)
-            land_stream(lake, p.table, p.platform, DAY, chunks, market_ids=frozenset(p.market_ids))
+            land_stream(lake, p.table, p.platform, DAY, _progressing(chunks, p.market_ids),
+                        market_ids=frozenset(p.market_ids))
 
 
 def _baseline(partitions: list[Responses], directory: Path) -> None:
@@ -211,11 +213,26 @@ def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, floa
         for p in partitions:
             chunks = normalised_chunks(p.table, timed_records(p), platform=p.platform, day=DAY, source="sandbox",
                                     fetched_at=FETCHED_AT)
-            land_stream(lake, p.table, p.platform, DAY, chunks, market_ids=frozenset(p.market_ids))
+            land_stream(lake, p.table, p.platform, DAY, _progressing(chunks, p.market_ids),
+                        market_ids=frozenset(p.market_ids))
     finally:
         unified.normalise = normalise
     total = time.perf_counter() - started
     return {**spent, "sort, check, write": total - spent["parse"] - spent["normalise"]}
+
+
+def _progressing(chunks: Iterable[Any], market_ids: list[str]) -> Iterator[Any]:
+    """The chunks of markets read in id order, each followed by the `MarketsDone` the sources would have sent
+    by then: every market before the chunk's last one is complete."""
+    from pipeline.sources.partition import MarketsDone
+
+    ordered = sorted(market_ids)
+    for chunk in chunks:
+        yield chunk
+        if chunk.rows.height:
+            before = bisect.bisect_left(ordered, chunk.rows["market_id"][-1])
+            if before:
+                yield MarketsDone(ordered[before - 1])
 
 
 def _parsed(p: Responses) -> Iterator[dict[str, Any]]:

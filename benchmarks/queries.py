@@ -231,6 +231,7 @@ def _trades(rng: np.random.Generator, platform: str, day: date, sizes: Sizes) ->
         pl.lit(day).alias("date"),
         pl.lit("sandbox").alias("_source"),
         pl.lit(start + timedelta(days=1), pl.Datetime("us", "UTC")).alias("_fetched_at"),
+        pl.lit(None, pl.String).alias("_served_market_id"),
     )
     return rows.cast(TABLES["trades"].polars_schema)  # type: ignore[arg-type]
 

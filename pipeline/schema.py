@@ -496,6 +496,10 @@ MAX_LIMIT: dict[str, int] = {
     "trades": 1000,
     "price_history": 5000,
 }
+# The stated maxima disagree between the spec's references: the pagination guide says 1 to 25 for series and
+# events, earlier change records 25 for markets. A server may refuse a `limit` above its own maximum instead of
+# capping it; the pipeline then pages at these.
+LOWEST_DOCUMENTED_LIMIT: dict[str, int] = {"series": 25, "events": 25, "markets": 25}
 MAX_PRICE_HISTORY_MARKETS = 10
 PRICE_HISTORY_INTERVALS: tuple[int, ...] = (1, 60, 1440)
 

@@ -26,6 +26,7 @@ from pipeline.sandbox.native import NativeApi, is_native
 from pipeline.sandbox.readings import Readings
 from pipeline.sandbox.world import Record, World, iso
 from pipeline.schema import (
+    LOWEST_DOCUMENTED_LIMIT,
     MARKET_PLATFORMS,
     MAX_LIMIT,
     MAX_PRICE_HISTORY_MARKETS,
@@ -87,9 +88,10 @@ def _bad(parameter: str, message: str) -> ApiError:
 class _Query:
     """Typed access to query parameters, raising 400 errors that name the parameter."""
 
-    def __init__(self, items: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, items: Sequence[tuple[str, str]], refuse_over_limit: bool = False) -> None:
         self.items = list(items)  # repeated keys kept, for the native routes
         self.values: dict[str, str] = dict(items)
+        self.refuse_over_limit = refuse_over_limit
 
     def text(self, name: str) -> str | None:
         value = self.values.get(name)
@@ -118,6 +120,10 @@ class _Query:
             return DEFAULT_PAGE_SIZE[resource]
         if value < 1:
             raise _bad("limit", f"must be at least 1, got {value}")
+        if self.refuse_over_limit:
+            maximum = LOWEST_DOCUMENTED_LIMIT.get(resource, MAX_LIMIT[resource])
+            if value > maximum:
+                raise _bad("limit", f"must be at most {maximum}, got {value}")
         return min(value, MAX_LIMIT[resource])
 
     def platform(self, allowed: Sequence[Platform], required: bool = False) -> Platform | None:
@@ -190,7 +196,8 @@ class SandboxApp:
             time.sleep(faults.latency_ms / 1000.0)
         with self._lock:
             try:
-                return self._handle(method, path.rstrip("/") or "/", _Query(query), headers)
+                refuse = self.config.readings.over_limit == "reject"
+                return self._handle(method, path.rstrip("/") or "/", _Query(query, refuse), headers)
             except ApiError as error:
                 return self._error(error)
 

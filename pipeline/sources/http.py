@@ -289,11 +289,13 @@ class HttpLayer:
         key: Callable[[Any], Hashable | None],
         stop: Callable[[list[Any]], bool] | None = None,
         max_restarts: int = 5,
+        smaller_page_size: int | None = None,
     ) -> Iterator[Any]:
         """Every item of a cursor-paginated list, once.
 
         `key` identifies an item (items it cannot identify pass through, for the normaliser to reject);
-        `stop` sees each raw page and ends paging early when the rest cannot matter.
+        `stop` sees each raw page and ends paging early when the rest cannot matter; `smaller_page_size` is
+        asked for instead when the server refuses `page_size` (a 400 naming `limit`).
         """
         seen = SeenKeys(self.stats)
         restarts = 0
@@ -310,6 +312,13 @@ class HttpLayer:
                     raise ApiError(f"{error}; gave up after {max_restarts} restarts from the first page") from None
                 log.info("cursor refused on %s, restarting from the first page: %s", endpoint_of(path), error)
                 cursor, cursors_this_pass = None, set()
+                continue
+            except ApiError as error:
+                if not _refuses_limit(error) or smaller_page_size is None or smaller_page_size >= page_size:
+                    raise
+                log.info("%s refused limit=%d, paging at %d: %s", endpoint_of(path), page_size, smaller_page_size,
+                         error)
+                page_size = smaller_page_size
                 continue
             items, pagination = self._page_parts(path, body, items_key)
             first_time = seen.new([_safe_key(key, item) for item in items])
@@ -386,6 +395,11 @@ class SeenKeys:
             a, b = np.concatenate([a2, a1]), np.concatenate([b2, b1])
             order = np.argsort(a, kind="stable")
             self._runs.append((a[order], b[order]))
+
+
+def _refuses_limit(error: ApiError) -> bool:
+    """A 400 that names the `limit` parameter: the server's page size is below the one asked for."""
+    return error.status == 400 and not isinstance(error, InvalidCursor) and "limit" in str(error).lower()
 
 
 def _safe_key(key: Callable[[Any], Hashable | None], item: Any) -> Hashable | None:

@@ -29,7 +29,7 @@ import numpy as np
 import orjson
 from filelock import FileLock
 
-from pipeline.schema import MAX_LIMIT
+from pipeline.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.sources.http import ApiError, HttpLayer
 
 log = logging.getLogger("pipeline.sources.unified")
@@ -149,7 +149,7 @@ class UnifiedSource:
         fetched_at = datetime.now(UTC)
         listed = {
             name: list(self.http.paginate(f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
-                                          key=_by_id))
+                                          key=_by_id, smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name]))
             for name in ("series", "events", "markets")
         }
         log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,

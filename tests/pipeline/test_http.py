@@ -190,6 +190,24 @@ def test_paging_asks_for_the_page_size_and_stops_early() -> None:
     assert len(walked) == 20 and limits == ["10", "10"]
 
 
+def test_a_refused_page_size_is_asked_again_at_the_smaller_one() -> None:
+    """A server whose maximum is below the one asked for may refuse it (400 naming `limit`) instead of capping."""
+    limits = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        limits.append(request.url.params["limit"])
+        if int(request.url.params["limit"]) > 4:
+            return _error(400, "VALIDATION_ERROR", "invalid parameter 'limit': must be at most 4, got 10")
+        return _paged([{"id": str(i)} for i in range(9)], 4)(request)
+
+    walked = list(_layer(handler).paginate("/markets", "items", {}, page_size=10, key=lambda x: x["id"],
+                                           smaller_page_size=4))
+    assert [w["id"] for w in walked] == [str(i) for i in range(9)]
+    assert limits == ["10", "4", "4", "4"]
+    with pytest.raises(ApiError, match="must be at most 4"):  # with nothing smaller to ask for, the refusal stands
+        list(_layer(handler).paginate("/markets", "items", {}, page_size=10, key=lambda x: x["id"]))
+
+
 def test_a_cursor_that_repeats_forever_is_stopped() -> None:
     def loop(request: httpx.Request) -> httpx.Response:
         return httpx.Response(

@@ -23,7 +23,7 @@ from pipeline.sandbox.app import SandboxApp, SandboxConfig
 from pipeline.sandbox.catalogue import WorldConfig
 from pipeline.sandbox.readings import Readings
 from pipeline.sandbox.world import World
-from pipeline.schema import MARKET_PLATFORMS, MAX_LIMIT, TABLES
+from pipeline.schema import LOWEST_DOCUMENTED_LIMIT, MARKET_PLATFORMS, MAX_LIMIT, TABLES
 from pipeline.sources import factory
 from tests.pipeline.conftest import materialise
 
@@ -32,6 +32,7 @@ WORLD = WorldConfig(seed=3, end=date(2026, 11, 21), days=3, series_per_platform=
 DAYS = [WORLD.end_day - timedelta(days=1), WORLD.end_day]
 PLATFORMS = [p.value for p in MARKET_PLATFORMS]
 SMALL_PAGES = {"markets": 7, "events": 5, "series": 3, "trades": 12}
+SMALLER_PAGES = {"markets": 4, "events": 3, "series": 2}  # a server's own maxima, below those asked for
 READINGS = [Readings(), *Readings.each_alone(), Readings.every_other()]
 
 
@@ -65,6 +66,8 @@ def truth() -> dict[tuple[str, date], dict[str, pl.DataFrame]]:
 def small_pages(monkeypatch: pytest.MonkeyPatch) -> None:
     for resource, size in SMALL_PAGES.items():
         monkeypatch.setitem(MAX_LIMIT, resource, size)
+    for resource, size in SMALLER_PAGES.items():
+        monkeypatch.setitem(LOWEST_DOCUMENTED_LIMIT, resource, size)
 
 
 @cache
