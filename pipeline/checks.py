@@ -45,6 +45,9 @@ class Check:
     name: str
     description: str
     run: Callable[[pl.DataFrame, PartitionContext], pl.DataFrame]  # returns the offending rows
+    # A failure stops what reads the table in the same run (Dagster's blocking check): the SQL models, and,
+    # for markets, the partition's other tables. Every check here is: each one failing means the data is wrong.
+    blocking: bool = True
 
 
 def _outcome(check: Check, df: pl.DataFrame, ctx: PartitionContext) -> CheckOutcome:

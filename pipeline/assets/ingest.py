@@ -55,7 +55,9 @@ def _column_schema(table: str) -> dg.TableSchema:
 
 
 def _check_specs(table: str) -> list[dg.AssetCheckSpec]:
-    """Checks partitioned like their asset, so the UI shows a result per (platform, day).
+    """Checks partitioned like their asset, so the UI shows a result per (platform, day), and blocking as
+    the registry says (pipeline.checks): a failed one fails its step once the partition has landed and its
+    results are recorded, so that nothing reading the table runs on it in the same run.
 
     Partitioned checks are a preview feature of Dagster 1.13, chosen deliberately: without them a check
     shows only its latest run, whichever partition that was. Its warning is silenced here alone.
@@ -63,7 +65,8 @@ def _check_specs(table: str) -> list[dg.AssetCheckSpec]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*AssetCheckSpec.*")
         return [
-            dg.AssetCheckSpec(check.name, asset=table, description=check.description, partitions_def=PARTITIONS)
+            dg.AssetCheckSpec(check.name, asset=table, description=check.description, partitions_def=PARTITIONS,
+                              blocking=check.blocking)
             for check in CHECKS[table]
         ]
 
