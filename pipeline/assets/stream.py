@@ -145,7 +145,7 @@ class _Waiting:
     def add(self, rows: pl.DataFrame) -> None:
         if rows.is_empty():
             return
-        for (market_id,), part in rows.partition_by(MARKET, as_dict=True, maintain_order=True).items():
+        for market_id, part in _by_market(rows):
             if self.done is not None and market_id <= self.done:
                 raise ValueError(
                     f"rows of market {market_id!r} arrived after the stream said every market up to "
@@ -182,6 +182,16 @@ def _sliced(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
         yield from batch.iter_slices(BATCH_ROWS)
 
 
+def _by_market(rows: pl.DataFrame) -> Iterator[tuple[str, pl.DataFrame]]:
+    """The rows of each market, in order of arrival; a chunk of one market (the usual case) is not copied."""
+    ids = rows[MARKET]
+    if ids[0] == ids[-1] and ids.is_sorted():
+        yield ids[0], rows
+        return
+    for (market_id,), part in rows.partition_by(MARKET, as_dict=True, maintain_order=True).items():
+        yield market_id, part
+
+
 class _Market:
     """The rows of one market as they arrive, handed back in the file's order once the market is complete.
 
@@ -204,18 +214,27 @@ class _Market:
         self.held_rows += rows.height
 
     def set_aside(self) -> int:
-        """Write the held rows as a run, but for the edge second's; return how many rows left memory."""
+        """Write the held rows as runs, piece by piece as they arrived, but for the edge second's; return how
+        many rows left memory."""
         if self.runs.direction == 0:
             self.runs.direction = _arrival_direction(self.held)
-        rows = pl.concat(self.held).sort(self.spec.sort_key, nulls_last=True)
-        edge = _leading_ties(self.spec, rows) if self.runs.direction < 0 else _trailing_ties(self.spec, rows)
-        if edge == rows.height:
-            return 0
-        kept, run = (rows.head(edge), rows.slice(edge)) if self.runs.direction < 0 else (
-            rows.tail(edge), rows.head(rows.height - edge))
-        self.held, self.held_rows = [_compacted(kept)], edge
-        self.runs.append(run)
-        return run.height
+        pieces, self.held = self.held, []
+        kept: pl.DataFrame | None = None
+        released = 0
+        while pieces:
+            piece = pieces.pop(0)
+            rows = (piece if kept is None else pl.concat([kept, piece])).sort(self.spec.sort_key, nulls_last=True)
+            edge = _leading_ties(self.spec, rows) if self.runs.direction < 0 else _trailing_ties(self.spec, rows)
+            if self.runs.direction < 0:
+                kept, run = rows.head(edge), rows.slice(edge)
+            else:
+                kept, run = rows.tail(edge), rows.head(rows.height - edge)
+            if not run.is_empty():
+                self.runs.append(run)
+                released += run.height
+        assert kept is not None
+        self.held, self.held_rows = [_compacted(kept)], kept.height
+        return released
 
     def in_file_order(self) -> Iterator[pl.DataFrame]:
         rest = pl.concat(self.held).sort(self.spec.sort_key, nulls_last=True)
