@@ -232,7 +232,7 @@ CASES = [
         ]
     ),
     _tampered("nulls and missing required fields", "trades",
-              [setter("price", None), deleter("size"), setter("market_id", None)], rejected=3),
+              [setter("price", None), deleter("size"), setter("trade_id", None)], rejected=3),
     _tampered("NaN and values of the wrong type", "trades",
               [setter("price", "NaN"), setter("size", "12.5"), setter("price", True)], rejected=3),
     _tampered("negative and >1 prices", "trades", [setter("price", -0.25), setter("price", 1.5)],
