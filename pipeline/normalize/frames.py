@@ -46,8 +46,16 @@ _NO_ITEMS: tuple[()] = ()  # read in place of a null array
 # `%#z` takes both `Z` and `+00:00`; polars 2.1 reads no `Z` with `%z`. A time without an offset is refused:
 # its zone is unknown.
 _ISO_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
-_MILLISECONDS_ABOVE = 1e11  # a larger Unix time is in milliseconds: 1e11 s is the year 5138, 1e11 ms is 1973
-_UNIX_RANGE = (-1e11, 1e14)  # beyond, a number is no plausible time, and its microseconds could overflow
+# Unix times are documented in seconds (the unified API's trades and price points, Polymarket's `t` and
+# `timestamp`, Kalshi's `end_period_ts`). Beyond 1e11 s (the year 5138) a number is no plausible time in seconds:
+# up to 1e14 it reads as a time in milliseconds (1e11 ms is 1973), a unit no source documents, so it is refused
+# with a reason saying so rather than rescaled without a word.
+_UNIX_SECONDS = (-1e11, 1e11)
+_MILLISECONDS_UP_TO = 1e14
+# Wire names of the numbers that are quantities (a trade's `size`, in shares or contracts): the spec types them as
+# plain numbers, but a negative one means nothing and no asset check judges it, so it is refused. The schema has
+# no lower bound for a field: this set stands in for one.
+NON_NEGATIVE = frozenset({"size"})
 _SHOWN_CHARS = 80  # of a bad value, in a reason
 _BLOCK = 2048  # records built at a time (see build)
 
@@ -356,6 +364,8 @@ def _problems(field: Field, value: pl.Expr, path: str) -> list[pl.Expr]:
         found.append(pl.when(value.is_null()).then(pl.lit(f"missing required field '{path}'")))
     if field.kind == "timestamp":
         found.append(_unreadable_time(field, value, path))
+    if field.kind == "scalar" and field.wire in NON_NEGATIVE:
+        found.append(_negative(value, path))
     if field.kind == "struct":
         found += [pl.when(value.is_not_null()).then(p) for p in _child_problems(field, value, path)]
     if field.kind in ("list", "map") and field.children:
@@ -372,11 +382,17 @@ def _child_problems(field: Field, value: pl.Expr, path: str) -> list[pl.Expr]:
 
 def _unreadable_time(field: Field, value: pl.Expr, path: str) -> pl.Expr:
     if field.time_format == "iso":
-        what, text = "an ISO-8601 time with a UTC offset", quoted(value)
+        what, text = pl.lit("an ISO-8601 time with a UTC offset"), quoted(value)
     else:
-        what, text = "a Unix time", value.cast(pl.String)
+        in_milliseconds = (value > _UNIX_SECONDS[1]) & (value <= _MILLISECONDS_UP_TO)
+        what = pl.when(in_milliseconds).then(pl.lit("a Unix time in seconds (in milliseconds?)"))
+        what, text = what.otherwise(pl.lit("a Unix time")), value.cast(pl.String)
     unreadable = value.is_not_null() & _time(field, value).is_null()
-    return pl.when(unreadable).then(pl.concat_str([pl.lit(f"field '{path}': not {what}: "), text]))
+    return pl.when(unreadable).then(pl.concat_str([pl.lit(f"field '{path}': not "), what, pl.lit(": "), text]))
+
+
+def _negative(value: pl.Expr, path: str) -> pl.Expr:
+    return pl.when(value < 0).then(pl.concat_str([pl.lit(f"field '{path}': negative: "), value.cast(pl.String)]))
 
 
 def quoted(text: pl.Expr) -> pl.Expr:
@@ -390,9 +406,10 @@ def parse_iso(text: pl.Expr) -> pl.Expr:
 
 
 def parse_unix(number: pl.Expr) -> pl.Expr:
-    """The UTC time a Unix time in seconds or milliseconds stands for; null when it is no plausible time."""
-    micros = pl.when(number > _MILLISECONDS_ABOVE).then(number * 1e3).otherwise(number * 1e6)
-    return pl.when(number.is_between(*_UNIX_RANGE)).then(micros.round()).cast(pl.Int64).cast(UTC_TIMESTAMP)
+    """The UTC time a Unix time in seconds stands for; null when it is no plausible time in seconds (one in
+    milliseconds included: see _UNIX_SECONDS)."""
+    micros = (number * 1e6).round()
+    return pl.when(number.is_between(*_UNIX_SECONDS)).then(micros).cast(pl.Int64).cast(UTC_TIMESTAMP)
 
 
 def _time(field: Field, value: pl.Expr) -> pl.Expr:
@@ -487,7 +504,7 @@ def iso_text(wire: str, *, required: bool = False) -> Field:
 
 
 def unix_number(wire: str, *, required: bool = False) -> Field:
-    """A Unix time in seconds (or milliseconds, told apart by size), checked and parsed."""
+    """A Unix time in seconds, checked and parsed (one in milliseconds is refused, told apart by size)."""
     return Field(wire, kind="timestamp", time_format="unix_s", required=required)
 
 
