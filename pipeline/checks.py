@@ -45,8 +45,10 @@ class Check:
     name: str
     description: str
     run: Callable[[pl.DataFrame, PartitionContext], pl.DataFrame]  # returns the offending rows
-    # A failure stops what reads the table in the same run (Dagster's blocking check): the SQL models, and,
-    # for markets, the partition's other tables. Every check here is: each one failing means the data is wrong.
+    # A failure holds back the SQL models that read the table (directly or through other models) in the same
+    # run; the partition itself lands, and the run's other tables too (pipeline.assets.sql_models). Not
+    # Dagster's blocking: that would fail the step and skip the partition's other tables. Every check here
+    # is blocking: each one failing means the data is wrong.
     blocking: bool = True
 
 

@@ -7,15 +7,23 @@ selected models in one step, in dependency order, in one DuckDB session and unde
 asset ``<table>``, so lineage runs from the API to the marts. A failed test fails its check and the
 models downstream of the model it checks are not built in that run.
 
+The ingestion checks gate the models too, without failing anything: before building, the step reads the
+check results of its own run, and a model that reads (directly or through other models) a table whose
+blocking check (``Check.blocking``, severity ERROR) failed in this run is held back: not built, not
+materialised (its spec is skippable), the SQL tests reading it not run, and a warning names the checks and
+partitions. The other models build as usual.
+
 (No ``from __future__ import annotations`` here: Dagster reads the op's annotations at definition time.)
 """
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
+from pipeline.checks import CHECKS
 from pipeline.resources import PipelineResource
 from pipeline.sql.build import Built, NotBuilt, Tested, build
 from pipeline.sql.project import Model, Project, Relation, SqlTest, load_project, sql_dir_from_env
@@ -51,8 +59,16 @@ def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
         context: dg.AssetExecutionContext, pipeline: PipelineResource
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         settings = pipeline.settings()
+        held = held_back(project, failed_ingestion_checks(context.instance, context.run.run_id))
         chosen_models = [models[key].relation for key in context.selected_asset_keys]
         chosen_tests = [tests[key] for key in context.selected_asset_check_keys]
+        for relation in (r for r in chosen_models if r in held):
+            context.log.warning("%s held back: %s", relation, "; ".join(map(str, held[relation])))
+        for test in (t for t in chosen_tests if held.keys() & set(t.reads)):
+            reads = ", ".join(str(r) for r in test.reads if r in held)
+            context.log.warning("test %s not run: it reads %s, held back", test.name, reads)
+        chosen_models = [r for r in chosen_models if r not in held]
+        chosen_tests = [t for t in chosen_tests if not held.keys() & set(t.reads)]
         failed = []
         for outcome in build(project, settings.lake_dir, settings.warehouse_path, chosen_models, chosen_tests):
             if isinstance(outcome, Built):
@@ -70,6 +86,71 @@ def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
             raise dg.Failure("SQL model(s) failed:\n" + "\n".join(failed))
 
     return [dbt_like_sql]
+
+
+@dataclass(frozen=True)
+class FailedIngestionCheck:
+    """An ingestion check of severity ERROR, blocking in the registry, that failed on a partition."""
+
+    table: str
+    check: str
+    partition: str | None  # "date|platform", as Dagster writes a multi-partition key
+    violations: int | None
+
+    def __str__(self) -> str:
+        where = [_platform_and_day(self.partition)] if self.partition else []
+        if self.violations is not None:
+            where.append(f"{self.violations} violation{'' if self.violations == 1 else 's'}")
+        return f"{self.table}.{self.check} failed" + (f" ({', '.join(where)})" if where else "")
+
+
+def _platform_and_day(partition: str) -> str:
+    """``2026-11-20|polymarket`` -> ``polymarket 2026-11-20``."""
+    # Imported here: the ingestion assets read PMW_* settings on import, which `pmw sql` alone does not need.
+    from pipeline.assets.ingest import PARTITIONS
+
+    keys = PARTITIONS.get_partition_key_from_str(partition).keys_by_dimension
+    return f"{keys['platform']} {keys['date']}"
+
+
+def failed_ingestion_checks(instance: dg.DagsterInstance, run_id: str) -> list[FailedIngestionCheck]:
+    """The blocking ingestion checks whose latest evaluation in run ``run_id`` failed with severity ERROR."""
+    blocking = {(table, check.name) for table, checks in CHECKS.items() for check in checks if check.blocking}
+    records = instance.get_records_for_run(run_id=run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+    latest: dict[tuple[str, str, str | None], dg.AssetCheckEvaluation] = {}
+    for record in records.records:  # oldest first: a later evaluation of the same partition replaces one
+        event = record.event_log_entry.dagster_event
+        if event is not None:
+            evaluation = event.asset_check_evaluation_data
+            latest[(evaluation.asset_key.to_user_string(), evaluation.check_name, evaluation.partition)] = evaluation
+    return [
+        FailedIngestionCheck(table, check, partition, _violations(evaluation))
+        for (table, check, partition), evaluation in latest.items()
+        if (table, check) in blocking and not evaluation.passed
+        and evaluation.severity == dg.AssetCheckSeverity.ERROR
+    ]
+
+
+def _violations(evaluation: dg.AssetCheckEvaluation) -> int | None:
+    value = evaluation.metadata.get("violations")
+    return int(value.value) if isinstance(value, dg.IntMetadataValue) and value.value is not None else None
+
+
+def held_back(
+    project: Project, failed: Collection[FailedIngestionCheck]
+) -> Mapping[Relation, list[FailedIngestionCheck]]:
+    """Every model of ``project`` that reads a table of ``failed``, directly or through other models, with
+    the failed checks of the tables it reads."""
+    if not failed:
+        return {}
+    held: dict[Relation, list[FailedIngestionCheck]] = {}
+    for relation in project.models:
+        tables = {read.name for model in (relation, *project.upstream(relation))
+                  for read in project.models[model].reads if read.is_raw}
+        checks = [check for check in failed if check.table in tables]
+        if checks:
+            held[relation] = checks
+    return held
 
 
 def _spec(model: Model) -> dg.AssetSpec:

@@ -105,9 +105,11 @@ def test_a_status_outside_the_enum_fails_the_status_check(pipeline_env: Path, mo
 
     monkeypatch.setattr(World, "market_record", weird_status)
     result = materialise("kalshi", assets=["markets"])
-    assert result.success  # the data lands; the check says what is wrong with it
+    assert result.success  # the data lands; the check says what is wrong with it, and does not fail the step
+    assert Lake(pipeline_env / "lake").read_partition("markets", "kalshi", DAY) is not None
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert not evaluations["status_enum"].passed
+    assert evaluations["status_enum"].severity == dg.AssetCheckSeverity.ERROR
     assert evaluations["status_enum"].metadata["violations"].value > 0
     assert evaluations["market_type_enum"].passed
 

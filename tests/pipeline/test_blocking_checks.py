@@ -1,37 +1,82 @@
-"""The ingestion checks block: a failed one stops what reads its table in the same run (the SQL models, and
-the partition's tables read from markets), while its own partition lands and its result is recorded."""
+"""A failed ingestion check holds back the SQL models that read its table, in the same run, and nothing else.
+
+The check is reported (severity ERROR, with examples) and its step succeeds, so the partition lands whole,
+all five tables of it even when the check is one of `markets` (the other four read the markets partition).
+The SQL step reads the run's check evaluations and builds only the models that read no table whose blocking
+check failed (`Check.blocking`); the SQL tests of the models held back do not run.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
+import polars as pl
 
 from pipeline.assets.ingest import INGESTION_ASSETS
-from pipeline.assets.sql_models import sql_assets
+from pipeline.assets.sql_models import FailedIngestionCheck, asset_key, held_back, sql_assets
 from pipeline.automation.jobs import ingestion_job
 from pipeline.backfill import run_backfill
 from pipeline.checks import CHECKS
 from pipeline.definitions import defs
 from pipeline.lake import Lake
+from pipeline.normalize.frames import Normalised
 from pipeline.resources import PipelineResource
-from pipeline.sql.project import DEFAULT_SQL_DIR, load_project
+from pipeline.schema import TABLES
+from pipeline.sources.partition import PartitionSource
+from pipeline.sql.project import DEFAULT_SQL_DIR, Relation, load_project
 from tests.pipeline.conftest import DAY
-from tests.pipeline.test_check_reporting import PARTITION, PLATFORM, DuplicatingPipeline
+from tests.pipeline.test_check_reporting import PARTITION, PLATFORM
 
-MARKETS = dg.AssetKey("markets")
-STG_MARKETS = dg.AssetKey(["staging", "stg_markets"])
+PROJECT = load_project(DEFAULT_SQL_DIR)
+TABLE_KEYS = {dg.AssetKey(table) for table in TABLES}
+# What reads raw.markets, directly or through other models: held back when a check of markets fails.
+READ_MARKETS = {Relation("staging", name) for name in ("stg_markets", "stg_market_days", "stg_market_outcomes")} | {
+    Relation("marts", name)
+    for name in ("dim_markets", "market_daily", "platform_daily", "category_volume", "price_candles_hourly")
+}
+READ_TRADES = {Relation("staging", "stg_trades")} | {
+    Relation("marts", name) for name in ("market_daily", "platform_daily", "category_volume")
+}
 
 
-def _markets_and_staging(resource: PipelineResource) -> dg.ExecuteInProcessResult:
-    """One run: the markets partition, and the staging model that reads raw.markets."""
-    markets = [a for a in INGESTION_ASSETS if a.key == MARKETS]
+class _OneUnknownStatus:
+    """A source whose first market has a status outside the enum; everything else is the real source's."""
+
+    def __init__(self, source: PartitionSource) -> None:
+        self.source = source
+
+    def markets(self, platform: str, day: date) -> Normalised:
+        result = self.source.markets(platform, day)
+        first = pl.int_range(pl.len()) == 0
+        status = pl.when(first).then(pl.lit("suspended")).otherwise(pl.col("status")).alias("status")
+        return Normalised(result.rows.with_columns(status), result.rejects)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.source, name)
+
+
+class UnknownStatusPipeline(PipelineResource):
+    """The pipeline resource, reading through `_OneUnknownStatus`: `markets.status_enum` fails, 1 violation."""
+
+    @contextmanager
+    def source(self, platform: str) -> Iterator[PartitionSource]:
+        with super().source(platform) as source:
+            yield _OneUnknownStatus(source)  # type: ignore[misc]
+
+
+def _partition_and_models(resource: PipelineResource, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
+    """One run: the five ingestion assets of the partition and every SQL model, with their checks."""
     return dg.materialize(
-        [*markets, *sql_assets(load_project(DEFAULT_SQL_DIR))],
-        selection=[MARKETS, STG_MARKETS],
+        [*INGESTION_ASSETS, *sql_assets(PROJECT)],
         partition_key=PARTITION,
         resources={"pipeline": resource},
-        instance=dg.DagsterInstance.ephemeral(),
+        instance=instance,
         raise_on_error=False,
     )
 
@@ -40,54 +85,77 @@ def _materialised(result: dg.ExecuteInProcessResult) -> set[dg.AssetKey]:
     return {e.asset_key for e in result.get_asset_materialization_events() if e.asset_key is not None}
 
 
-def _started(result: dg.ExecuteInProcessResult) -> set[str]:
-    return {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_START and e.step_key}
+def _warnings(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -> list[str]:
+    return [e.user_message for e in instance.all_logs(result.run_id) if e.level == logging.WARNING]
 
 
-def test_every_ingestion_check_is_blocking_as_the_registry_says() -> None:
+def test_ingestion_checks_are_reported_not_dagster_blocking_and_the_registry_says_which_hold_back_sql() -> None:
     assets = defs.get_repository_def().assets_defs_by_key
     for table, checks in CHECKS.items():
         specs = {spec.name: spec for spec in assets[dg.AssetKey(table)].check_specs}
-        assert {name: spec.blocking for name, spec in specs.items()} == {c.name: c.blocking for c in checks}
-        assert all(c.blocking for c in checks), table  # each means the data is wrong
+        assert set(specs) == {c.name for c in checks}
+        assert not any(spec.blocking for spec in specs.values()), table  # a failed one never fails its step
+        assert all(c.blocking for c in checks), table  # each means the data is wrong: it holds back the SQL
 
 
-def test_a_failed_check_holds_back_the_sql_model_reading_its_table_and_a_passing_one_does_not(
+def test_held_back_are_the_models_reading_the_failed_table_directly_or_through_other_models() -> None:
+    trades = FailedIngestionCheck("trades", "prices_in_unit_interval", f"{DAY.isoformat()}|polymarket", 1)
+    markets = FailedIngestionCheck("markets", "status_enum", f"{DAY.isoformat()}|kalshi", 3)
+    assert held_back(PROJECT, []) == {}
+    assert held_back(PROJECT, [trades]) == {relation: [trades] for relation in READ_TRADES}
+    both = held_back(PROJECT, [trades, markets])
+    assert set(both) == READ_TRADES | READ_MARKETS
+    assert both[Relation("marts", "market_daily")] == [trades, markets]
+    assert both[Relation("staging", "stg_markets")] == [markets]
+    assert str(trades) == f"trades.prices_in_unit_interval failed (polymarket {DAY}, 1 violation)"
+    assert str(markets) == f"markets.status_enum failed (kalshi {DAY}, 3 violations)"
+
+
+def test_a_failed_markets_check_lands_the_whole_partition_and_holds_back_only_the_models_reading_markets(
     pipeline_env: Path,
 ) -> None:
-    failed = _markets_and_staging(DuplicatingPipeline())
-    assert not failed.success
-    assert _materialised(failed) == {MARKETS}  # the partition landed; the model reading it did not run
-    assert Lake(pipeline_env / "lake").read_partition("markets", PLATFORM, DAY) is not None
-    [unique] = [e for e in failed.get_asset_check_evaluations() if e.check_name == "unique_key"]
-    assert not unique.passed and unique.blocking
-    [failure] = failed.get_step_failure_events()
-    assert failure.step_key == "markets" and "blocking asset check" in failure.step_failure_data.error.message
-    assert _started(failed) == {"markets"}  # the SQL step was skipped: its upstream step failed
+    instance = dg.DagsterInstance.ephemeral()
+    result = _partition_and_models(UnknownStatusPipeline(), instance)
 
-    passed = _markets_and_staging(PipelineResource())
-    assert passed.success
-    assert _started(passed) == {"markets", "dbt_like_sql"}
-    assert _materialised(passed) == {MARKETS, STG_MARKETS}
+    assert result.success, [e.step_failure_data.error for e in result.get_step_failure_events()]
+    [status] = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    assert (status.asset_key, status.check_name) == (dg.AssetKey("markets"), "status_enum")
+    assert status.severity == dg.AssetCheckSeverity.ERROR and not status.blocking
+    assert status.metadata["violations"].value == 1 and status.metadata["examples"].value[0]["status"] == "suspended"
+    lake = Lake(pipeline_env / "lake")
+    assert all(lake.read_partition(table, PLATFORM, DAY) is not None for table in TABLES)
+    built = {asset_key(relation) for relation in PROJECT.models if relation not in READ_MARKETS}
+    assert built == {dg.AssetKey(["staging", n]) for n in ("stg_events", "stg_series", "stg_trades",
+                                                            "stg_price_history")}
+    assert _materialised(result) == TABLE_KEYS | built  # the partition whole, and the models not reading markets
+    sql_checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations() if e.asset_key not in TABLE_KEYS}
+    assert sql_checks == {"trade_prices_in_unit_interval": True, "price_history_in_unit_interval": True}
+    warnings = _warnings(instance, result)
+    for relation in READ_MARKETS:
+        assert f"{relation} held back: markets.status_enum failed ({PLATFORM} {DAY}, 1 violation)" in warnings
+
+    passing = _partition_and_models(PipelineResource(), instance)
+    assert passing.success
+    assert _materialised(passing) == TABLE_KEYS | {asset_key(relation) for relation in PROJECT.models}
+    assert [e.check_name for e in passing.get_asset_check_evaluations() if not e.passed] == []
+    assert not [w for w in _warnings(instance, passing) if "held back" in w]
 
 
-def test_the_ingestion_job_does_not_retry_a_step_whose_checks_failed(pipeline_env: Path) -> None:
-    """Its retry policy is for outages: the same data would fail the same checks, minutes later."""
+def test_the_ingestion_job_lands_a_partition_whose_check_failed_without_retrying(pipeline_env: Path) -> None:
     job = defs.resolve_job_def(ingestion_job.name)
-    result = job.execute_in_process(partition_key=PARTITION, resources={"pipeline": DuplicatingPipeline()},
+    result = job.execute_in_process(partition_key=PARTITION, resources={"pipeline": UnknownStatusPipeline()},
                                     instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
-    assert job.op_retry_policy is not None  # the policy is there: it is not what it retries
-    assert [e.step_key for e in result.get_step_failure_events()] == ["markets"]
+    assert job.op_retry_policy is not None  # the policy is there; nothing failed for it to retry
+    assert result.success and not result.get_step_failure_events()
     assert not [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY]
+    assert _materialised(result) == TABLE_KEYS
+    assert [e.check_name for e in result.get_asset_check_evaluations() if not e.passed] == ["status_enum"]
 
 
-def test_a_backfill_names_the_failed_check_and_the_tables_it_held_back(pipeline_env: Path) -> None:
+def test_a_backfill_lands_the_partition_whole_and_names_the_failed_check(pipeline_env: Path) -> None:
     lines: list[str] = []
-    [report] = run_backfill([PLATFORM], DAY, DAY, resource=DuplicatingPipeline(), say=lines.append)
-    assert not report.ok and not report.success
-    assert lines[-2:] == [
-        f"FAILED PARTITION {PLATFORM} {DAY}: series, events, trades, price_history not materialised: "
-        "held back by the failed checks of markets",
-        f"FAILED CHECK markets.unique_key {PLATFORM} {DAY}: 1 violation(s)",
-    ]
-
+    [report] = run_backfill([PLATFORM], DAY, DAY, resource=UnknownStatusPipeline(), say=lines.append)
+    assert report.success and not report.ok  # landed whole; a check of severity ERROR failed: exit 1
+    assert set(report.rows) == set(TABLES)
+    assert lines[-1] == f"FAILED CHECK markets.status_enum {PLATFORM} {DAY}: 1 violation(s)"
+    assert not [line for line in lines if line.startswith("FAILED PARTITION")]
