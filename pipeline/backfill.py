@@ -125,25 +125,11 @@ def _failed_check(evaluation: dg.AssetCheckEvaluation) -> FailedCheck:
 
 
 def _run_error(result: dg.ExecuteInProcessResult, not_landed: list[str]) -> str | None:
-    """Why the partition did not land whole, or None if it did.
-
-    A step that failed only because its blocking checks failed has landed its partition (the checks are
-    in the report); the assets it held back in the same run have not.
-    """
+    """Why the partition did not land whole, or None if it did (failed checks are in the report, not here)."""
     failures = result.get_step_failure_events()
-    errors = [e for e in failures if not _failed_by_its_checks(e)]
-    if errors:
-        return "; ".join(f"{e.step_key}: {_root_cause(e.step_failure_data.error)}" for e in errors)
-    if not not_landed:
-        return None
-    blocking = [e.step_key for e in failures if e.step_key]
-    reason = f"held back by the failed checks of {', '.join(blocking)}" if blocking else "the run failed"
-    return f"{', '.join(not_landed)} not materialised: {reason}"
-
-
-def _failed_by_its_checks(event: dg.DagsterEvent) -> bool:
-    error = event.step_failure_data.error
-    return error is not None and error.cls_name == "DagsterAssetCheckFailedError"
+    if failures:
+        return "; ".join(f"{e.step_key}: {_root_cause(e.step_failure_data.error)}" for e in failures)
+    return f"{', '.join(not_landed)} not materialised: the run failed" if not_landed else None
 
 
 def _root_cause(error: Any) -> str:

@@ -183,10 +183,12 @@ def json_safe(value: Any) -> Any:
 
 
 def _markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
+    """The partition's markets, each once: a market listed twice is the `unique_key` check's to report, and
+    its trades and prices are asked for once."""
     frame = lake.read_partition("markets", platform, day)
     if frame is None:
         raise dg.Failure(f"markets {platform} {day} has not landed yet; materialise it first")
-    return frame
+    return frame.unique("id", keep="first", maintain_order=True)
 
 
 @_asset("markets")
