@@ -81,13 +81,14 @@ def test_records_keep_their_order_and_values(sandbox: dict[str, list[Record]]) -
     assert rows["user"].struct.field("pseudonym").to_list() == [t["user"]["pseudonym"] for t in trades]
 
 
-def test_unix_seconds_and_milliseconds_become_utc_timestamps(sandbox: dict[str, list[Record]]) -> None:
+def test_unix_seconds_become_utc_timestamps_and_milliseconds_are_refused(sandbox: dict[str, list[Record]]) -> None:
     trade = sandbox["trades"][0]
     expected = datetime.fromtimestamp(trade["timestamp"], UTC)
     assert one_row("trades", trade)["timestamp"] == expected
-    assert one_row("trades", {**trade, "timestamp": trade["timestamp"] * 1000 + 250})["timestamp"] == expected + (
-        timedelta(milliseconds=250)
-    )
+    in_milliseconds = run("trades", [{**trade, "timestamp": trade["timestamp"] * 1000 + 250}])
+    assert in_milliseconds.rows.is_empty()
+    [reason] = in_milliseconds.rejects["reason"].to_list()
+    assert "timestamp" in reason and "milliseconds" in reason
     assert one_row("trades", {**trade, "timestamp": trade["timestamp"] + 0.5})["timestamp"] == expected + (
         timedelta(milliseconds=500)
     )
