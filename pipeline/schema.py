@@ -97,6 +97,7 @@ class Field:
     children: tuple[Field, ...] = ()
     time_format: TimeFormat | None = None
     doc: str = ""
+    non_negative: bool = False  # a quantity (a size in shares or contracts): a negative one is refused
 
     @property
     def name(self) -> str:
@@ -171,7 +172,9 @@ def _unix(wire: str, **kw: object) -> Field:
 # Nested objects (spec: Outcome, PriceDetail, LastTradeInfo, MarketMetadata, OHLC, user).
 OUTCOME = (_str("id", required=True), _str("name", required=True))
 PRICE_DETAIL = (_num("price", required=True), _num("bid"), _num("ask"))
-LAST_TRADE_INFO = (_num("price", required=True), _iso("timestamp", required=True), _num("size", required=True))
+LAST_TRADE_INFO = (
+    _num("price", required=True), _iso("timestamp", required=True), _num("size", required=True, non_negative=True)
+)
 MARKET_METADATA = (
     _str("conditionId", nullable=True),
     _str("ammType", nullable=True),
@@ -390,7 +393,7 @@ TRADES = Table(
         _PLATFORM,
         _str("side", doc="buy or sell"),
         _num("price", required=True),
-        _num("size", required=True),
+        _num("size", required=True, non_negative=True),
         _unix("timestamp", required=True),
         _str("outcome"),
         Field("taker", dtype=pl.Boolean()),
@@ -442,7 +445,7 @@ ERROR_FIELDS: tuple[Field, ...] = (
     _str("timestamp", required=True),
     Field("details", kind="json", doc="optional extra information, e.g. retry_after"),
 )
-ORDERBOOK_LEVEL: tuple[Field, ...] = (_num("price", required=True), _num("size", required=True))
+ORDERBOOK_LEVEL: tuple[Field, ...] = (_num("price", required=True), _num("size", required=True, non_negative=True))
 ORDERBOOK_SIDE: tuple[Field, ...] = (
     Field("bids", kind="list", children=ORDERBOOK_LEVEL, required=True),
     Field("asks", kind="list", children=ORDERBOOK_LEVEL, required=True),

@@ -47,6 +47,8 @@ def _describe(field: Field | None, doc: str, enum: tuple[str, ...] | None) -> st
         notes.append("object on the wire, stored as a list of {key, ...}")
     if field is not None and field.nullable:
         notes.append("nullable")
+    if field is not None and field.non_negative:
+        notes.append("never negative (a negative value is a reject)")
     if enum:
         notes.append("one of " + ", ".join(f"`{v}`" for v in enum))
     if doc:

@@ -38,7 +38,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.normalize import frames
-from pipeline.normalize.frames import NON_NEGATIVE
 from pipeline.normalize.unified import Normalised, normalise
 from pipeline.schema import TABLES, Field, Table
 
@@ -135,7 +134,7 @@ def values(field: Field) -> st.SearchStrategy[Any]:
     if isinstance(field.dtype, pl.Boolean):
         return st.booleans()
     if isinstance(field.dtype, pl.Float64):
-        return QUANTITIES if field.wire in NON_NEGATIVE else NUMBERS
+        return QUANTITIES if field.non_negative else NUMBERS
     if field.enum:  # a value outside the enum lands too, for its check to flag
         return st.sampled_from([str(value) for value in field.enum]) | TEXT
     return IDS if is_id(field) else TEXT
@@ -260,7 +259,7 @@ def forbidden(field: Field) -> st.SearchStrategy[Any]:
     elif field.kind == "list":
         options.append(NOT_ARRAYS)
     elif isinstance(field.dtype, pl.Float64):
-        options += [NOT_NUMBERS, BEYOND_FLOAT64] + ([NEGATIVE] if field.wire in NON_NEGATIVE else [])
+        options += [NOT_NUMBERS, BEYOND_FLOAT64] + ([NEGATIVE] if field.non_negative else [])
     elif isinstance(field.dtype, pl.Boolean):
         options.append(NOT_BOOLEANS)
     else:
@@ -390,7 +389,7 @@ def is_unix_time(field: Field) -> bool:
 
 FOCUSED: dict[str, tuple[Callable[[Field], bool], st.SearchStrategy[Any]]] = {
     "milliseconds where seconds are documented": (is_unix_time, MILLISECONDS),
-    "a negative quantity": (lambda field: field.wire in NON_NEGATIVE, NEGATIVE),
+    "a negative quantity": (lambda field: field.non_negative, NEGATIVE),
     "a missing required field": (lambda field: field.required, st.sampled_from([DROP, None])),
 }
 

@@ -52,10 +52,6 @@ _ISO_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
 # with a reason saying so rather than rescaled without a word.
 _UNIX_SECONDS = (-1e11, 1e11)
 _MILLISECONDS_UP_TO = 1e14
-# Wire names of the numbers that are quantities (a trade's `size`, in shares or contracts): the spec types them as
-# plain numbers, but a negative one means nothing and no asset check judges it, so it is refused. The schema has
-# no lower bound for a field: this set stands in for one.
-NON_NEGATIVE = frozenset({"size"})
 _SHOWN_CHARS = 80  # of a bad value, in a reason
 _BLOCK = 2048  # records built at a time (see build)
 
@@ -364,7 +360,7 @@ def _problems(field: Field, value: pl.Expr, path: str) -> list[pl.Expr]:
         found.append(pl.when(value.is_null()).then(pl.lit(f"missing required field '{path}'")))
     if field.kind == "timestamp":
         found.append(_unreadable_time(field, value, path))
-    if field.kind == "scalar" and field.wire in NON_NEGATIVE:
+    if field.kind == "scalar" and field.non_negative:  # a quantity: no check judges it, a negative one means nothing
         found.append(_negative(value, path))
     if field.kind == "struct":
         found += [pl.when(value.is_not_null()).then(p) for p in _child_problems(field, value, path)]
@@ -490,8 +486,8 @@ def text(wire: str, *, required: bool = False) -> Field:
     return Field(wire, dtype=pl.String(), required=required)
 
 
-def number(wire: str, *, required: bool = False) -> Field:
-    return Field(wire, dtype=pl.Float64(), required=required)
+def number(wire: str, *, required: bool = False, non_negative: bool = False) -> Field:
+    return Field(wire, dtype=pl.Float64(), required=required, non_negative=non_negative)
 
 
 def flag(wire: str, *, required: bool = False) -> Field:

@@ -124,7 +124,7 @@ SERIES_FIELDS = (
 POINT_FIELDS = (unix_number("t", required=True), number("p", required=True))
 _TRADE_COMMON = (
     text("side"),
-    number("size", required=True),
+    number("size", required=True, non_negative=True),
     number("price", required=True),
     unix_number("timestamp", required=True),
     text("outcome"),
