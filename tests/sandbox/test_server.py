@@ -66,6 +66,11 @@ def test_pmw_sandbox_command_serves_until_stopped() -> None:
         assert codes.count(429) == 1 and codes[-1] == 429  # the 101st request of the minute
     finally:
         process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=10)
+        try:
+            output, _ = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()  # never leave the server behind, whatever happened
+            process.communicate()
+            raise
     assert f"serving the unified API at http://127.0.0.1:{port}" in output
     assert DEFAULT_API_KEYS[0] not in output  # keys are never printed or logged
