@@ -158,9 +158,17 @@ class _Waiting:
         self._within_budget()
 
     def complete_through(self, through: str | None) -> Iterator[pl.DataFrame]:
-        """The markets up to ``through`` (all of them, for None), in id order, each in file order."""
+        """The markets up to ``through`` (all of them, for None), in id order, each in file order; small
+        markets go together, in batches of about BATCH_ROWS rows (the checks and the writer cost per batch)."""
+        together: list[pl.DataFrame] = []
         for market_id in sorted(m for m in self.markets if through is None or m <= through):
-            yield from self.markets.pop(market_id).in_file_order()
+            for batch in self.markets.pop(market_id).in_file_order():
+                if together and sum(b.height for b in together) + batch.height > BATCH_ROWS:
+                    yield pl.concat(together)
+                    together = []
+                together.append(batch)
+        if together:
+            yield pl.concat(together)
         if through is not None and (self.done is None or through > self.done):
             self.done = through
 

@@ -23,9 +23,9 @@ from urllib.parse import quote
 
 import polars as pl
 
+from pipeline.normalize.attribution import attribute
 from pipeline.normalize.frames import Normalised
 from pipeline.normalize.native import normalise_native
-from pipeline.sources.attribution import attribute
 from pipeline.sources.http import ApiError, HttpLayer, RequestStats
 from pipeline.sources.partition import Coverage, MarketsDone, live_on
 from pipeline.sources.unified import day_bounds

@@ -7,19 +7,21 @@ a platform's own API. The unified API's adapter is here; the platforms' are in p
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from datetime import UTC, date, datetime, timedelta
+from itertools import islice
 from typing import Any, Protocol
 
 import polars as pl
 
 from pipeline.config import PriceLabel
+from pipeline.normalize.attribution import attribute, with_outcome_names
 from pipeline.normalize.frames import Normalised
-from pipeline.normalize.unified import normalise, normalised_chunks
+from pipeline.normalize.unified import NORMALISE_CHUNK, normalise
 from pipeline.schema import MAX_PRICE_HISTORY_MARKETS
-from pipeline.sources.attribution import attribute
 from pipeline.sources.http import RequestStats
 from pipeline.sources.unified import HOURLY, UnifiedSource, day_bounds
 
@@ -118,8 +120,8 @@ class UnifiedPartitions:
     """The unified API (or the sandbox, which speaks it) as a `PartitionSource`.
 
     Trades are asked for market by market and price history 10 markets a call; each answer's rows are
-    attributed to the markets asked for (`pipeline.sources.attribution`), whatever market id they carry, and
-    each answer is followed by a `MarketsDone`. Price history is asked for one period beyond the day on each
+    attributed to the markets asked for (`pipeline.normalize.attribution`), whatever market id they carry, and
+    a `MarketsDone` follows as markets complete. Price history is asked for one period beyond the day on each
     side, so that no point of the day is lost whichever way the server reads `start_ts`/`end_ts`; a point's
     time is stored as its period's start, whichever end the server labels it by (`price_label`).
     """
@@ -136,13 +138,25 @@ class UnifiedPartitions:
         return normalise(table, records, platform=platform, day=day, source=self.lineage, fetched_at=fetched_at)
 
     def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Each market's trades in turn, normalised ``NORMALISE_CHUNK`` records at a time across markets, every
+        record attributed to the market it was asked for."""
         day_start, _ = day_bounds(day)
-        for market_id, last_trade in last_trade_times(markets):
-            if last_trade is None or last_trade >= day_start:
-                market = markets.filter(pl.col("id") == market_id)
-                for chunk in self._chunks("trades", self.source.market_trades(day, market_id), platform, day):
-                    yield attribute(chunk, market)[0]
-            yield MarketsDone(market_id)
+        asked = [market for market, last in last_trade_times(markets) if last is None or last >= day_start]
+        read = ((market, trade) for market in asked for trade in self.source.market_trades(day, market))
+        every = markets["id"].sort().to_list()
+        fetched_at = datetime.now(UTC)
+        while chunk := list(islice(read, NORMALISE_CHUNK)):
+            owners, records = zip(*chunk, strict=True)
+            del chunk
+            result = normalise("trades", list(records), platform=platform, day=day, source=self.lineage,
+                               fetched_at=fetched_at, asked_for=owners)
+            del records  # the raw records are most of the memory: let them go before the next chunk is read
+            yield Normalised(with_outcome_names(result.rows, markets), result.rejects)
+            before = bisect_left(every, owners[-1])  # the markets before the chunk's last one are complete
+            if before:
+                yield MarketsDone(every[before - 1])
+        if every:
+            yield MarketsDone(every[-1])
 
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         ordered = markets.sort("id")
@@ -167,11 +181,6 @@ class UnifiedPartitions:
         if self.price_label == PriceLabel.PERIOD_END:
             attributed = Normalised(attributed.rows.with_columns(pl.col("timestamp") - period), attributed.rejects)
         yield attributed
-
-    def _chunks(self, table: str, records: Iterator[dict[str, Any]], platform: str, day: date) -> Iterator[Normalised]:
-        fetched_at = datetime.now(UTC)
-        return normalised_chunks(table, records, platform=platform, day=day, source=self.lineage,
-                                 fetched_at=fetched_at, attributed=True)
 
     def requests(self) -> RequestStats:
         return self.source.http.stats.snapshot()

@@ -180,6 +180,7 @@ def test_a_large_market_paged_in_either_time_order_reaches_the_writer_in_bounded
     """Newest first or oldest first, as a trades endpoint may page, a market is never held whole."""
     monkeypatch.setattr(unified, "NORMALISE_CHUNK", 7)
     monkeypatch.setattr(stream, "HELD_ROWS", 5)
+    monkeypatch.setattr(stream, "BATCH_ROWS", 5)
     heights: list[int] = []
     in_file_order = stream._in_file_order
 

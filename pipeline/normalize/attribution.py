@@ -4,7 +4,8 @@ The spec does not say which id the `market_id` of a trade or the `marketId` of a
 may send the unified id, the platform's id (a Polymarket condition id, a numeric id), or nothing. The pipeline
 knows which markets each request asked for, so it attributes every row to one of them:
 
-- an answer about one market (trades are asked for market by market) belongs to it whole;
+- an answer about one market (trades are asked for market by market) belongs to it whole (`owned_by`, which
+  the unified normaliser applies record by record, and `attribute` for a whole answer);
 - a row of an answer about several markets (price history, 10 markets a call) belongs to the requested market
   that its id names (as the unified id, the platform's id or the condition id), or else to the one that owns
   its outcome, when exactly one requested market does. A row that neither tells apart stays unattributed,
@@ -25,18 +26,23 @@ MARKET = "market_id"
 SERVED = SERVED_MARKET_ID.name
 
 
+def owned_by(rows: pl.DataFrame, owner: pl.Expr | pl.Series) -> pl.DataFrame:
+    """`rows` (as served: `market_id` is what the server said) belonging to `owner`, a market id per row."""
+    served = pl.col(MARKET)
+    owner = owner if isinstance(owner, pl.Expr) else pl.lit(owner)
+    return rows.with_columns(owner.alias(MARKET), pl.when(served != owner).then(served).alias(SERVED))
+
+
 def attribute(result: Normalised, markets: pl.DataFrame) -> tuple[Normalised, int]:
     """`result`'s rows attributed to the requested `markets` (rows of the `markets` table), and how many rows
     could not be (they keep a null `market_id`: ask again for fewer markets)."""
     rows = result.rows
-    served = pl.col(MARKET)
     if markets.height == 1:
-        owner: pl.Expr = pl.lit(markets["id"][0], dtype=pl.String())
+        rows = owned_by(rows, pl.lit(markets["id"][0], dtype=pl.String()))
     else:
-        owner = pl.coalesce(_by_id(served, markets), *_by_outcome(rows, markets))
-    rows = rows.with_columns(owner.alias(MARKET), pl.when(served != owner).then(served).alias(SERVED))
-    if "outcome" in rows.columns and "outcomes" in markets.columns and markets.height == 1:
-        rows = rows.with_columns(_outcome_name(markets))
+        rows = owned_by(rows, pl.coalesce(_by_id(pl.col(MARKET), markets), *_by_outcome(rows, markets)))
+    if "outcome" in rows.columns and "outcomes" in markets.columns:
+        rows = with_outcome_names(rows, markets)
     return Normalised(rows, result.rejects), rows[MARKET].null_count()
 
 
@@ -70,8 +76,16 @@ def _by_outcome(rows: pl.DataFrame, markets: pl.DataFrame) -> list[pl.Expr]:
                                                 return_dtype=pl.String())]
 
 
-def _outcome_name(market: pl.DataFrame) -> pl.Expr:
-    """A trade's outcome as its name, where the server gave the outcome's id (and the id is no outcome's name)."""
-    outcomes = market.select(pl.col("outcomes").explode().struct.unnest()).drop_nulls()
-    by_id = outcomes.filter(~pl.col("id").is_in(outcomes["name"].implode()))
-    return pl.col("outcome").replace(by_id["id"], by_id["name"])
+def outcome_names(markets: pl.DataFrame) -> pl.DataFrame:
+    """Per market, the outcome ids that are none of its outcomes' names, with their names (for trades whose
+    server gave the outcome's id)."""
+    outcomes = markets.select(pl.col("id").alias(MARKET), pl.col("outcomes")).explode("outcomes").unnest("outcomes")
+    names = outcomes.group_by(MARKET).agg(pl.col("name").alias("names"))
+    return (outcomes.join(names, on=MARKET).filter(~pl.col("id").is_in(pl.col("names")))
+            .select(MARKET, pl.col("id").alias("outcome"), pl.col("name").alias("outcome_name")))
+
+
+def with_outcome_names(rows: pl.DataFrame, markets: pl.DataFrame) -> pl.DataFrame:
+    """Trades whose outcome is an outcome id of their market, with the outcome's name instead."""
+    named = rows.join(outcome_names(markets), on=[MARKET, "outcome"], how="left", maintain_order="left")
+    return named.with_columns(pl.coalesce("outcome_name", "outcome").alias("outcome")).drop("outcome_name")
