@@ -9,11 +9,7 @@ check failed (`Check.blocking`); the SQL tests of the models held back do not ru
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import date
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -25,12 +21,11 @@ from pipeline.backfill import run_backfill
 from pipeline.checks import CHECKS
 from pipeline.definitions import defs
 from pipeline.lake import Lake
-from pipeline.normalize.frames import Normalised
 from pipeline.resources import PipelineResource
 from pipeline.schema import TABLES
-from pipeline.sources.partition import PartitionSource
 from pipeline.sql.project import DEFAULT_SQL_DIR, Relation, load_project
 from tests.pipeline.conftest import DAY
+from tests.pipeline.rewritten_markets import markets_rewritten
 from tests.pipeline.test_check_reporting import PARTITION, PLATFORM
 
 PROJECT = load_project(DEFAULT_SQL_DIR)
@@ -45,29 +40,13 @@ READ_TRADES = {Relation("staging", "stg_trades")} | {
 }
 
 
-class _OneUnknownStatus:
-    """A source whose first market has a status outside the enum; everything else is the real source's."""
-
-    def __init__(self, source: PartitionSource) -> None:
-        self.source = source
-
-    def markets(self, platform: str, day: date) -> Normalised:
-        result = self.source.markets(platform, day)
-        first = pl.int_range(pl.len()) == 0
-        status = pl.when(first).then(pl.lit("suspended")).otherwise(pl.col("status")).alias("status")
-        return Normalised(result.rows.with_columns(status), result.rejects)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.source, name)
+def _first_status_unknown(rows: pl.DataFrame) -> pl.DataFrame:
+    first = pl.int_range(pl.len()) == 0
+    return rows.with_columns(pl.when(first).then(pl.lit("suspended")).otherwise(pl.col("status")).alias("status"))
 
 
-class UnknownStatusPipeline(PipelineResource):
-    """The pipeline resource, reading through `_OneUnknownStatus`: `markets.status_enum` fails, 1 violation."""
-
-    @contextmanager
-    def source(self, platform: str) -> Iterator[PartitionSource]:
-        with super().source(platform) as source:
-            yield _OneUnknownStatus(source)  # type: ignore[misc]
+# The first market has a status outside the enum: `markets.status_enum` fails, 1 violation.
+UnknownStatusPipeline = markets_rewritten(_first_status_unknown)
 
 
 def _partition_and_models(resource: PipelineResource, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:

@@ -6,8 +6,6 @@ partition lands.
 
 import json
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -23,8 +21,9 @@ from pipeline.normalize.frames import Normalised
 from pipeline.resources import PipelineResource
 from pipeline.schema import TABLES, Table
 from pipeline.sources.http import RequestStats
-from pipeline.sources.partition import Coverage, PartitionSource
+from pipeline.sources.partition import Coverage
 from tests.pipeline.conftest import DAY
+from tests.pipeline.rewritten_markets import markets_rewritten
 
 PLATFORM = "kalshi"
 MARKET = "KXTEST-26NOV21-T1"
@@ -36,27 +35,8 @@ NOON = datetime.combine(DAY, time(12), UTC)
 # -- the crash this file was written for: a duplicate market through the sandbox ----------------------------
 
 
-class _DuplicatedMarket:
-    """A source whose markets answer holds its first market twice; everything else is the real source's."""
-
-    def __init__(self, source: PartitionSource) -> None:
-        self.source = source
-
-    def markets(self, platform: str, day: date) -> Normalised:
-        result = self.source.markets(platform, day)
-        return Normalised(pl.concat([result.rows, result.rows.head(1)]), result.rejects)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.source, name)
-
-
-class DuplicatingPipeline(PipelineResource):
-    """The pipeline resource, reading through `_DuplicatedMarket`."""
-
-    @contextmanager
-    def source(self, platform: str) -> Iterator[PartitionSource]:
-        with super().source(platform) as source:
-            yield _DuplicatedMarket(source)  # type: ignore[misc]
+# The markets answer holds its first market twice.
+DuplicatingPipeline = markets_rewritten(lambda rows: pl.concat([rows, rows.head(1)]))
 
 
 def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:

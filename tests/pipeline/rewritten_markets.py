@@ -1,0 +1,42 @@
+"""A pipeline resource whose source's markets answer is rewritten before it lands: a data problem on purpose."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import date
+from typing import Any
+
+import polars as pl
+
+from pipeline.normalize.frames import Normalised
+from pipeline.resources import PipelineResource
+from pipeline.sources.partition import PartitionSource
+
+Rewrite = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+class _RewrittenMarkets:
+    """A source whose markets rows pass through `rewrite`; everything else is the real source's."""
+
+    def __init__(self, source: PartitionSource, rewrite: Rewrite) -> None:
+        self.source, self.rewrite = source, rewrite
+
+    def markets(self, platform: str, day: date) -> Normalised:
+        result = self.source.markets(platform, day)
+        return Normalised(self.rewrite(result.rows), result.rejects)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.source, name)
+
+
+def markets_rewritten(rewrite: Rewrite) -> type[PipelineResource]:
+    """A `PipelineResource` class whose sources answer markets through `rewrite`."""
+
+    class RewrittenPipeline(PipelineResource):
+        @contextmanager
+        def source(self, platform: str) -> Iterator[PartitionSource]:
+            with super().source(platform) as source:
+                yield _RewrittenMarkets(source, rewrite)  # type: ignore[misc]
+
+    return RewrittenPipeline
