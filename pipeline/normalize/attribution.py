@@ -42,7 +42,7 @@ def attribute(result: Normalised, markets: pl.DataFrame) -> tuple[Normalised, in
     else:
         rows = owned_by(rows, pl.coalesce(_by_id(pl.col(MARKET), markets), *_by_outcome(rows, markets)))
     if "outcome" in rows.columns and "outcomes" in markets.columns:
-        rows = with_outcome_names(rows, markets)
+        rows = with_outcome_names(rows, outcome_names(markets))
     return Normalised(rows, result.rejects), rows[MARKET].null_count()
 
 
@@ -85,7 +85,8 @@ def outcome_names(markets: pl.DataFrame) -> pl.DataFrame:
             .select(MARKET, pl.col("id").alias("outcome"), pl.col("name").alias("outcome_name")))
 
 
-def with_outcome_names(rows: pl.DataFrame, markets: pl.DataFrame) -> pl.DataFrame:
-    """Trades whose outcome is an outcome id of their market, with the outcome's name instead."""
-    named = rows.join(outcome_names(markets), on=[MARKET, "outcome"], how="left", maintain_order="left")
+def with_outcome_names(rows: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
+    """Trades whose outcome is an outcome id of their market, with the outcome's name instead (`names`: what
+    `outcome_names` made of the markets)."""
+    named = rows.join(names, on=[MARKET, "outcome"], how="left", maintain_order="left")
     return named.with_columns(pl.coalesce("outcome_name", "outcome").alias("outcome")).drop("outcome_name")

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from pipeline.config import PriceLabel
-from pipeline.normalize.attribution import attribute, with_outcome_names
+from pipeline.normalize.attribution import attribute, outcome_names, with_outcome_names
 from pipeline.normalize.frames import Normalised
 from pipeline.normalize.unified import NORMALISE_CHUNK, normalise
 from pipeline.schema import MAX_PRICE_HISTORY_MARKETS
@@ -144,6 +144,7 @@ class UnifiedPartitions:
         asked = [market for market, last in last_trade_times(markets) if last is None or last >= day_start]
         read = ((market, trade) for market in asked for trade in self.source.market_trades(day, market))
         every = markets["id"].sort().to_list()
+        names = outcome_names(markets)  # once per partition, for every chunk
         fetched_at = datetime.now(UTC)
         while chunk := list(islice(read, NORMALISE_CHUNK)):
             owners, records = zip(*chunk, strict=True)
@@ -151,7 +152,7 @@ class UnifiedPartitions:
             result = normalise("trades", list(records), platform=platform, day=day, source=self.lineage,
                                fetched_at=fetched_at, asked_for=owners)
             del records  # the raw records are most of the memory: let them go before the next chunk is read
-            yield Normalised(with_outcome_names(result.rows, markets), result.rejects)
+            yield Normalised(with_outcome_names(result.rows, names), result.rejects)
             before = bisect_left(every, owners[-1])  # the markets before the chunk's last one are complete
             if before:
                 yield MarketsDone(every[before - 1])
