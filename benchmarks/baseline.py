@@ -1,7 +1,7 @@
 """The naive baseline the normalisers are measured against: per-record pydantic validation, then pandas.
 
 What a first version of the pipeline would do: validate each parsed record with a pydantic model of its
-resource (built here from ``pipeline.schema``, so that it checks the same documented fields), dump it, turn
+resource (built here from ``pipeline.engine.schema``, so that it checks the same documented fields), dump it, turn
 maps and free-form objects into the stored shapes in Python, collect the rows in a pandas DataFrame and
 write it with ``to_parquet`` (pyarrow, zstd). Pydantic runs in its default (lax) mode, as naive code would.
 """
@@ -19,7 +19,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic import Field as Wire
 
-from pipeline.schema import TABLES, Field
+from pipeline.engine.schema import TABLES, Field
 
 _SCALARS: dict[str, type] = {"String": str, "Float64": float, "Boolean": bool}
 

@@ -111,8 +111,8 @@ def land_partition(world: dict[str, Any], data_dir: str) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from benchmarks.sized_sandbox import SizedSandboxPipeline, sandbox_app
-    from pipeline.assets.ingest import markets, trades
-    from pipeline.lake import Lake
+    from pipeline.defs.ingestion.assets import markets, trades
+    from pipeline.engine.lake.store import Lake
 
     pipeline = SizedSandboxPipeline(data_dir=data_dir, end=DAY, **world)
     activities = [activity for _, activity in _activities(sandbox_app(pipeline.world()).world)]
@@ -143,7 +143,7 @@ def land_partition(world: dict[str, Any], data_dir: str) -> dict[str, Any]:
 
 def _activities(world: Any) -> list[tuple[Any, Any]]:
     """Every market of the platform with its simulated activity (simulating them all, as serving them will)."""
-    from pipeline.schema import Platform
+    from pipeline.engine.schema import Platform
 
     return [(market, world.activity(market)) for market in world.markets(Platform(PLATFORM))]
 

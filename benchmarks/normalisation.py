@@ -134,9 +134,9 @@ def measure(quick: bool, data_dir: str) -> dict[str, Any]:
 
 def _pipeline(partitions: list[Responses], lake_dir: Path) -> None:
     """The assets' path from response bodies to the lake."""
-    from pipeline.assets.stream import land_stream
-    from pipeline.lake import Lake
-    from pipeline.normalize.unified import normalise, normalised_chunks
+    from pipeline.engine.lake.store import Lake
+    from pipeline.engine.lake.stream import land_stream
+    from pipeline.engine.normalize.unified import normalise, normalised_chunks
 
     lake = Lake(_fresh(lake_dir))
     for p in partitions:
@@ -184,10 +184,10 @@ def _trade_stages(partitions: list[Responses], lake_dir: Path, repeats: int) -> 
 
 def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, float]:
     """One run of the trades pipeline, its parse and normalise calls timed as they happen."""
-    from pipeline.assets.stream import land_stream
-    from pipeline.lake import Lake
-    from pipeline.normalize import unified
-    from pipeline.normalize.unified import normalised_chunks
+    from pipeline.engine.lake.store import Lake
+    from pipeline.engine.lake.stream import land_stream
+    from pipeline.engine.normalize import unified
+    from pipeline.engine.normalize.unified import normalised_chunks
 
     spent = {"parse": 0.0, "normalise": 0.0}
     normalise = unified.normalise
@@ -224,7 +224,7 @@ def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, floa
 def _progressing(chunks: Iterable[Any], market_ids: list[str]) -> Iterator[Any]:
     """The chunks of markets read in id order, each followed by the `MarketsDone` the sources would have sent
     by then: every market before the chunk's last one is complete."""
-    from pipeline.sources.partition import MarketsDone
+    from pipeline.engine.sources.partition import MarketsDone
 
     ordered = sorted(market_ids)
     for chunk in chunks:
@@ -267,7 +267,7 @@ def _fresh(directory: Path) -> Path:
 
 def _trade_responses(sizes: Sizes) -> list[Responses]:
     """Pages of 1000 trades of the busiest markets of a one-day world, market by market in id order."""
-    from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
+    from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
 
     world = WorldConfig(
         seed=7,
@@ -301,8 +301,8 @@ def _trade_responses(sizes: Sizes) -> list[Responses]:
 def _catalogue_responses(sizes: Sizes, table: str) -> list[Responses]:
     """Every market of a world with many, as listed (pages of 250), or their hourly price history of the
     day (10 markets a call)."""
-    from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
-    from pipeline.sources.unified import day_bounds
+    from pipeline.engine.sources.unified import day_bounds
+    from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
 
     world = WorldConfig(
         seed=7,
@@ -356,6 +356,6 @@ def _pages(client: Any, path: str, items_key: str, params: dict[str, Any]) -> It
 
 
 def _platform(name: str) -> Any:
-    from pipeline.schema import Platform
+    from pipeline.engine.schema import Platform
 
     return Platform(name)

@@ -11,9 +11,9 @@ import math
 from collections import Counter
 from datetime import UTC, date, datetime, time
 
-from pipeline.sandbox.world import World
-from pipeline.schema import MAX_LIMIT, MAX_PRICE_HISTORY_MARKETS, Platform
-from pipeline.sources.unified import is_live_on
+from pipeline.engine.schema import MAX_LIMIT, MAX_PRICE_HISTORY_MARKETS, Platform
+from pipeline.engine.sources.unified import is_live_on
+from pmw_sandbox.world import World
 
 
 def fewest_requests(world: World, platform: Platform, day: date, catalogue: bool = True) -> Counter[str]:

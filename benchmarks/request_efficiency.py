@@ -85,10 +85,10 @@ def run(quick: bool, workdir: Path) -> Report:
 def backfill(days: int) -> dict[str, Any]:
     """In the child: backfill the days, then count requests per endpoint against the bound."""
     from benchmarks.request_bound import fewest_requests
-    from pipeline.backfill import run_backfill
-    from pipeline.sandbox.catalogue import WorldConfig
-    from pipeline.sandbox.world import World
-    from pipeline.schema import Platform
+    from pipeline.cli.backfill import run_backfill
+    from pipeline.engine.schema import Platform
+    from pmw_sandbox.catalogue import WorldConfig
+    from pmw_sandbox.world import World
 
     first = END - timedelta(days=days - 1)
     reports = run_backfill(list(PLATFORMS), first, END, say=lambda _: None)

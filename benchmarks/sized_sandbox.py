@@ -12,13 +12,13 @@ from contextlib import contextmanager
 from datetime import date
 from functools import cache
 
-from pipeline.config import Secret
-from pipeline.resources import PipelineResource
-from pipeline.sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig, SandboxTransport, WorldConfig
-from pipeline.sandbox.transport import SANDBOX_BASE_URL
-from pipeline.sources.http import HttpLayer
-from pipeline.sources.partition import PartitionSource, UnifiedPartitions
-from pipeline.sources.unified import UnifiedSource
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.config import Secret
+from pipeline.engine.sources.http import HttpLayer
+from pipeline.engine.sources.partition import PartitionSource, UnifiedPartitions
+from pipeline.engine.sources.unified import UnifiedSource
+from pmw_sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig, SandboxTransport, WorldConfig
+from pmw_sandbox.transport import SANDBOX_BASE_URL
 
 
 class SizedSandboxPipeline(PipelineResource):

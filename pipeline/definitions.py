@@ -2,9 +2,7 @@
 
 import dagster as dg
 
-from pipeline.assets.ingest import INGESTION_ASSETS
-from pipeline.assets.sql_models import load_sql_assets
-from pipeline.automation import (
+from pipeline.defs.automation import (
     backfill_sensor,
     daily_ingestion,
     freshness_job,
@@ -12,7 +10,9 @@ from pipeline.automation import (
     ingestion_job,
     yesterday_landed,
 )
-from pipeline.resources import PipelineResource
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.resources import PipelineResource
+from pipeline.defs.sql_models.assets import load_sql_assets
 
 defs = dg.Definitions(
     assets=[*INGESTION_ASSETS, *load_sql_assets()],

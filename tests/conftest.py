@@ -7,8 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
-from pipeline.sources.factory import sandbox_app
+from pipeline.engine.sources.factory import sandbox_app
+from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig, sandbox_client
 
 # A fixed world: tests never depend on today's date.
 WORLD = WorldConfig(seed=11, end=date(2026, 11, 21), days=7)

@@ -15,7 +15,8 @@ import yaml
 from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteRepositoryOrigin
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
-from pipeline.automation.budget import (
+from pipeline.definitions import defs
+from pipeline.defs.automation.budget import (
     DEFAULT_PARTITION_COST,
     Budget,
     CostModel,
@@ -24,9 +25,9 @@ from pipeline.automation.budget import (
     SensorCursor,
     horizon_for,
 )
-from pipeline.automation.jobs import API_POOLS, ASSET_NAMES, STEP_RETRY_POLICY, register_api_pools
-from pipeline.automation.schedule import DAILY_AT, daily_ingestion
-from pipeline.automation.sensor import (
+from pipeline.defs.automation.jobs import API_POOLS, ASSET_NAMES, STEP_RETRY_POLICY, register_api_pools
+from pipeline.defs.automation.schedule import DAILY_AT, daily_ingestion
+from pipeline.defs.automation.sensor import (
     MAX_ATTEMPTS,
     InFlight,
     backfill_sensor,
@@ -34,8 +35,7 @@ from pipeline.automation.sensor import (
     plan_tick,
     runs_in_flight,
 )
-from pipeline.config import AutomationSettings, BackfillOrder, ConfigError
-from pipeline.definitions import defs
+from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 TODAY = datetime.now(UTC).date()

@@ -12,10 +12,10 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipeline import backfill
-from pipeline.cli import main
-from pipeline.lake import Lake
-from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig
+from pipeline.cli import backfill
+from pipeline.cli.main import main
+from pipeline.engine.lake.store import Lake
+from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from tests.reliability.hostile import Answer, Fault, HostileServer, Request, no_fault
 
 PLATFORM = "polymarket"

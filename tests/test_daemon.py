@@ -16,11 +16,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipeline.automation.budget import PartitionRef
-from pipeline.automation.jobs import ASSET_NAMES
-from pipeline.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
-from pipeline.sandbox import SandboxApp, SandboxConfig
-from pipeline.sandbox.server import SandboxServer
+from pipeline.defs.automation.budget import PartitionRef
+from pipeline.defs.automation.jobs import ASSET_NAMES
+from pipeline.defs.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
+from pmw_sandbox import SandboxApp, SandboxConfig
+from pmw_sandbox.server import SandboxServer
 from tests.conftest import strict_budget_world
 
 REPO = Path(__file__).resolve().parents[1]

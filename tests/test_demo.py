@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schema import TABLES
+from pipeline.engine.schema import TABLES
 
 
 @pytest.mark.parametrize("source", ["sandbox", "direct"])
@@ -18,7 +18,7 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path, source: s
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
     env.update({"PMW_DATA_DIR": str(tmp_path / "data"), "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite"),
                 "PMW_SOURCE": source})
-    run = subprocess.run([sys.executable, "-m", "pipeline.cli", "demo", "--days", "1", "--end", "2026-11-21"],
+    run = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "demo", "--days", "1", "--end", "2026-11-21"],
                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout

@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.lake import ROW_GROUP_SIZE, Lake, _leaf_columns
-from pipeline.schema import TABLES, Platform
+from pipeline.engine.lake.store import ROW_GROUP_SIZE, Lake, _leaf_columns
+from pipeline.engine.schema import TABLES, Platform
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DAY = date(2026, 11, 20)
@@ -398,7 +398,7 @@ import os, sys, time
 from datetime import date
 from pathlib import Path
 import polars as pl
-from pipeline.lake import Lake
+from pipeline.engine.lake.store import Lake
 
 def hang(fd):
     print("staged", flush=True)

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.lake import ROW_GROUP_SIZE, Lake
-from pipeline.schema import TABLES
+from pipeline.engine.lake.store import ROW_GROUP_SIZE, Lake
+from pipeline.engine.schema import TABLES
 from tests.test_lake import DAY, rejects_frame, temp_files, trades_frame
 
 SORT_KEY = list(TABLES["trades"].sort_key)

@@ -12,10 +12,10 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.cli import main
-from pipeline.lake import REJECTS_SCHEMA
-from pipeline.sandbox import SandboxApp, sandbox_client
-from pipeline.schema import TABLES
+from pipeline.cli.main import main
+from pipeline.engine.lake.store import REJECTS_SCHEMA
+from pipeline.engine.schema import TABLES
+from pmw_sandbox import SandboxApp, sandbox_client
 from tests.test_normalize_native import CASES, FIXTURES, Case, load
 
 
@@ -138,7 +138,7 @@ def test_an_unwritable_output_is_a_message(tmp_path: Path, capsys: pytest.Captur
 def test_a_truncated_file_prints_no_traceback(tmp_path: Path) -> None:
     truncated = tmp_path / "event.json"
     truncated.write_bytes((FIXTURES / "polymarket/gamma_event.json").read_bytes()[:5000])
-    command = [sys.executable, "-m", "pipeline.cli", "normalize", "--platform", "polymarket", "--entity", "events"]
+    command = [sys.executable, "-m", "pipeline.cli.main", "normalize", "--platform", "polymarket", "--entity", "events"]
     done = subprocess.run([*command, str(truncated), "-o", str(tmp_path / "o.parquet")], capture_output=True, text=True)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and "is not valid JSON (truncated?)" in done.stderr

@@ -13,11 +13,11 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.lake import REJECTS_SCHEMA
-from pipeline.normalize.frames import Normalised
-from pipeline.normalize.mappings import DIRECT_MAPPINGS, KALSHI_STATUSES
-from pipeline.normalize.native import normalise_native
-from pipeline.schema import TABLES, MarketStatus
+from pipeline.engine.lake.store import REJECTS_SCHEMA
+from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalize.mappings import DIRECT_MAPPINGS, KALSHI_STATUSES
+from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.schema import TABLES, MarketStatus
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DAY = date(2026, 1, 12)

@@ -1,4 +1,4 @@
-"""Properties of the unified normaliser, for every table of `pipeline.schema.TABLES`.
+"""Properties of the unified normaliser, for every table of `pipeline.engine.schema.TABLES`.
 
 Records are drawn from the schema's fields (wire names, kinds, types, required flags, enums), never from a list
 written here, so a field added to the schema is covered as soon as it exists:
@@ -13,7 +13,7 @@ written here, so a field added to the schema is covered as soon as it exists:
 - every record of a batch is a row or a reject, exactly once, in order, on both the fast and the slow path and
   across blocks.
 
-Values that the asset checks judge rather than the normaliser (`pipeline.checks`: enums, prices outside [0, 1])
+Values that the asset checks judge rather than the normaliser (`pipeline.engine.checks`: enums, prices outside [0, 1])
 are part of what the spec allows here: they land as sent.
 
 Deterministic (`derandomize`, no example database) and sized to run in seconds; set PMW_PROPERTY_EXAMPLES to
@@ -37,9 +37,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.normalize import frames
-from pipeline.normalize.unified import Normalised, normalise
-from pipeline.schema import TABLES, Field, Table
+from pipeline.engine.normalize import frames
+from pipeline.engine.normalize.unified import Normalised, normalise
+from pipeline.engine.schema import TABLES, Field, Table
 
 PROPERTIES = settings(
     max_examples=int(os.environ.get("PMW_PROPERTY_EXAMPLES", "25")),

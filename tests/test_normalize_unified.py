@@ -12,9 +12,9 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.normalize.unified import REJECTS_SCHEMA, Normalised, normalise
-from pipeline.sandbox import Faults, SandboxApp, SandboxConfig, sandbox_client
-from pipeline.schema import TABLES, Platform
+from pipeline.engine.normalize.unified import REJECTS_SCHEMA, Normalised, normalise
+from pipeline.engine.schema import TABLES, Platform
+from pmw_sandbox import Faults, SandboxApp, SandboxConfig, sandbox_client
 from tests.conftest import WORLD
 
 Record = dict[str, Any]

@@ -17,15 +17,15 @@ import polars as pl
 import pytest
 from filelock import FileLock
 
-from pipeline.assets.ingest import INGESTION_ASSETS
-from pipeline.assets.sql_models import OP_NAME, asset_key, load_sql_assets, sql_assets
-from pipeline.cli import main
-from pipeline.lake import Lake
-from pipeline.resources import PipelineResource
-from pipeline.sql.build import Built, build, models_dir
-from pipeline.sql.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
-from pipeline.sql.run import select_models
-from pipeline.warehouse import connect_read_only
+from pipeline.cli.main import main
+from pipeline.cli.sql import select_models
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.resources import PipelineResource
+from pipeline.defs.sql_models.assets import OP_NAME, asset_key, load_sql_assets, sql_assets
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.sql.build import Built, build, models_dir
+from pipeline.engine.sql.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
+from pipeline.engine.warehouse import connect_read_only
 from tests.pipeline.conftest import DAY, materialise
 from tests.test_lake import REPO_ROOT, trades_frame
 
@@ -272,7 +272,7 @@ ANALYST = """
 import sys
 from pathlib import Path
 import duckdb
-from pipeline.warehouse import connect_read_only
+from pipeline.engine.warehouse import connect_read_only
 
 connection = connect_read_only(Path(sys.argv[1]))
 stop = Path(sys.argv[2])
@@ -311,14 +311,14 @@ def test_an_analyst_holding_the_warehouse_neither_fails_a_build_nor_misses_new_r
     )
     try:
         assert analyst.stdout.readline() == "100\n", analyst.stderr.read()  # type: ignore[union-attr]
-        with caplog.at_level(logging.WARNING, logger="pipeline.warehouse"):
+        with caplog.at_level(logging.WARNING, logger="pipeline.engine.warehouse"):
             day = DAY + timedelta(days=1)
             lake.write_partition("trades", "polymarket", day, trades_frame("polymarket", day, 50))
             assert build_models(load_project(sql_dir)).success  # same definitions: the file is not even opened
-            assert not [r for r in caplog.records if r.name == "pipeline.warehouse"]
+            assert not [r for r in caplog.records if r.name == "pipeline.engine.warehouse"]
             write_project(sql_dir, {"marts/trade_days.sql": "SELECT DISTINCT date FROM raw.trades"})
             assert build_models(load_project(sql_dir)).success  # a new view is due, but the file is held
-            [held] = [r for r in caplog.records if r.name == "pipeline.warehouse"]
+            [held] = [r for r in caplog.records if r.name == "pipeline.engine.warehouse"]
             assert "in use elsewhere" in held.getMessage()
         stop.touch()
         output, errors = analyst.communicate(timeout=60)

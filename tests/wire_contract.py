@@ -1,4 +1,4 @@
-"""Checks a JSON record against the documented fields in pipeline/schema.py (the wire contract)."""
+"""Checks a JSON record against the documented fields in pipeline/engine/schema.py (the wire contract)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.schema import Field
+from pipeline.engine.schema import Field
 
 
 def _check_scalar(value: Any, field: Field, path: str, dtype: pl.DataType | None = None) -> None:

@@ -6,10 +6,10 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from pipeline.assets.ingest import INGESTION_ASSETS
-from pipeline.lake import Lake
-from pipeline.resources import PipelineResource
-from pipeline.schema import TABLES
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
 from tests.conftest import WORLD
 
 DAY = WORLD.end  # the world's last day

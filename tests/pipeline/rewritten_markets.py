@@ -9,9 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.normalize.frames import Normalised
-from pipeline.resources import PipelineResource
-from pipeline.sources.partition import PartitionSource
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.sources.partition import PartitionSource
 
 Rewrite = Callable[[pl.DataFrame], pl.DataFrame]
 

@@ -9,11 +9,11 @@ import dagster as dg
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.checks import CHECKS
 from pipeline.definitions import defs
-from pipeline.lake import Lake
-from pipeline.sandbox.world import World
-from pipeline.schema import TABLES, Platform
+from pipeline.engine.checks import CHECKS
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES, Platform
+from pmw_sandbox.world import World
 from tests.conftest import WORLD
 from tests.pipeline.conftest import DAY, lake_tables, materialise
 

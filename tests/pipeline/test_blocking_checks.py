@@ -14,16 +14,16 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from pipeline.assets.ingest import INGESTION_ASSETS
-from pipeline.assets.sql_models import FailedIngestionCheck, asset_key, held_back, sql_assets
-from pipeline.automation.jobs import ingestion_job
-from pipeline.backfill import run_backfill
-from pipeline.checks import CHECKS
+from pipeline.cli.backfill import run_backfill
 from pipeline.definitions import defs
-from pipeline.lake import Lake
-from pipeline.resources import PipelineResource
-from pipeline.schema import TABLES
-from pipeline.sql.project import DEFAULT_SQL_DIR, Relation, load_project
+from pipeline.defs.automation.jobs import ingestion_job
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.resources import PipelineResource
+from pipeline.defs.sql_models.assets import FailedIngestionCheck, asset_key, held_back, sql_assets
+from pipeline.engine.checks import CHECKS
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
+from pipeline.engine.sql.project import DEFAULT_SQL_DIR, Relation, load_project
 from tests.pipeline.conftest import DAY
 from tests.pipeline.rewritten_markets import markets_rewritten
 from tests.pipeline.test_check_reporting import PARTITION, PLATFORM

@@ -14,14 +14,14 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from pipeline.assets.ingest import INGESTION_ASSETS, PARTITIONS, _check_specs, _land, json_safe, partition_of
-from pipeline.checks import CHECKS, Check, PartitionContext, run_checks
-from pipeline.lake import REJECTS_SCHEMA, Lake
-from pipeline.normalize.frames import Normalised
-from pipeline.resources import PipelineResource
-from pipeline.schema import TABLES, Table
-from pipeline.sources.http import RequestStats
-from pipeline.sources.partition import Coverage
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS, PARTITIONS, _check_specs, _land, json_safe, partition_of
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
+from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
+from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.schema import TABLES, Table
+from pipeline.engine.sources.http import RequestStats
+from pipeline.engine.sources.partition import Coverage
 from tests.pipeline.conftest import DAY
 from tests.pipeline.rewritten_markets import markets_rewritten
 

@@ -11,9 +11,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from pipeline.sandbox import SandboxApp, SandboxConfig, WorldConfig
-from pipeline.sandbox.server import SandboxServer
-from pipeline.schema import TABLES
+from pipeline.engine.schema import TABLES
+from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
+from pmw_sandbox.server import SandboxServer
 from tests.pipeline.conftest import DAY, lake_tables, materialise
 
 # A small world whose busiest markets trade more in three days than the Data API pages back through.

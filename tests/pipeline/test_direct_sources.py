@@ -11,14 +11,14 @@ import httpx
 import polars as pl
 import pytest
 
-from pipeline.config import ConfigError, Settings
-from pipeline.normalize.frames import Normalised
-from pipeline.sources.factory import open_source
-from pipeline.sources.http import ApiError, HttpLayer
-from pipeline.sources.kalshi import KalshiSource
-from pipeline.sources.partition import MarketsDone
-from pipeline.sources.polymarket import DATA_API_OFFSET_CAP, DATA_PAGE, PolymarketSource
-from pipeline.sources.unified import day_bounds
+from pipeline.engine.config import ConfigError, Settings
+from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.sources.factory import open_source
+from pipeline.engine.sources.http import ApiError, HttpLayer
+from pipeline.engine.sources.kalshi import KalshiSource
+from pipeline.engine.sources.partition import MarketsDone
+from pipeline.engine.sources.polymarket import DATA_API_OFFSET_CAP, DATA_PAGE, PolymarketSource
+from pipeline.engine.sources.unified import day_bounds
 
 DAY = date(2026, 11, 21)
 DAY_START, DAY_END = day_bounds(DAY)

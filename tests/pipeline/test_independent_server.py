@@ -17,16 +17,16 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.assets.stream import land_stream
-from pipeline.config import Secret
-from pipeline.lake import Lake
-from pipeline.sandbox.app import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
-from pipeline.sandbox.catalogue import WorldConfig
-from pipeline.sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
-from pipeline.sandbox.world import World
-from pipeline.sources.http import HttpLayer
-from pipeline.sources.partition import UnifiedPartitions
-from pipeline.sources.unified import UnifiedSource
+from pipeline.engine.config import Secret
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.stream import land_stream
+from pipeline.engine.sources.http import HttpLayer
+from pipeline.engine.sources.partition import UnifiedPartitions
+from pipeline.engine.sources.unified import UnifiedSource
+from pmw_sandbox.app import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
+from pmw_sandbox.catalogue import WorldConfig
+from pmw_sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
+from pmw_sandbox.world import World
 
 WORLD = WorldConfig(seed=5, end=date(2026, 11, 21), days=2, series_per_platform=2, events_per_series=2,
                     markets_per_event=4, trades_per_market_day=30, multivariate_markets=1)

@@ -16,15 +16,15 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipeline.assets.ingest import INGESTION_ASSETS
-from pipeline.lake import Lake
-from pipeline.resources import PipelineResource
-from pipeline.sandbox.app import SandboxApp, SandboxConfig
-from pipeline.sandbox.catalogue import WorldConfig
-from pipeline.sandbox.readings import Readings
-from pipeline.sandbox.world import World
-from pipeline.schema import LOWEST_DOCUMENTED_LIMIT, MARKET_PLATFORMS, MAX_LIMIT, TABLES
-from pipeline.sources import factory
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MARKET_PLATFORMS, MAX_LIMIT, TABLES
+from pipeline.engine.sources import factory
+from pmw_sandbox.app import SandboxApp, SandboxConfig
+from pmw_sandbox.catalogue import WorldConfig
+from pmw_sandbox.readings import Readings
+from pmw_sandbox.world import World
 from tests.pipeline.conftest import materialise
 
 WORLD = WorldConfig(seed=3, end=date(2026, 11, 21), days=3, series_per_platform=2, events_per_series=2,

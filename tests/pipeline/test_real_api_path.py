@@ -14,9 +14,9 @@ import dagster as dg
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.sandbox import Faults, SandboxApp, SandboxConfig
-from pipeline.sandbox.server import SandboxServer
-from pipeline.schema import TABLES
+from pipeline.engine.schema import TABLES
+from pmw_sandbox import Faults, SandboxApp, SandboxConfig
+from pmw_sandbox.server import SandboxServer
 from tests.conftest import strict_budget_world
 from tests.pipeline.conftest import DAY, lake_tables, materialise
 
@@ -51,7 +51,7 @@ def _backfill(env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
         [
             sys.executable,
             "-m",
-            "pipeline.cli",
+            "pipeline.cli.main",
             "backfill",
             "--platform",
             "polymarket,kalshi",

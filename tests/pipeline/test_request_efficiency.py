@@ -7,10 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks.request_bound import fewest_requests
-from pipeline.backfill import run_backfill
-from pipeline.resources import PipelineResource
-from pipeline.sandbox.world import World
-from pipeline.schema import MAX_LIMIT, Platform
+from pipeline.cli.backfill import run_backfill
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.schema import MAX_LIMIT, Platform
+from pmw_sandbox.world import World
 from tests.conftest import WORLD
 from tests.pipeline.conftest import DAY
 

@@ -13,14 +13,14 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.assets import stream
-from pipeline.assets.stream import land_stream
-from pipeline.checks import PartitionContext, run_checks
-from pipeline.lake import Lake
-from pipeline.normalize import unified
-from pipeline.normalize.frames import Normalised
-from pipeline.normalize.unified import normalise, normalised_chunks
-from pipeline.schema import TABLES
-from pipeline.sources.partition import MarketsDone
+from pipeline.engine.checks import PartitionContext, run_checks
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.stream import land_stream
+from pipeline.engine.normalize import unified
+from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalize.unified import normalise, normalised_chunks
+from pipeline.engine.schema import TABLES
+from pipeline.engine.sources.partition import MarketsDone
 
 DAY = date(2026, 11, 20)
 DAY_START = int(datetime(2026, 11, 20, tzinfo=UTC).timestamp())

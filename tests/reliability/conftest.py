@@ -1,5 +1,5 @@
 """Shared pieces of the reliability tests: a sandbox server that sees every request, backfills run as
-`python -m pipeline.cli backfill` subprocesses, and checks that a lake is whole and readable."""
+`python -m pipeline.cli.main backfill` subprocesses, and checks that a lake is whole and readable."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.lake import DATA_FILE, REJECTS_DIR, REJECTS_FILE, Lake
-from pipeline.sandbox import SandboxApp, SandboxConfig
-from pipeline.sandbox.app import SandboxResponse
-from pipeline.sandbox.server import SandboxServer
-from pipeline.schema import TABLES
-from pipeline.warehouse import connect_read_only, raw_views
+from pipeline.engine.lake.store import DATA_FILE, REJECTS_DIR, REJECTS_FILE, Lake
+from pipeline.engine.schema import TABLES
+from pipeline.engine.warehouse import connect_read_only, raw_views
+from pmw_sandbox import SandboxApp, SandboxConfig
+from pmw_sandbox.app import SandboxResponse
+from pmw_sandbox.server import SandboxServer
 from tests.conftest import strict_budget_world
 
 SECRET = "sk-live-RELIABILITY-5ec2e7-DO-NOT-LEAK"
@@ -135,9 +135,9 @@ def backfill_args(platforms: Sequence[str] = PLATFORMS, start: date = DAY, end: 
 
 @contextmanager
 def backfill_process(env: Mapping[str, str], args: Sequence[str]) -> Iterator[subprocess.Popen[str]]:
-    """`python -m pipeline.cli <args>` with stdout and stderr piped; killed on exit if still running."""
+    """`python -m pipeline.cli.main <args>` with stdout and stderr piped; killed on exit if still running."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", *args],
+        [sys.executable, "-m", "pipeline.cli.main", *args],
         env=dict(env),
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,

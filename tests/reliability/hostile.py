@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from pipeline.sandbox.app import SandboxApp
+from pmw_sandbox.app import SandboxApp
 
 
 @dataclass

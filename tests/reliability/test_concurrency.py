@@ -1,8 +1,8 @@
 """Concurrency: runs of the same partition at once, and backfills of different partitions in parallel while an
 analyst holds the warehouse open read-only and queries it.
 
-The known limit (pipeline/lake.py): DuckDB opens a Parquet file by name more than once per query, so a query
-that reads a partition while that partition is *replaced* can pair the old footer with the new file and
+The known limit (pipeline/engine/lake/store.py): DuckDB opens a Parquet file by name more than once per query, so a
+query that reads a partition while that partition is *replaced* can pair the old footer with the new file and
 fail. It cannot arise in the parallel-backfill test below, and the test checks why: the partitions being
 backfilled do not exist when the runs start, each run writes each of its partitions exactly once, and the
 two runs' partitions are disjoint. So every rename the analyst can meet creates a name: a query that
@@ -23,10 +23,10 @@ from pathlib import Path
 import duckdb
 from polars.testing import assert_frame_equal
 
-from pipeline.lake import Lake
-from pipeline.sandbox import SandboxConfig
-from pipeline.sandbox.server import SandboxServer
-from pipeline.schema import TABLES
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
+from pmw_sandbox import SandboxConfig
+from pmw_sandbox.server import SandboxServer
 from tests.reliability.conftest import (
     DAY,
     PLATFORMS,

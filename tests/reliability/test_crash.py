@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline import cli
+from pipeline.cli import main as cli
 from tests.reliability.conftest import (
     SECRET,
     SeenRequest,

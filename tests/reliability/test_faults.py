@@ -24,10 +24,10 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.lake import REJECTS_SCHEMA, Lake
-from pipeline.sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
-from pipeline.schema import TABLES
-from pipeline.sources.unified import is_live_on
+from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
+from pipeline.engine.schema import TABLES
+from pipeline.engine.sources.unified import is_live_on
+from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
 from tests.pipeline.conftest import DAY, materialise
 from tests.reliability.conftest import print_table
 from tests.reliability.hostile import Answer, Fault, HostileServer, Request, no_fault

@@ -2,13 +2,13 @@
 loopback, TLS certificates are verified.
 
 Each test fails when its guard is removed (HttpLayer.redact, Secret's masked repr, the table and platform
-validation and the inside-the-root check of pipeline.lake, the escaping of SQL string literals in
-pipeline.warehouse, the sandbox's default host, httpx's certificate verification): the closing note of
+validation and the inside-the-root check of pipeline.engine.lake.store, the escaping of SQL string literals in
+pipeline.engine.warehouse, the sandbox's default host, httpx's certificate verification): the closing note of
 issue 7 records each removal and the failure it caused.
 
 API values never enter SQL as text: they land in Parquet and are compared through bound parameters. The
 only SQL identifiers are the schema module's names and SQL model names checked against
-`[a-z_][a-z0-9_]*` (pipeline.sql.project), so quoting identifiers is defence in depth that no input from
+`[a-z_][a-z0-9_]*` (pipeline.engine.sql.project), so quoting identifiers is defence in depth that no input from
 the API can reach, and no test here fails without it.
 """
 
@@ -31,16 +31,16 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.cli import build_parser
-from pipeline.config import Secret
-from pipeline.lake import Lake
-from pipeline.sandbox import SandboxConfig
-from pipeline.sandbox.app import SandboxResponse
-from pipeline.sandbox.server import SandboxServer
-from pipeline.schema import TABLES
-from pipeline.sources.http import REDACTED, ApiError, HttpLayer
-from pipeline.sources.unified import is_live_on
-from pipeline.warehouse import connect_read_only
+from pipeline.cli.main import build_parser
+from pipeline.engine.config import Secret
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
+from pipeline.engine.sources.http import REDACTED, ApiError, HttpLayer
+from pipeline.engine.sources.unified import is_live_on
+from pipeline.engine.warehouse import connect_read_only
+from pmw_sandbox import SandboxConfig
+from pmw_sandbox.app import SandboxResponse
+from pmw_sandbox.server import SandboxServer
 from tests.reliability.conftest import (
     DAY,
     SECRET,
@@ -117,7 +117,7 @@ def test_the_api_key_appears_in_no_output_log_event_exception_or_file(tmp_path: 
 
 
 def test_a_secret_never_shows_in_its_repr_or_the_settings() -> None:
-    from pipeline.config import Settings
+    from pipeline.engine.config import Settings
 
     settings = Settings.from_env({"PMW_SOURCE": "api", "PMW_API_URL": "http://127.0.0.1:1", "PMW_API_KEY": SECRET})
     assert settings.api_key == Secret(SECRET)

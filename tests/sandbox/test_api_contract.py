@@ -7,9 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pipeline.sandbox import SandboxApp, SandboxConfig, SandboxTransport, sandbox_client
-from pipeline.sandbox.transport import SANDBOX_BASE_URL
-from pipeline.schema import (
+from pipeline.engine.schema import (
     ERROR_FIELDS,
     MAX_LIMIT,
     META_FIELDS,
@@ -19,6 +17,8 @@ from pipeline.schema import (
     Field,
     wire_names,
 )
+from pmw_sandbox import SandboxApp, SandboxConfig, SandboxTransport, sandbox_client
+from pmw_sandbox.transport import SANDBOX_BASE_URL
 from tests.conftest import WORLD
 from tests.wire_contract import check_record
 
@@ -322,7 +322,7 @@ def test_trade_walk_returns_every_trade_once(client: httpx.Client) -> None:
 
 
 def test_multivariate_markets_never_appear(shared_app: SandboxApp, client: httpx.Client) -> None:
-    from pipeline.schema import Platform
+    from pipeline.engine.schema import Platform
 
     mve = [m for m in shared_app.world.all_markets(Platform.KALSHI) if m.multivariate]
     assert mve
@@ -424,7 +424,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes() -> None:
 
 
 def test_documented_wire_names_come_from_the_schema() -> None:
-    # The contract checks above read every field name from pipeline/schema.py; guard that it is complete.
+    # The contract checks above read every field name from pipeline/engine/schema.py; guard that it is complete.
     assert wire_names(TABLES["price_history"].fields) >= {"marketId", "openInterest", "bidAsk", "outcomeId"}
     assert isinstance(TABLES["markets"].field("metadata"), Field)
 

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pipeline.sandbox import Faults, SandboxApp, SandboxConfig, sandbox_client
+from pmw_sandbox import Faults, SandboxApp, SandboxConfig, sandbox_client
 from tests.conftest import WORLD
 
 

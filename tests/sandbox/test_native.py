@@ -12,11 +12,11 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.normalize.native import normalise_native
-from pipeline.normalize.unified import normalise
-from pipeline.sandbox.app import SandboxApp, SandboxConfig
-from pipeline.sandbox.catalogue import WorldConfig
-from pipeline.sandbox.native_polymarket import DATA_API_MAX_OFFSET, GAMMA_MAX_OFFSET
+from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.normalize.unified import normalise
+from pmw_sandbox.app import SandboxApp, SandboxConfig
+from pmw_sandbox.catalogue import WorldConfig
+from pmw_sandbox.native_polymarket import DATA_API_MAX_OFFSET, GAMMA_MAX_OFFSET
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WORLD = WorldConfig(

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from pipeline.sandbox import SandboxApp, SandboxConfig, sandbox_client
-from pipeline.sandbox.readings import CHOICES, Readings
+from pmw_sandbox import SandboxApp, SandboxConfig, sandbox_client
+from pmw_sandbox.readings import CHOICES, Readings
 from tests.conftest import WORLD
 
 DAY_START = 1_795_219_200  # 2026-11-21T00:00:00Z, the world's last day

@@ -11,8 +11,8 @@ import time
 
 import httpx
 
-from pipeline.sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
-from pipeline.sandbox.server import SandboxServer
+from pmw_sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
+from pmw_sandbox.server import SandboxServer
 from tests.conftest import WORLD
 
 
@@ -37,7 +37,7 @@ def test_pmw_sandbox_command_serves_until_stopped() -> None:
         [
             sys.executable,
             "-m",
-            "pipeline.cli",
+            "pipeline.cli.main",
             "sandbox",
             "--port",
             str(port),

@@ -8,10 +8,10 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from pipeline.sandbox.activity import period_ohlc
-from pipeline.sandbox.catalogue import build_catalogue
-from pipeline.sandbox.world import World
-from pipeline.schema import MarketStatus, MarketType, Platform
+from pipeline.engine.schema import MarketStatus, MarketType, Platform
+from pmw_sandbox.activity import period_ohlc
+from pmw_sandbox.catalogue import build_catalogue
+from pmw_sandbox.world import World
 from tests.conftest import WORLD
 
 KALSHI_SERIES = re.compile(r"^KX[A-Z0-9]+$")

@@ -1,0 +1,1 @@
+"""`pmw`: the command line (main.py) and its commands that have a module of their own."""

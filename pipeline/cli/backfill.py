@@ -1,0 +1,161 @@
+"""`pmw backfill`: materialise (platform, day) partitions through Dagster, reporting each as it lands."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+import dagster as dg
+
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.schema import TABLES
+
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A check that did not pass on a partition: which, how severe, and how many rows broke it."""
+
+    asset: str
+    check: str
+    severity: str  # "ERROR" fails the backfill; "WARN" does not
+    violations: int | None  # from the check's metadata; None when it reported none
+
+    @property
+    def name(self) -> str:
+        return f"{self.asset}.{self.check}"
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == dg.AssetCheckSeverity.ERROR.value
+
+    def line(self, platform: str, day: date) -> str:
+        count = "failed" if self.violations is None else f"{self.violations} violation(s)"
+        warning = "" if self.is_error else f" (severity {self.severity}: does not fail the backfill)"
+        return f"FAILED CHECK {self.name} {platform} {day}: {count}{warning}"
+
+
+@dataclass
+class PartitionReport:
+    platform: str
+    day: date
+    success: bool  # every asset landed; a failed check does not make this false, it is in failed_checks
+    rows: dict[str, int] = field(default_factory=dict)
+    rejects: dict[str, int] = field(default_factory=dict)
+    requests: Counter[str] = field(default_factory=Counter)
+    failed_checks: list[FailedCheck] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Landed, and no check of severity ERROR failed: what the exit code of `pmw backfill` says."""
+        return self.success and not any(check.is_error for check in self.failed_checks)
+
+    def line(self) -> str:
+        if not self.success:
+            return f"{self.platform} {self.day}: FAILED: {self.error}"
+        tables = ", ".join(f"{t} {self.rows.get(t, 0)}" for t in TABLES if t in self.rows)
+        rejects = sum(self.rejects.values())
+        names = ", ".join(check.name for check in self.failed_checks)
+        checks = f"; failed checks: {names}" if self.failed_checks else ""
+        return (f"{self.platform} {self.day}: {tables} rows; {rejects} rejects; "
+                f"{sum(self.requests.values())} requests{checks}")
+
+    def failure_lines(self) -> list[str]:
+        """What went wrong, one line each, for the end of the output: the partition, then its checks."""
+        failed = [f"FAILED PARTITION {self.platform} {self.day}: {self.error}"] if not self.success else []
+        return failed + [check.line(self.platform, self.day) for check in self.failed_checks]
+
+
+def days_between(start: date, end: date) -> Iterator[date]:
+    if end < start:
+        raise ValueError(f"--end {end} is before --start {start}")
+    day = start
+    while day <= end:
+        yield day
+        day += timedelta(days=1)
+
+
+def select_assets(names: Sequence[str] | None) -> list[dg.AssetsDefinition]:
+    if not names:
+        return list(INGESTION_ASSETS)
+    known = {a.key.to_user_string(): a for a in INGESTION_ASSETS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown asset(s) {', '.join(unknown)}; expected some of {', '.join(known)}")
+    return [known[n] for n in names]
+
+
+def _instance() -> dg.DagsterInstance:
+    """The instance of DAGSTER_HOME when set (runs then show in the UI), else a throwaway one."""
+    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+
+
+def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, day: date,
+                          instance: dg.DagsterInstance, resource: PipelineResource) -> PartitionReport:
+    key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
+    result = dg.materialize(assets, partition_key=key, instance=instance, resources={"pipeline": resource},
+                            run_config=QUIET_LOGS, raise_on_error=False)
+    report = PartitionReport(platform, day, success=True)
+    for asset in assets:
+        table = asset.key.to_user_string()
+        materializations = result.asset_materializations_for_node(table)
+        if not materializations:
+            continue
+        metadata = {k: v.value for k, v in materializations[-1].metadata.items()}
+        report.rows[table] = int(metadata.get("dagster/row_count", 0))
+        report.rejects[table] = int(metadata.get("rejects", 0))
+        report.requests.update(metadata.get("requests_by_endpoint", {}))
+    report.failed_checks = [_failed_check(e) for e in result.get_asset_check_evaluations() if not e.passed]
+    report.error = _run_error(result, [t for t in (a.key.to_user_string() for a in assets) if t not in report.rows])
+    report.success = report.error is None
+    return report
+
+
+def _failed_check(evaluation: dg.AssetCheckEvaluation) -> FailedCheck:
+    violations = evaluation.metadata.get("violations")
+    return FailedCheck(evaluation.asset_key.to_user_string(), evaluation.check_name, evaluation.severity.value,
+                       int(violations.value) if isinstance(violations, dg.IntMetadataValue) else None)
+
+
+def _run_error(result: dg.ExecuteInProcessResult, not_landed: list[str]) -> str | None:
+    """Why the partition did not land whole, or None if it did (failed checks are in the report, not here)."""
+    failures = result.get_step_failure_events()
+    if failures:
+        return "; ".join(f"{e.step_key}: {_root_cause(e.step_failure_data.error)}" for e in failures)
+    return f"{', '.join(not_landed)} not materialised: the run failed" if not_landed else None
+
+
+def _root_cause(error: Any) -> str:
+    """The innermost error's message: the user's error, not Dagster's wrapper around it."""
+    if error is None:
+        return "failed"
+    while error.cause is not None:
+        error = error.cause
+    return error.message.strip().splitlines()[-1] if error.message.strip() else error.cls_name
+
+
+def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: Sequence[str] | None = None,
+                 resource: PipelineResource | None = None, say: Callable[[str], None] = print) -> list[PartitionReport]:
+    assets = select_assets(asset_names)
+    resource = resource or PipelineResource()
+    instance = _instance()
+    days = list(days_between(start, end))
+    total = len(days) * len(platforms)
+    reports = []
+    for day in days:
+        for platform in platforms:
+            report = materialise_partition(assets, platform, day, instance, resource)
+            reports.append(report)
+            say(f"[{len(reports)}/{total}] {report.line()}")
+    requests = sum((r.requests for r in reports), Counter())
+    say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
+    for line in (line for report in reports for line in report.failure_lines()):
+        say(line)
+    return reports

@@ -1,0 +1,70 @@
+"""`pmw demo`: the whole pipeline offline, on the in-process sandbox, then a look at what landed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import timedelta
+
+from pipeline.cli.backfill import run_backfill
+from pipeline.cli.sql import run_sql
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.config import DIRECT_SANDBOX, Settings
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Source
+from pipeline.engine.warehouse import connect_read_only, ensure_raw_views
+from pmw_sandbox.catalogue import WorldConfig
+
+EXAMPLE_QUESTION = "Top 5 markets by traded notional (price x size) on the last day"
+EXAMPLE_SQL = """
+SELECT m.platform, m.title, count(*) AS trades, round(sum(t.price * t.size), 2) AS notional
+FROM raw.trades t JOIN raw.markets m USING (platform, date)
+WHERE t.market_id = m.id AND t.date = (SELECT max(date) FROM raw.trades)
+GROUP BY ALL ORDER BY notional DESC LIMIT 5
+"""
+MART_QUESTION = "Each platform's days, from the mart marts.platform_daily (volume = sum of price x size)"
+MART_SQL = """
+SELECT platform, day, active_markets, new_markets, resolved_markets, trades, volume
+FROM marts.platform_daily ORDER BY platform, day
+"""
+
+
+def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) -> int:
+    """The pipeline end to end, offline: through the sandbox's unified API, or, with PMW_SOURCE=direct,
+    through its Polymarket- and Kalshi-shaped APIs."""
+    direct = os.environ.get("PMW_SOURCE") == Source.DIRECT
+    os.environ.update({"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, "PMW_SANDBOX_SEED": str(world.seed),
+                       "PMW_SANDBOX_END": world.end_day.isoformat()})
+    if direct:
+        os.environ["PMW_DIRECT_URL"] = DIRECT_SANDBOX
+    settings = Settings.from_env()
+    last = world.end_day
+    first = last - timedelta(days=days - 1)
+    apis = "the platforms' own APIs" if direct else "the unified API"
+    say(f"pmw demo: sandbox world (seed {world.seed}), {apis} -> {settings.data_dir}/, days {first} .. {last}")
+    reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=PipelineResource(), say=say)
+    lake = Lake(settings.lake_dir)
+    ensure_raw_views(settings.warehouse_path, lake)
+    say("")
+    models_built = run_sql(say=say)
+    with connect_read_only(settings.warehouse_path) as db:
+        say("\nWhat landed (warehouse " + str(settings.warehouse_path) + "):")
+        say(f"  {'table':<14} {'platform':<11} {'partitions':>10} {'rows':>9}")
+        for table in TABLES:
+            counts = db.sql(f"SELECT platform, count(DISTINCT date), count(*) FROM raw.{table} "
+                            "GROUP BY platform ORDER BY platform").fetchall()
+            for platform, partitions, rows in counts:
+                say(f"  {table:<14} {platform:<11} {partitions:>10} {rows:>9}")
+        total_trades = db.sql("SELECT count(*) FROM raw.trades").fetchall()[0][0]
+        landed = sum(r.rows.get("trades", 0) for r in reports)
+        say(f"\n  SELECT count(*) FROM raw.trades -> {total_trades} (the backfill landed {landed} trades)")
+        say(f"\n{EXAMPLE_QUESTION}:{EXAMPLE_SQL}")
+        for platform, title, trades, notional in db.sql(EXAMPLE_SQL).fetchall():
+            say(f"  {platform:<11} {trades:>6} trades {notional:>12,.2f}  {title[:60]}")
+        say(f"\n{MART_QUESTION}:{MART_SQL}")
+        say(f"  {'platform':<11} {'day':<10} {'active':>6} {'new':>4} {'resolved':>8} {'trades':>7} {'volume':>12}")
+        for platform, day, active, new, resolved, trades, volume in db.sql(MART_SQL).fetchall():
+            say(f"  {platform:<11} {day!s:<10} {active:>6} {new:>4} {resolved:>8} {trades:>7} {volume:>12,.2f}")
+    say(f"\nQuery it yourself: duckdb {settings.warehouse_path} -readonly")
+    failed = [r for r in reports if not r.success]
+    return 1 if failed or not models_built else 0

@@ -1,0 +1,80 @@
+"""`pmw sql`: build dbt_like_sql models through Dagster, so the command line runs exactly what the UI runs.
+
+Selection is dbt's: ``NAME`` (``marts.market_daily`` or just ``market_daily``) builds that model alone,
+reading its inputs as last built; ``+NAME`` adds the models upstream of it, ``NAME+`` those downstream.
+The tests of the built models run with them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+import dagster as dg
+
+from pipeline.defs.resources import PipelineResource
+from pipeline.defs.sql_models.assets import OP_NAME, asset_key, sql_assets
+from pipeline.engine.sql.project import Project, Relation, load_project, sql_dir_from_env
+
+# Dagster's console log would repeat, with stack traces, what the summary lines below say.
+SILENT_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+def select_models(project: Project, selectors: Sequence[str]) -> list[Relation]:
+    """The models that ``selectors`` name, in build order; every model when there are none."""
+    if not selectors:
+        return list(project.models)
+    chosen: set[Relation] = set()
+    for selector in selectors:
+        relation = project.find(selector.strip("+"))
+        chosen.add(relation)
+        if selector.startswith("+"):
+            chosen |= project.upstream(relation)
+        if selector.endswith("+"):
+            chosen |= project.downstream(relation)
+    return [relation for relation in project.models if relation in chosen]
+
+
+def run_sql(
+    selectors: Sequence[str] = (),
+    resource: PipelineResource | None = None,
+    say: Callable[[str], None] = print,
+) -> bool:
+    """Build the selected models and run their tests in one Dagster run; print a line each; True if all went well.
+
+    Raises SqlProjectError for an unusable SQL file or an unknown model name.
+    """
+    project = load_project(sql_dir_from_env())
+    if not project.models:
+        say(f"pmw sql: no models in {project.root}")
+        return True
+    relations = select_models(project, selectors)
+    resource = resource or PipelineResource()
+    say(f"pmw sql: {len(relations)} model(s) of {project.root} -> {resource.settings().warehouse_path}")
+    result = dg.materialize(
+        sql_assets(project),
+        selection=dg.AssetSelection.assets(*(asset_key(relation) for relation in relations)),
+        resources={"pipeline": resource},
+        instance=dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral(),
+        run_config=SILENT_LOGS,
+        raise_on_error=False,
+    )
+    rows = {m.asset_key: m.metadata["dagster/row_count"].value for m in result.asset_materializations_for_node(OP_NAME)}
+    for relation in relations:
+        model = project.models[relation]
+        built = rows.get(asset_key(relation))
+        say(
+            f"  {relation!s:<34} {model.materialized:<6} "
+            + (f"{built:>10,} rows" if built is not None else "not built (failed, or downstream of a failure)")
+        )
+    for check in result.get_asset_check_evaluations():
+        failing = check.metadata["failing_rows"].value
+        say(
+            f"  {'pass' if check.passed else 'FAIL':<4} test {check.check_name} on {'.'.join(check.asset_key.path)}"
+            + ("" if check.passed else f": {failing} failing rows")
+        )
+    for event in result.all_events:
+        failure = event.step_failure_data.user_failure_data if event.is_step_failure else None
+        if failure is not None and failure.description:
+            say(f"  {failure.description}")
+    return result.success

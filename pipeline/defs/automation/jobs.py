@@ -1,0 +1,51 @@
+"""The job that the schedule and the sensor launch, its retry policy, run tags and the API pools."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from pipeline.defs.automation.freshness import yesterday_landed
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.engine.sources.factory import PLATFORM_APIS_POOL, UNIFIED_API_POOL
+
+INGESTION_JOB = "ingestion"
+ASSET_NAMES = tuple(asset.key.to_user_string() for asset in INGESTION_ASSETS)
+
+# The ingestion assets' pools: `unified_api` (PMW_SOURCE=api or sandbox) and `platform_apis` (direct);
+# dagster.yaml gives every pool its limit.
+API_POOLS = (UNIFIED_API_POOL, PLATFORM_APIS_POOL)
+
+TRIGGER_TAG = "pmw/trigger"  # who asked for the run: daily or backfill_sensor
+ESTIMATE_TAG = "pmw/estimated_requests"
+PRIORITY_TAG = "dagster/priority"  # the run queue launches higher values first
+DAILY_PRIORITY = "10"
+BACKFILL_PRIORITY = "-10"
+
+# A step fails only after the HTTP layer's own retries (8 attempts, up to a minute apart) are spent, so
+# what is left is a longer outage: wait minutes, not seconds. Set on the job rather than on the assets so
+# that `pmw backfill` and tests report a failure at once instead of sleeping through the retries.
+STEP_RETRY_POLICY = dg.RetryPolicy(max_retries=2, delay=60, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+
+ingestion_job = dg.define_asset_job(
+    INGESTION_JOB,
+    # The assets with their per-partition data checks; the freshness checks run on their own schedule.
+    selection=dg.AssetSelection.assets(*INGESTION_ASSETS) - dg.AssetSelection.checks(yesterday_landed),
+    # The request budget, not the CPU, bounds a run: steps one after another in the run's process spend it
+    # as fast as parallel ones would, without a process start per step.
+    executor_def=dg.in_process_executor,
+    op_retry_policy=STEP_RETRY_POLICY,
+    description="The five ingestion assets of one (platform, day) partition, with their data checks.",
+)
+
+
+def register_api_pools(instance: dg.DagsterInstance) -> None:
+    """Create the API pools at dagster.yaml's `concurrency.pools.default_limit` if they do not exist yet.
+
+    Dagster creates a pool only when a run first needs it; creating both up front lists them, with
+    their limits, in the UI before the first run (and before any asset uses the other one).
+    """
+    storage = instance.event_log_storage
+    if not storage.supports_global_concurrency_limits or instance.global_op_concurrency_default_limit is None:
+        return
+    for pool in set(API_POOLS) - storage.get_concurrency_keys():
+        storage.initialize_concurrency_limit_to_default(pool)

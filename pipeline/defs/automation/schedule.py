@@ -1,0 +1,54 @@
+"""The daily schedule: after midnight UTC, yesterday for every platform plus a look-back for late trades."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+
+import dagster as dg
+
+from pipeline.defs.automation.budget import PartitionRef
+from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
+from pipeline.engine.config import AutomationSettings, partitions_start
+
+# Half an hour after midnight UTC: the API has had time to take in the day's last trades.
+DAILY_AT = time(0, 30)
+DAILY_TRIGGER = "daily"
+
+
+def daily_partitions(tick_day: date, settings: AutomationSettings) -> list[PartitionRef]:
+    """Yesterday (relative to the tick) and the `lookback_days` before it, newest first, per platform.
+
+    Days before the first partition (PMW_START_DATE) are left out: they do not exist.
+    """
+    yesterday = tick_day - timedelta(days=1)
+    days = [yesterday - timedelta(days=n) for n in range(settings.lookback_days + 1)]
+    first = date.fromisoformat(partitions_start())
+    return [PartitionRef(day, p.value) for day in days if day >= first for p in settings.platforms]
+
+
+def next_daily_tick(now: datetime) -> datetime:
+    """The schedule's next tick strictly after `now`."""
+    today = datetime.combine(now.astimezone(UTC).date(), DAILY_AT, UTC)
+    return today if today > now else today + timedelta(days=1)
+
+
+def daily_run_request(ref: PartitionRef, tick_day: date) -> dg.RunRequest:
+    """One partition of one day's tick; the key names the tick, so the look-back re-pulls on later days."""
+    return dg.RunRequest(
+        run_key=f"{DAILY_TRIGGER}:{tick_day}:{ref.platform}:{ref.day}",
+        partition_key=ref.key,
+        tags={TRIGGER_TAG: DAILY_TRIGGER, PRIORITY_TAG: DAILY_PRIORITY},
+    )
+
+
+@dg.schedule(
+    name="daily_ingestion",
+    job=ingestion_job,
+    cron_schedule=f"{DAILY_AT.minute} {DAILY_AT.hour} * * *",
+    execution_timezone="UTC",
+    description="Yesterday for every configured platform, plus the PMW_LOOKBACK_DAYS before it for late data.",
+)
+def daily_ingestion(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+    tick = context.scheduled_execution_time or datetime.now(UTC)
+    tick_day = tick.astimezone(UTC).date()
+    return [daily_run_request(ref, tick_day) for ref in daily_partitions(tick_day, AutomationSettings.from_env())]

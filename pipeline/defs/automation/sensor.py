@@ -1,0 +1,268 @@
+"""The backfill sensor: fills the missing partitions of the history window as fast as the budget allows.
+
+Each tick reads the instance (what landed, what is queued or running, what recent materialisations cost
+and whether they met 429s), works out the budget (see `budget.py`), and asks for the missing partitions, in
+the configured order, that fit in it. Run keys make a repeated tick idempotent; a partition whose runs
+failed is asked for again under a new key, at most `MAX_ATTEMPTS` times.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+import dagster as dg
+
+from pipeline.defs.automation.budget import (
+    Budget,
+    CostModel,
+    PartitionRef,
+    Sample,
+    SensorCursor,
+    horizon_for,
+    next_backoff_level,
+    take_within,
+    window,
+)
+from pipeline.defs.automation.jobs import (
+    ASSET_NAMES,
+    BACKFILL_PRIORITY,
+    ESTIMATE_TAG,
+    PRIORITY_TAG,
+    TRIGGER_TAG,
+    ingestion_job,
+    register_api_pools,
+)
+from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
+from pipeline.engine.config import AutomationSettings, BackfillOrder
+
+BACKFILL_TRIGGER = "backfill_sensor"
+SAMPLE_SIZE = 20  # recent materialisations per asset behind each cost estimate
+MAX_ATTEMPTS = 3  # runs of one partition that may fail before the sensor leaves it to a person
+PARTITION_TAG = "dagster/partition"
+ASSET_KEYS = [dg.AssetKey(name) for name in ASSET_NAMES]
+NOT_FINISHED = (
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+)
+STARTED = (dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING)  # may have landed some assets
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A queued or running run of ingestion assets, and the assets it has still to land."""
+
+    ref: PartitionRef
+    remaining: frozenset[str]
+
+
+def recent_samples(instance: dg.DagsterInstance) -> list[Sample]:
+    """The latest materialisations of each ingestion asset, with the requests and 429s they recorded."""
+    samples = []
+    for key in ASSET_KEYS:
+        for record in instance.fetch_materializations(key, limit=SAMPLE_SIZE).records:
+            materialization = record.asset_materialization
+            if materialization is None or record.partition_key is None:
+                continue
+            metadata = {name: value.value for name, value in materialization.metadata.items()}
+            samples.append(
+                Sample(
+                    platform=PartitionRef.parse(record.partition_key).platform,
+                    asset=key.to_user_string(),
+                    requests=int(metadata.get("requests", 0)),  # type: ignore[arg-type]
+                    rate_limited=int(metadata.get("rate_limited_answers", 0)),  # type: ignore[arg-type]
+                    storage_id=record.storage_id,
+                )
+            )
+    return samples
+
+
+def landed_partitions(instance: dg.DagsterInstance) -> set[PartitionRef]:
+    """Partitions of which all five assets have been materialised."""
+    per_asset = [instance.get_materialized_partitions(key) for key in ASSET_KEYS]
+    return {PartitionRef.parse(key) for key in set.intersection(*per_asset)}
+
+
+def runs_in_flight(instance: dg.DagsterInstance) -> list[InFlight]:
+    """Queued and running runs of the ingestion assets, whoever launched them (schedule, UI, pmw backfill)."""
+    flights = []
+    for run in instance.get_runs(filters=dg.RunsFilter(statuses=list(NOT_FINISHED))):
+        partition = run.tags.get(PARTITION_TAG)
+        selected = _selected_assets(run)
+        if partition is None or not selected:
+            continue
+        if run.status in STARTED:
+            selected -= _landed_in_run(instance, run.run_id)
+        flights.append(InFlight(PartitionRef.parse(partition), frozenset(selected)))
+    return flights
+
+
+def _selected_assets(run: dg.DagsterRun) -> set[str]:
+    if run.asset_selection is None:
+        return set(ASSET_NAMES) if run.job_name == ingestion_job.name else set()
+    return {key.to_user_string() for key in run.asset_selection} & set(ASSET_NAMES)
+
+
+def _landed_in_run(instance: dg.DagsterInstance, run_id: str) -> set[str]:
+    records = instance.get_records_for_run(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+    return {
+        r.event_log_entry.dagster_event.asset_key.to_user_string()  # type: ignore[union-attr]
+        for r in records
+        if r.event_log_entry.dagster_event is not None
+    }
+
+
+def failed_attempts(instance: dg.DagsterInstance) -> Counter[PartitionRef]:
+    """How many of the sensor's runs of each partition failed or were cancelled."""
+    runs = instance.get_runs(
+        filters=dg.RunsFilter(
+            statuses=[dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED],
+            tags={TRIGGER_TAG: BACKFILL_TRIGGER},
+        )
+    )
+    return Counter(PartitionRef.parse(run.tags[PARTITION_TAG]) for run in runs if PARTITION_TAG in run.tags)
+
+
+def run_key(ref: PartitionRef, attempt: int) -> str:
+    base = f"backfill:{ref.platform}:{ref.day}"
+    return base if attempt == 0 else f"{base}:retry-{attempt}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one tick asks for, and everything the UI needs to explain it."""
+
+    requests: list[dg.RunRequest]
+    cursor: SensorCursor
+    budget: Budget
+    next_up: str  # the first missing partition left for a later tick and its cost, or ""
+
+    def summary(self) -> str:
+        asked = f"asked for {len(self.requests)} partitions" if self.requests else "asked for nothing"
+        waiting = f"; next: {self.next_up}" if self.next_up else ""
+        return (
+            f"{asked}; {self.cursor.landed}/{self.cursor.partitions} partitions of {self.cursor.window} "
+            f"landed, {self.cursor.in_flight} queued or running{waiting}; {self.budget.describe()}"
+        )
+
+
+def plan_tick(
+    settings: AutomationSettings,
+    now: datetime,
+    previous: SensorCursor,
+    samples: list[Sample],
+    landed: set[PartitionRef],
+    flights: list[InFlight],
+    failures: Counter[PartitionRef],
+) -> Plan:
+    """The missing partitions of the window that fit in this tick's budget, in the configured order."""
+    costs = CostModel.from_samples(ASSET_NAMES, samples)
+    saw_429s = any(s.rate_limited > 0 for s in samples if s.storage_id > previous.watermark)
+    budget, daily_soon = tick_budget(
+        settings, now, costs, next_backoff_level(previous.backoff_level, saw_429s), flights
+    )
+    end = newest_scheduled_day(now)
+    newest_first = settings.backfill_order == BackfillOrder.NEWEST_FIRST
+    wanted = window(settings.backfill_start, end, [p.value for p in settings.platforms], newest_first)
+    given_up = [ref for ref in wanted if failures[ref] >= MAX_ATTEMPTS and ref not in landed]
+    busy = {f.ref for f in flights} | set(daily_soon) | set(given_up)
+    missing = [ref for ref in wanted if ref not in landed and ref not in busy]
+    chosen = take_within(missing, lambda ref: costs.cost(ref.platform), budget.available)
+    cursor = SensorCursor(
+        watermark=max([previous.watermark, *(s.storage_id for s in samples)]),
+        backoff_level=budget.backoff_level,
+        window=f"{settings.backfill_start}..{end}",
+        partitions=len(wanted),
+        landed=sum(ref in landed for ref in wanted),
+        in_flight=len({f.ref for f in flights}),
+        requested=len(chosen),
+        given_up=[str(ref) for ref in given_up],
+        available=budget.available,
+        budget=budget.describe(),
+    )
+    requests = [_run_request(ref, failures[ref], costs.cost(ref.platform)) for ref in chosen]
+    left = missing[len(chosen) :]
+    next_up = f"{left[0]} (~{costs.cost(left[0].platform):.0f} requests)" if left else ""
+    return Plan(requests, cursor, budget, next_up)
+
+
+def tick_budget(
+    settings: AutomationSettings, now: datetime, costs: CostModel, backoff_level: int, flights: list[InFlight]
+) -> tuple[Budget, list[PartitionRef]]:
+    """This tick's budget (see `budget.py`), and the daily schedule's partitions it reserves for, if any."""
+    largest = costs.largest(p.value for p in settings.platforms)
+    horizon_s = horizon_for(settings.rate_limit_per_min, settings.backfill_interval_s, largest)
+    daily_soon = daily_partitions_within(settings, now, horizon_s)
+    budget = Budget(
+        settings.rate_limit_per_min,
+        horizon_s,
+        backoff_level,
+        in_flight=sum(costs.cost(f.ref.platform, f.remaining) for f in flights),
+        reserve=sum(costs.cost(ref.platform) for ref in daily_soon),
+    )
+    return budget, daily_soon
+
+
+def newest_scheduled_day(now: datetime) -> date:
+    """The end of the window: the newest day the daily schedule has asked for; newer days are its to pull."""
+    return (next_daily_tick(now) - timedelta(days=1)).date() - timedelta(days=1)
+
+
+def daily_partitions_within(settings: AutomationSettings, now: datetime, horizon_s: float) -> list[PartitionRef]:
+    """The daily schedule's partitions if its next tick comes before the horizon ends, else none."""
+    tick = next_daily_tick(now)
+    if tick - now > timedelta(seconds=horizon_s):
+        return []
+    return daily_partitions(tick.date(), settings)
+
+
+def _run_request(ref: PartitionRef, attempt: int, estimate: float) -> dg.RunRequest:
+    return dg.RunRequest(
+        run_key=run_key(ref, attempt),
+        partition_key=ref.key,
+        tags={TRIGGER_TAG: BACKFILL_TRIGGER, PRIORITY_TAG: BACKFILL_PRIORITY, ESTIMATE_TAG: str(round(estimate))},
+    )
+
+
+def _previous_cursor(raw: str | None, log: logging.Logger) -> SensorCursor:
+    """The last tick's cursor; an unreadable one costs only the 429 back-off state, so start afresh."""
+    try:
+        return SensorCursor.parse(raw)
+    except ValueError as error:
+        log.warning("%s; starting from a fresh cursor", error)
+        return SensorCursor()
+
+
+def _observe(
+    instance: dg.DagsterInstance,
+) -> tuple[list[Sample], set[PartitionRef], list[InFlight], Counter[PartitionRef]]:
+    return recent_samples(instance), landed_partitions(instance), runs_in_flight(instance), failed_attempts(instance)
+
+
+def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -> dg.SensorResult:
+    """One tick: observe the instance, plan, and say why in the result (the UI shows it)."""
+    settings = AutomationSettings.from_env()
+    register_api_pools(context.instance)
+    previous = _previous_cursor(context.cursor, context.log)
+    plan = plan_tick(settings, now or datetime.now(UTC), previous, *_observe(context.instance))
+    context.log.info(plan.summary())
+    if not plan.requests:
+        return dg.SensorResult(skip_reason=plan.summary(), cursor=plan.cursor.dump())
+    return dg.SensorResult(run_requests=plan.requests, cursor=plan.cursor.dump())
+
+
+@dg.sensor(
+    name="backfill_sensor",
+    job=ingestion_job,
+    minimum_interval_seconds=AutomationSettings.from_env().backfill_interval_s,
+    description="Fills the missing (platform, day) partitions from PMW_BACKFILL_START to the newest day the daily "
+    "schedule has pulled, asking per tick only for what PMW_RATE_LIMIT_PER_MIN allows after queued and running "
+    "runs and the daily run's reserve.",
+)
+def backfill_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+    return evaluate(context)

@@ -1,0 +1,1 @@
+"""The ingestion assets: one per table, partitioned by platform and day."""

@@ -1,0 +1,241 @@
+"""The five ingestion assets: series, events, markets, trades and price history, per platform and day.
+
+`markets` lists what was live on the day; the other four read the markets partition from the lake to know
+which events, series, trades and price points the partition needs. Every materialisation replaces its lake
+partition atomically, reports what it did as metadata and runs the partition's checks in the same step.
+"""
+
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime, time
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, run_checks
+from pipeline.engine.config import Settings, partitions_start, platforms_from_env, source_from_env
+from pipeline.engine.lake.store import Lake, PartitionWrite
+from pipeline.engine.lake.stream import land_stream
+from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.schema import TABLES
+from pipeline.engine.sources.factory import api_pool
+from pipeline.engine.sources.partition import PartitionSource
+from pipeline.engine.warehouse import ensure_raw_views
+
+GROUP = "ingestion"
+OWNERS = ["team:data-platform"]
+PREVIEW_ROWS = 5
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def _partitions() -> dg.MultiPartitionsDefinition:
+    return dg.MultiPartitionsDefinition({
+        "date": dg.DailyPartitionsDefinition(start_date=partitions_start(), timezone="UTC"),
+        "platform": dg.StaticPartitionsDefinition([p.value for p in platforms_from_env()]),
+    })
+
+
+PARTITIONS = _partitions()
+
+
+def partition_of(context: dg.AssetExecutionContext) -> tuple[str, date]:
+    keys = context.partition_key.keys_by_dimension  # type: ignore[union-attr]
+    return keys["platform"], date.fromisoformat(keys["date"])
+
+
+def _column_schema(table: str) -> dg.TableSchema:
+    return dg.TableSchema(columns=[
+        dg.TableColumn(c.name, c.field.type_label() if c.field else str(c.dtype), description=c.doc or None)
+        for c in TABLES[table].columns
+    ])
+
+
+def _check_specs(table: str) -> list[dg.AssetCheckSpec]:
+    """Checks partitioned like their asset, so the UI shows a result per (platform, day).
+
+    None is a Dagster-blocking check: a failed one is reported (severity ERROR, with examples) and its step
+    succeeds, so the partition's other tables, which read the markets partition, land in the same run. The
+    registry's `Check.blocking` is enforced by the SQL models instead (pipeline.defs.sql_models.assets): they
+    hold back the models that read a table whose blocking check failed in their run.
+
+    Partitioned checks are a preview feature of Dagster 1.13, chosen deliberately: without them a check
+    shows only its latest run, whichever partition that was. Its warning is silenced here alone.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*AssetCheckSpec.*")
+        return [
+            dg.AssetCheckSpec(check.name, asset=table, description=check.description, partitions_def=PARTITIONS,
+                              blocking=False)
+            for check in CHECKS[table]
+        ]
+
+
+def _asset(table: str, deps: list[str] | None = None) -> Any:
+    return dg.asset(
+        name=table,
+        partitions_def=PARTITIONS,
+        deps=deps or [],
+        group_name=GROUP,
+        owners=OWNERS,
+        kinds={"polars", "parquet"},
+        pool=api_pool(source_from_env()),
+        description=TABLES[table].doc,
+        check_specs=_check_specs(table),
+        metadata={"dagster/column_schema": _column_schema(table)},
+    )
+
+
+def _preview(frame: pl.DataFrame) -> dg.MetadataValue:
+    """The first rows as a Markdown table, every value cut to 40 characters."""
+    def cell(value: Any) -> str:
+        return ("" if value is None else str(value)).replace("|", "/").replace("\n", " ")[:40]
+
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * frame.width]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.head(PREVIEW_ROWS).iter_rows()]
+    return dg.MetadataValue.md("\n".join(lines))
+
+
+def _land(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str, day: date,
+          result: Normalised, source: PartitionSource, market_ids: frozenset[str]) -> dg.MaterializeResult:
+    """Write the partition, refresh the catalogue views, run the checks, and say what happened."""
+    settings = pipeline.settings()
+    lake = Lake(settings.lake_dir)
+    written = lake.write_partition(table, platform, day, result.rows, result.rejects)
+    ensure_raw_views(settings.warehouse_path, lake)
+    outcomes = run_checks(table, result.rows, PartitionContext(platform, day, market_ids))
+    return _result(context, settings, written, outcomes, result.rows, source)
+
+
+def _land_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
+                 day: date, chunks: Iterable[Normalised], source: PartitionSource,
+                 market_ids: frozenset[str]) -> dg.MaterializeResult:
+    """`_land` for a stream of rows too long to hold: written and checked a market at a time."""
+    settings = pipeline.settings()
+    lake = Lake(settings.lake_dir)
+    landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids)
+    ensure_raw_views(settings.warehouse_path, lake)
+    return _result(context, settings, landed.written, landed.outcomes, landed.head, source)
+
+
+def _result(context: dg.AssetExecutionContext, settings: Settings, written: PartitionWrite,
+            outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource) -> dg.MaterializeResult:
+    """What a materialisation did, as metadata, and its checks' results."""
+    requests, coverage = source.requests(), source.coverage()
+    if coverage.incomplete:
+        context.log.warning("%s %s %s is incomplete: %d markets could not be read back to the day's start",
+                            written.table, written.platform, written.day, len(coverage.incomplete))
+    context.log.info("%s %s %s: %d rows, %d rejects, %d requests", written.table, written.platform, written.day,
+                     written.rows, written.rejects, requests.requests)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": written.rows,
+            "rejects": written.rejects,
+            "bytes_written": written.bytes_written,
+            "path": str(written.path),
+            "source": settings.source.value,
+            **requests.as_metadata(),
+            **coverage.as_metadata(),
+            "preview": _preview(head),
+        },
+        check_results=[_check_result(outcome) for outcome in outcomes],
+    )
+
+
+def _check_result(outcome: CheckOutcome) -> dg.AssetCheckResult:
+    """A check's outcome as Dagster records it: the violations and, as JSON, the first offending rows."""
+    metadata: dict[str, Any] = {"violations": outcome.violations}
+    if outcome.examples:
+        metadata["examples"] = dg.MetadataValue.json(json_safe(outcome.examples))
+    return dg.AssetCheckResult(
+        check_name=outcome.name,
+        passed=outcome.passed,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description=outcome.description,
+        metadata=metadata,
+    )
+
+
+def json_safe(value: Any) -> Any:
+    """`value` made of JSON's types only, so that reporting it cannot raise.
+
+    Check examples are rows of the table (polars `to_dicts`): times and dates become ISO 8601 text,
+    decimals their exact text, NaN and infinities "NaN", "Infinity" and "-Infinity" (JSON has no such
+    numbers), bytes their UTF-8 text (undecodable bytes escaped), structs and lists are converted
+    item by item, and anything else becomes its `str`.
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _NON_FINITE[str(value)]
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="backslashreplace")
+    if isinstance(value, Mapping):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset | pl.Series):
+        return [json_safe(item) for item in value]
+    return str(value)  # Decimal (exact, including NaN and Infinity), timedelta, enums, ...
+
+
+def _markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
+    """The partition's markets, each once: a market listed twice is the `unique_key` check's to report, and
+    its trades and prices are asked for once."""
+    frame = lake.read_partition("markets", platform, day)
+    if frame is None:
+        raise dg.Failure(f"markets {platform} {day} has not landed yet; materialise it first")
+    return frame.unique("id", keep="first", maintain_order=True)
+
+
+@_asset("markets")
+def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+    platform, day = partition_of(context)
+    with pipeline.source(platform) as source:
+        result = source.markets(platform, day)
+        ids = frozenset(result.rows["id"].to_list())
+        return _land(context, pipeline, "markets", platform, day, result, source, ids)
+
+
+def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
+    """`events` or `series`: the catalogue entries that the partition's markets point at."""
+
+    @_asset(table, deps=["markets"])
+    def member(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+        platform, day = partition_of(context)
+        wanted = set(_markets_partition(pipeline.lake(), platform, day)[id_column].drop_nulls().to_list())
+        with pipeline.source(platform) as source:
+            result = source.members(platform, day, table, wanted)
+            return _land(context, pipeline, table, platform, day, result, source, frozenset())
+
+    return member
+
+
+events = _catalogue_member_asset("events", "event_id")
+series = _catalogue_member_asset("series", "series_id")
+
+
+@_asset("trades", deps=["markets"])
+def trades(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+    platform, day = partition_of(context)
+    market_rows = _markets_partition(pipeline.lake(), platform, day)
+    with pipeline.source(platform) as source:
+        chunks = source.trades(platform, day, market_rows)
+        ids = frozenset(market_rows["id"].to_list())
+        return _land_stream(context, pipeline, "trades", platform, day, chunks, source, ids)
+
+
+@_asset("price_history", deps=["markets"])
+def price_history(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+    platform, day = partition_of(context)
+    market_rows = _markets_partition(pipeline.lake(), platform, day)
+    with pipeline.source(platform) as source:
+        chunks = source.price_history(platform, day, market_rows)
+        ids = frozenset(market_rows["id"].to_list())
+        return _land_stream(context, pipeline, "price_history", platform, day, chunks, source, ids)
+
+
+INGESTION_ASSETS = [series, events, markets, trades, price_history]

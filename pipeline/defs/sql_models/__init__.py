@@ -1,0 +1,1 @@
+"""The SQL models of dbt_like_sql as Dagster assets, with their tests as asset checks."""

@@ -1,0 +1,141 @@
+"""Data-quality checks of one partition, in polars, derived from the schema.
+
+Each check is a pure function of the partition's rows (and what the partition is: platform, day, the
+markets it holds) returning a `CheckOutcome`. The Dagster assets turn the registry below into
+`AssetCheckSpec`s and report the outcomes as `AssetCheckResult`s of every materialisation.
+
+A row of another platform is not checked for: the normalisers take `platform` and `date` from the call,
+and the lake refuses to write a row of another partition (the step fails), so such a check could never
+fail. `timestamps_inside_day` checks the rows as landed: the streamed tables (trades, price history) keep
+only the day's rows (a market's first page brings later days' trades), so there it holds by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import polars as pl
+
+from pipeline.engine.schema import TABLES, Table
+
+PREVIEW_ROWS = 5
+
+
+@dataclass(frozen=True)
+class PartitionContext:
+    platform: str
+    day: date
+    market_ids: frozenset[str] = frozenset()  # ids of the markets partition, for reference checks
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    name: str
+    passed: bool
+    violations: int
+    description: str
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    description: str
+    run: Callable[[pl.DataFrame, PartitionContext], pl.DataFrame]  # returns the offending rows
+    # A failure holds back the SQL models that read the table (directly or through other models) in the same
+    # run; the partition itself lands, and the run's other tables too (pipeline.defs.sql_models.assets). Not
+    # Dagster's blocking: that would fail the step and skip the partition's other tables. Every check here
+    # is blocking: each one failing means the data is wrong.
+    blocking: bool = True
+
+
+def _outcome(check: Check, df: pl.DataFrame, ctx: PartitionContext) -> CheckOutcome:
+    bad = check.run(df, ctx)
+    return CheckOutcome(check.name, bad.height == 0, bad.height, check.description,
+                        bad.head(PREVIEW_ROWS).to_dicts())
+
+
+def _enum_check(column: str, allowed: tuple[str, ...]) -> Check:
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        wrong = pl.col(column).is_not_null() & ~pl.col(column).is_in(list(allowed))
+        return df.filter(wrong).select(_key_columns(df, column))
+
+    return Check(f"{column}_enum", f"`{column}` is one of {', '.join(allowed)}", run)
+
+
+def _not_null_check(table: Table) -> Check:
+    required = [c for c in table.required_columns]
+
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        missing = pl.concat_list([pl.when(pl.col(c).is_null()).then(pl.lit(c)) for c in required]).list.drop_nulls()
+        return df.select(_key_columns(df), missing.alias("null_columns")).filter(
+            pl.col("null_columns").list.len() > 0)
+
+    return Check("required_not_null", "required columns have values: " + ", ".join(required), run)
+
+
+def _unique_key_check(table: Table) -> Check:
+    key = list(table.primary_key)
+
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        return df.group_by(key).len("copies").filter(pl.col("copies") > 1)
+
+    return Check("unique_key", "one row per " + ", ".join(key), run)
+
+
+def _price_check(prices: Callable[[], pl.Expr]) -> Check:
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        values = df.select(_key_columns(df), prices().alias("price")).explode("price")
+        return values.filter(pl.col("price").is_nan() | (pl.col("price") < 0) | (pl.col("price") > 1))
+
+    return Check("prices_in_unit_interval", "every price is a number within [0, 1]", run)
+
+
+def _inside_day_check(column: str) -> Check:
+    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        start = datetime.combine(ctx.day, datetime.min.time(), UTC)
+        end = start + timedelta(days=1)
+        return df.filter((pl.col(column) < start) | (pl.col(column) >= end)).select(_key_columns(df, column))
+
+    return Check("timestamps_inside_day", f"`{column}` falls inside the partition's UTC day", run)
+
+
+def _references_markets_check() -> Check:
+    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        return df.filter(~pl.col("market_id").is_in(list(ctx.market_ids))).select(_key_columns(df))
+
+    return Check("references_partition_markets", "every `market_id` is a market of the same partition", run)
+
+
+def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
+    """The columns that say which row an example is, then the `shown` ones, as one expression (a list of
+    names given to `select` next to an expression would be read as a literal list, not as columns)."""
+    keys = [c for c in ("id", "market_id", "trade_id", "outcome_id", "timestamp") if c in df.columns][:3]
+    return pl.col([*keys, *(c for c in shown if c not in keys)])
+
+
+def _checks_for(table: Table) -> tuple[Check, ...]:
+    checks = [_not_null_check(table), _unique_key_check(table)]
+    checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != "platform"]
+    if table.name == "markets":
+        checks.append(_price_check(lambda: pl.col("current_prices").list.eval(pl.element().struct.field("price"))))
+    if table.name == "trades":
+        checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
+    if table.name == "price_history":
+        checks.append(_price_check(lambda: pl.concat_list(
+            [pl.col("price").struct.field(f) for f in ("open", "high", "low", "close")])))
+    if table.time_column is not None:
+        checks.append(_inside_day_check(table.time_column))
+    if "market_id" in table.column_names:
+        checks.append(_references_markets_check())
+    return tuple(checks)
+
+
+CHECKS: dict[str, tuple[Check, ...]] = {name: _checks_for(table) for name, table in TABLES.items()}
+
+
+def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext) -> list[CheckOutcome]:
+    return [_outcome(check, df, ctx) for check in CHECKS[table]]

@@ -1,0 +1,257 @@
+"""Settings from the environment (all optional; see the table in README.md)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from enum import StrEnum
+from pathlib import Path
+
+from pipeline.engine.schema import MARKET_PLATFORMS, Platform, Source
+
+# PMW_DIRECT_URL=sandbox reads the platform APIs from the in-process sandbox (how `pmw demo` runs direct).
+DIRECT_SANDBOX = "sandbox"
+
+
+class PriceLabel(StrEnum):
+    """What the time of a unified-API price point stands for; the spec does not say (PMW_PRICE_POINT_LABEL)."""
+
+    PERIOD_START = "period_start"
+    PERIOD_END = "period_end"
+
+
+class ConfigError(ValueError):
+    """A setting with a value the pipeline cannot use; the message names the variable and the value."""
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A value that must never be printed: its repr and str are masked."""
+
+    value: str = field(repr=False)
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+
+def _default_state_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pm-warehouse"
+
+
+@dataclass(frozen=True)
+class Settings:
+    source: Source = Source.SANDBOX
+    api_url: str | None = None
+    api_key: Secret | None = None
+    direct_url: str | None = None  # PMW_SOURCE=direct: one base for every platform API (see DIRECT_SANDBOX)
+    data_dir: Path = Path("data")
+    rate_limit_per_min: int = 100
+    platforms: tuple[Platform, ...] = MARKET_PLATFORMS
+    sandbox_seed: int = 7
+    sandbox_end: date | None = None  # None: yesterday (UTC)
+    sandbox_faults: str = ""  # fault switches of the in-process sandbox, as `pmw sandbox --faults`
+    sandbox_readings: str = ""  # the in-process sandbox's readings of the spec, as `pmw sandbox --readings`
+    price_point_label: PriceLabel | None = None  # None: period start, or the in-process sandbox's reading
+    rate_limit_db: Path = field(default_factory=lambda: _default_state_dir() / "rate-limit.sqlite")
+    catalogue_ttl_s: float = 3600.0
+    http_timeout_s: float = 30.0
+    max_attempts: int = 8
+    max_backoff_s: float = 60.0  # cap on one retry wait, even when the server asks for longer
+
+    @property
+    def lake_dir(self) -> Path:
+        return self.data_dir / "lake"
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.data_dir / "warehouse.duckdb"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "cache"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        source = _source(env)
+        api_url = env.get("PMW_API_URL") or None
+        key = env.get("PMW_API_KEY") or None
+        if source == Source.API:
+            if api_url is None:
+                raise ConfigError("PMW_SOURCE=api needs PMW_API_URL, the base URL of the unified API")
+            if key is None:
+                raise ConfigError("PMW_SOURCE=api needs PMW_API_KEY, the value of the X-API-Key header")
+        if api_url is not None and not api_url.startswith(("http://", "https://")):
+            raise ConfigError(f"PMW_API_URL must start with http:// or https://, got {api_url!r}")
+        direct_url = env.get("PMW_DIRECT_URL") or None
+        if direct_url is not None and direct_url != DIRECT_SANDBOX and not direct_url.startswith(
+            ("http://", "https://")
+        ):
+            raise ConfigError(
+                f"PMW_DIRECT_URL must start with http:// or https://, or be {DIRECT_SANDBOX!r}, got {direct_url!r}"
+            )
+        defaults = cls()
+        return cls(
+            source=source,
+            api_url=api_url.rstrip("/") if api_url else None,
+            api_key=Secret(key) if key else None,
+            direct_url=direct_url.rstrip("/") if direct_url else None,
+            data_dir=Path(env.get("PMW_DATA_DIR") or defaults.data_dir),
+            rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
+            platforms=_platforms(env.get("PMW_PLATFORMS")),
+            sandbox_seed=_integer(env, "PMW_SANDBOX_SEED", defaults.sandbox_seed, minimum=0),
+            sandbox_end=_day(env, "PMW_SANDBOX_END"),
+            sandbox_faults=env.get("PMW_SANDBOX_FAULTS", ""),
+            sandbox_readings=env.get("PMW_SANDBOX_READINGS", ""),
+            price_point_label=_price_label(env),
+            rate_limit_db=Path(env.get("PMW_RATE_LIMIT_DB") or defaults.rate_limit_db),
+            catalogue_ttl_s=float(_integer(env, "PMW_CATALOGUE_TTL_S", int(defaults.catalogue_ttl_s), minimum=0)),
+            http_timeout_s=float(_integer(env, "PMW_HTTP_TIMEOUT_S", int(defaults.http_timeout_s))),
+            max_attempts=_integer(env, "PMW_MAX_ATTEMPTS", defaults.max_attempts),
+            max_backoff_s=_seconds(env, "PMW_MAX_BACKOFF_S", defaults.max_backoff_s),
+        )
+
+
+def _source(env: Mapping[str, str]) -> Source:
+    raw = env.get("PMW_SOURCE")
+    if not raw:
+        return Source.SANDBOX
+    try:
+        return Source(raw)
+    except ValueError:
+        allowed = ", ".join(member.value for member in Source)
+        raise ConfigError(f"PMW_SOURCE must be one of {allowed}, got {raw!r}") from None
+
+
+def _price_label(env: Mapping[str, str]) -> PriceLabel | None:
+    raw = env.get("PMW_PRICE_POINT_LABEL")
+    if not raw:
+        return None
+    try:
+        return PriceLabel(raw)
+    except ValueError:
+        allowed = ", ".join(member.value for member in PriceLabel)
+        raise ConfigError(f"PMW_PRICE_POINT_LABEL must be one of {allowed}, got {raw!r}") from None
+
+
+def _integer(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
+    if value < 0:
+        raise ConfigError(f"{name} must not be negative, got {value}")
+    return value
+
+
+def _day(env: Mapping[str, str], name: str) -> date | None:
+    raw = env.get(name)
+    if not raw:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a day as YYYY-MM-DD, got {raw!r}") from None
+
+
+def platforms_from_env(env: Mapping[str, str] | None = None) -> tuple[Platform, ...]:
+    """PMW_PLATFORMS alone (the partitions need it before any source setting is checked)."""
+    return _platforms((os.environ if env is None else env).get("PMW_PLATFORMS"))
+
+
+def source_from_env(env: Mapping[str, str] | None = None) -> Source:
+    """PMW_SOURCE alone (the assets' pool needs it before any other source setting is checked)."""
+    return _source(os.environ if env is None else env)
+
+
+def partitions_start(env: Mapping[str, str] | None = None) -> str:
+    """PMW_START_DATE: the first day of the daily partitions (default 2025-01-01)."""
+    raw = (os.environ if env is None else env).get("PMW_START_DATE") or "2025-01-01"
+    _day({"PMW_START_DATE": raw}, "PMW_START_DATE")
+    return raw
+
+
+class BackfillOrder(StrEnum):
+    """Which gaps of the history window the backfill sensor fills first."""
+
+    NEWEST_FIRST = "newest_first"
+    OLDEST_FIRST = "oldest_first"
+
+
+@dataclass(frozen=True)
+class AutomationSettings:
+    """What the daily schedule and the backfill sensor ask for ("Running it every day" in README.md).
+
+    Apart from `Settings` so that a schedule or sensor tick never needs the source's credentials.
+    """
+
+    lookback_days: int = 2  # days before yesterday that the daily run pulls again, for late trades
+    backfill_start: date = date(2025, 1, 1)  # first day of the window the sensor fills
+    backfill_order: BackfillOrder = BackfillOrder.NEWEST_FIRST
+    backfill_interval_s: int = 60  # seconds between two ticks of the backfill sensor
+    rate_limit_per_min: int = 100
+    platforms: tuple[Platform, ...] = MARKET_PLATFORMS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> AutomationSettings:
+        env = os.environ if env is None else env
+        defaults = cls()
+        first = date.fromisoformat(partitions_start(env))
+        start = _day(env, "PMW_BACKFILL_START") or first
+        if start < first:
+            raise ConfigError(
+                f"PMW_BACKFILL_START must not be before PMW_START_DATE ({first}), the first partition; got {start}"
+            )
+        return cls(
+            lookback_days=_integer(env, "PMW_LOOKBACK_DAYS", defaults.lookback_days, minimum=0),
+            backfill_start=start,
+            backfill_order=_backfill_order(env),
+            backfill_interval_s=_integer(env, "PMW_BACKFILL_INTERVAL_S", defaults.backfill_interval_s),
+            rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
+            platforms=_platforms(env.get("PMW_PLATFORMS")),
+        )
+
+
+def _backfill_order(env: Mapping[str, str]) -> BackfillOrder:
+    raw = env.get("PMW_BACKFILL_ORDER")
+    if not raw:
+        return BackfillOrder.NEWEST_FIRST
+    try:
+        return BackfillOrder(raw)
+    except ValueError:
+        allowed = ", ".join(member.value for member in BackfillOrder)
+        raise ConfigError(f"PMW_BACKFILL_ORDER must be one of {allowed}, got {raw!r}") from None
+
+
+def _platforms(raw: str | None) -> tuple[Platform, ...]:
+    if not raw:
+        return MARKET_PLATFORMS
+    chosen = []
+    for name in (part.strip() for part in raw.split(",")):
+        if name not in MARKET_PLATFORMS:
+            allowed = ", ".join(MARKET_PLATFORMS)
+            raise ConfigError(f"PMW_PLATFORMS: unknown platform {name!r}; expected a comma list of {allowed}")
+        if Platform(name) not in chosen:
+            chosen.append(Platform(name))
+    return tuple(chosen)

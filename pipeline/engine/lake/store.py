@@ -1,0 +1,484 @@
+"""The Parquet lake: one file per (table, platform, day) partition, replaced atomically.
+
+Layout (hive style, see ARCHITECTURE.md "Storage layout")::
+
+    <root>/<table>/platform=<platform>/date=<YYYY-MM-DD>/data.parquet
+    <root>/_rejects/<table>/platform=<platform>/date=<YYYY-MM-DD>/rejects.parquet
+
+The partition columns ``platform`` and ``date`` live in the path only: the writer drops them and readers
+add them back, so a file can never disagree with the directory it sits in.
+
+A partition is rewritten as a whole. The new file is written to a hidden temporary file in the same
+directory (``.data.parquet.<uuid>.tmp``: the leading dot and the ``.tmp`` suffix keep ``*.parquet`` globs
+off it), fsynced, then renamed onto ``data.parquet``. A rename within a directory is atomic on POSIX, so an
+open of ``data.parquet`` gets the old file or the new one, whole, and a process killed mid-write leaves the
+previous file intact. Readers must use :meth:`Lake.glob` rather than scanning a directory: a directory scan
+would also meet the temporary file of a write in progress.
+
+A partition too large to hold in memory (a busy day's trades) is written with
+:meth:`Lake.write_partition_batches`: its rows arrive in batches that are written as row groups as they come,
+so memory holds one batch and one row group, not the partition; the same temporary file, fsync and rename
+make it just as atomic.
+
+That guarantee is per open. polars 2.1 (given a path) and DuckDB 2.0 (``read_parquet``, so the raw views)
+open a file more than once in one read, footer first and row groups later: a query that overlaps the
+rewrite of a partition it reads can pair the old footer with the new file and fail with a corrupt-file
+error (nothing is corrupt on disk; the same query run again succeeds). :meth:`Lake.read_partition` reads
+through one handle and is immune. New partitions are not affected: they appear whole or not at all.
+
+Identifiers (table, platform, day) arrive from schedules, CLIs and configs: they are validated against
+``pipeline.engine.schema`` before any path is built from them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+from uuid import uuid4
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, UTC_TIMESTAMP, Table
+
+PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
+# Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
+# DuckDB table (benchmarks/queries.py; figures in benchmarks/README.md).
+# 122_880 rows is DuckDB's own row-group size: large enough for good compression and cheap footers,
+# small enough that min/max statistics let a reader skip most of a day's trades for one market (half or
+# twice that size was slower on full scans or on the one-market query respectively).
+ROW_GROUP_SIZE = 122_880
+# Every column is zstd-compressed (ARCHITECTURE.md's lake contract). Leaving the float columns uncompressed
+# made aggregate queries 10-20% faster for a 5% larger lake (benchmarks/README.md), not worth breaking it.
+COMPRESSION = "zstd"
+# Timestamps are stored delta-encoded, not dictionary-encoded: sorted by (key, time) their deltas pack into
+# a few bits, while a dictionary of near-distinct instants is as large as the column (a 700 KB dictionary
+# page per row group of a day's trades) and dominated the cost of reading it.
+TIMESTAMP_ENCODING = "DELTA_BINARY_PACKED"
+DATA_FILE = "data.parquet"
+REJECTS_FILE = "rejects.parquet"
+REJECTS_DIR = "_rejects"
+REJECTS_SCHEMA = pl.Schema({"raw": pl.String(), "reason": pl.String(), "_fetched_at": UTC_TIMESTAMP})
+
+# Characters that would turn the root into a glob pattern of its own in Lake.glob.
+_GLOB_CHARACTERS = frozenset("*?[]{}")
+_PLATFORMS: tuple[str, ...] = tuple(p.value for p in MARKET_PLATFORMS)
+
+
+@dataclass(frozen=True)
+class PartitionWrite:
+    """What one write_partition call landed; ``bytes_written`` counts the data and rejects files."""
+
+    table: str
+    platform: str
+    day: date
+    rows: int
+    rejects: int
+    bytes_written: int
+    path: Path
+
+
+class Lake:
+    """The Parquet lake under ``root`` (normally ``$PMW_DATA_DIR/lake``)."""
+
+    def __init__(self, root: Path) -> None:
+        resolved = Path(root).resolve()
+        if _GLOB_CHARACTERS & set(str(resolved)):
+            raise ValueError(f"lake root {str(resolved)!r} contains glob characters {sorted(_GLOB_CHARACTERS)}")
+        self.root = resolved
+
+    def partition_path(self, table: str, platform: str, day: date) -> Path:
+        """The ``data.parquet`` path of a partition (which may not exist yet)."""
+        return self._inside_root(self._partition_dir(self.root, table, platform, day) / DATA_FILE)
+
+    def write_partition(
+        self,
+        table: str,
+        platform: str,
+        day: date,
+        rows: pl.DataFrame,
+        rejects: pl.DataFrame | None = None,
+    ) -> PartitionWrite:
+        """Replace the partition with ``rows`` and its rejects with ``rejects``.
+
+        ``rows`` must have exactly ``TABLES[table].polars_schema`` and belong to the partition. With no
+        rejects, a rejects file left by a previous run of the partition is removed, so that re-running a
+        partition leaves exactly the new state. Both files are staged before either is renamed, which
+        keeps the window in which a crash could pair new data with old rejects to two renames.
+        """
+        _check_schema(f"table {table}", rows.schema, _table(table).polars_schema)
+        _check_rows_belong(table, rows, _platform(platform), _day(day))
+        if rejects is not None:
+            _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
+        return self.write_partition_batches(table, platform, day, [rows], lambda: rejects)
+
+    def write_partition_batches(
+        self,
+        table: str,
+        platform: str,
+        day: date,
+        batches: Iterable[pl.DataFrame],
+        rejects: Callable[[], pl.DataFrame | None] = lambda: None,
+    ) -> PartitionWrite:
+        """Replace the partition with rows that arrive in batches, holding one batch in memory at a time.
+
+        Each batch must have exactly the table's schema and belong to the partition. The file must come out
+        sorted by the table's sort key while no more than a batch is ever at hand, so the writer sorts
+        within each batch and refuses a batch that starts before the previous one ended: the caller cuts
+        its stream where the sort key allows (trades: between markets). ``rejects`` is called once the
+        batches are exhausted, because a stream's rejects are only known then. Nothing is visible until
+        every batch is on disk; an error midway (a refused batch, a failing source) leaves the previous
+        partition as it was, as with :meth:`write_partition`.
+        """
+        spec = _table(table)
+        platform = _platform(platform)
+        day = _day(day)
+        data_path = self.partition_path(table, platform, day)
+        rejects_path = self._rejects_path(table, platform, day)
+        data_path.parent.mkdir(parents=True, exist_ok=True)
+        with _exclusive(data_path.parent):
+            _remove_temp_files(data_path)
+            _remove_temp_files(rejects_path)
+            with _Staging() as staging:
+                rows = staging.write(data_path, lambda file: _write_rows(file, spec, platform, day, batches))
+                rejected = rejects()
+                if rejected is not None:
+                    _check_schema(f"rejects of table {table}", rejected.schema, REJECTS_SCHEMA)
+                has_rejects = rejected is not None and rejected.height > 0
+                if has_rejects:
+                    rejects_path.parent.mkdir(parents=True, exist_ok=True)
+                    staging.write(
+                        rejects_path, lambda file: _write_frames(file, [rejected], _arrow_schema(REJECTS_SCHEMA))
+                    )
+                bytes_written = staging.publish()
+            if not has_rejects:
+                _remove_file(rejects_path)
+        return PartitionWrite(
+            table=table,
+            platform=platform,
+            day=day,
+            rows=rows,
+            rejects=rejected.height if has_rejects else 0,
+            bytes_written=bytes_written,
+            path=data_path,
+        )
+
+    def read_partition(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
+        """The partition's rows with ``platform`` and ``date`` added back, or None if never written."""
+        spec = _table(table)
+        frame = _read_parquet(self.partition_path(table, platform, day))
+        if frame is None:
+            return None
+        partition = [
+            pl.lit(_platform(platform), pl.String()).alias("platform"),
+            pl.lit(_day(day), pl.Date()).alias("date"),
+        ]
+        return frame.with_columns(partition).select(spec.column_names)
+
+    def read_partition_batches(self, table: str, platform: str, day: date) -> Iterator[pl.DataFrame]:
+        """The partition's rows a row group at a time, ``platform`` and ``date`` added back; none if never
+        written. For partitions too large to read whole; like :meth:`read_partition`, through one handle."""
+        spec = _table(table)
+        partition = [
+            pl.lit(_platform(platform), pl.String()).alias("platform"),
+            pl.lit(_day(day), pl.Date()).alias("date"),
+        ]
+        try:
+            handle = self.partition_path(table, platform, day).open("rb")
+        except FileNotFoundError:
+            return
+        with handle:
+            parquet = pq.ParquetFile(handle)
+            for group in range(parquet.num_row_groups):
+                rows = pl.from_arrow(parquet.read_row_group(group))
+                yield rows.with_columns(partition).select(spec.column_names)
+
+    def read_rejects(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
+        """The partition's rejects as written, or None if its last write had none."""
+        return _read_parquet(self._rejects_path(table, platform, day))
+
+    def partitions(self, table: str) -> list[tuple[str, date]]:
+        """The (platform, day) partitions that have landed, sorted.
+
+        Directories that are not valid partition names (an unknown platform, a non-ISO date) and
+        partitions whose first write never completed are not partitions of this lake and are skipped.
+        """
+        found = []
+        for data_path in (self.root / _table(table).name).glob(f"platform=*/date=*/{DATA_FILE}"):
+            partition = _parse_partition(data_path.parent)
+            if partition is not None:
+                found.append(partition)
+        return sorted(found)
+
+    def glob(self, table: str) -> str:
+        """The absolute glob of the table's files, for readers (DuckDB, polars with hive partitioning)."""
+        return str(self.root / _table(table).name / "platform=*" / "date=*" / "*.parquet")
+
+    def _rejects_path(self, table: str, platform: str, day: date) -> Path:
+        return self._inside_root(self._partition_dir(self.root / REJECTS_DIR, table, platform, day) / REJECTS_FILE)
+
+    @staticmethod
+    def _partition_dir(base: Path, table: str, platform: str, day: date) -> Path:
+        return base / _table(table).name / f"platform={_platform(platform)}" / f"date={_day(day).isoformat()}"
+
+    def _inside_root(self, path: Path) -> Path:
+        """Refuse a path that resolves outside the root, e.g. through a symlinked directory."""
+        if not path.resolve().is_relative_to(self.root):
+            raise ValueError(f"partition path {path} resolves outside the lake root {self.root}")
+        return path
+
+
+def _table(table: object) -> Table:
+    if not isinstance(table, str) or table not in TABLES:
+        raise ValueError(f"unknown table {table!r}: expected one of {sorted(TABLES)}")
+    return TABLES[table]
+
+
+def _platform(platform: object) -> str:
+    """The platform as a plain str (a Platform member is accepted), checked against MARKET_PLATFORMS."""
+    if not isinstance(platform, str) or platform not in _PLATFORMS:
+        raise ValueError(f"unknown platform {platform!r}: expected one of {list(_PLATFORMS)}")
+    return _PLATFORMS[_PLATFORMS.index(platform)]
+
+
+def _day(day: object) -> date:
+    # A datetime is a date too, but its isoformat() would put a time of day in the path.
+    if not isinstance(day, date) or isinstance(day, datetime):
+        raise ValueError(f"invalid day {day!r}: expected a datetime.date")
+    return day
+
+
+def _parse_partition(directory: Path) -> tuple[str, date] | None:
+    """(platform, day) from ``platform=<p>/date=<d>``, or None when the names are not canonical."""
+    platform = directory.parent.name.removeprefix("platform=")
+    text = directory.name.removeprefix("date=")
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        return None
+    if platform not in _PLATFORMS or day.isoformat() != text:
+        return None
+    return platform, day
+
+
+def _check_schema(what: str, got: pl.Schema, expected: pl.Schema) -> None:
+    """Raise ValueError at the first difference: a file with the wrong schema must never land."""
+    if got == expected:
+        return
+    missing = [name for name in expected if name not in got]
+    unexpected = [name for name in got if name not in expected]
+    if missing or unexpected:
+        raise ValueError(f"{what}: missing columns {missing}, unexpected columns {unexpected}")
+    for (name, want), (got_name, have) in zip(expected.items(), got.items(), strict=True):
+        if name != got_name:
+            raise ValueError(f"{what}: column {got_name!r} is out of order: expected {name!r} at its position")
+        if want != have:
+            raise ValueError(f"{what}: column {name!r} expected type {want}, got {have}")
+
+
+def _check_rows_belong(table: str, rows: pl.DataFrame, platform: str, day: date) -> None:
+    """The partition columns are dropped on write, so a row of another partition would be silently moved."""
+    outside = rows.filter(((pl.col("platform") != platform) | (pl.col("date") != day)).fill_null(True)).height
+    if outside:
+        raise ValueError(
+            f"table {table}: {outside} of {rows.height} rows are not in partition platform={platform} date={day}"
+        )
+
+
+@contextmanager
+def _exclusive(directory: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the partition directory while writing it.
+
+    Two runs of the same partition then take turns instead of interleaving their renames, and the
+    temporary files found on entry can only be leftovers of a killed writer, safe to delete.
+    """
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _write_rows(file: BinaryIO, spec: Table, platform: str, day: date, batches: Iterable[pl.DataFrame]) -> int:
+    """Write the batches as the file's rows, each sorted, checking that together they are; return the count."""
+    ordered = _in_sort_order(spec, (_file_frame(spec, batch, platform, day) for batch in batches))
+    return _write_frames(file, ordered, _arrow_schema(spec.polars_schema, drop=PARTITION_COLUMNS))
+
+
+def _file_frame(spec: Table, rows: pl.DataFrame, platform: str, day: date) -> pl.DataFrame:
+    """A batch as stored: checked, partition columns dropped, rows in the table's sort order."""
+    _check_schema(f"table {spec.name}", rows.schema, spec.polars_schema)
+    _check_rows_belong(spec.name, rows, platform, day)
+    return rows.drop(PARTITION_COLUMNS).sort(spec.sort_key, nulls_last=True, maintain_order=True)
+
+
+def _arrow_schema(schema: pl.Schema, drop: tuple[str, ...] = ()) -> pa.Schema:
+    """The Arrow schema polars converts ``schema`` to, without the ``drop`` columns: what a file declares."""
+    return pl.DataFrame(schema=schema).drop(drop).to_arrow().schema
+
+
+def _in_sort_order(spec: Table, frames: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The sorted frames, refusing one whose first row sorts before the previous frame's last row."""
+    previous: tuple[Any, ...] | None = None
+    for frame in frames:
+        if frame.is_empty():
+            continue
+        first, last = sort_position(spec, frame, 0), sort_position(spec, frame, -1)
+        if previous is not None and first < previous:
+            raise ValueError(
+                f"table {spec.name}: a batch starts at {_shown_key(spec, frame, 0)}, before the end of the "
+                "previous batch: batches must follow each other in sort-key order"
+            )
+        previous = last
+        yield frame
+
+
+def sort_position(spec: Table, frame: pl.DataFrame, index: int) -> tuple[Any, ...]:
+    """Row ``index``'s sort key as a tuple that compares as the rows sort (nulls last)."""
+    return tuple((value is None, value) for value in frame.select(spec.sort_key).row(index))
+
+
+def _shown_key(spec: Table, frame: pl.DataFrame, index: int) -> str:
+    return ", ".join(
+        f"{name}={value!r}" for name, value in zip(spec.sort_key, frame.select(spec.sort_key).row(index), strict=True)
+    )
+
+
+def _write_frames(file: BinaryIO, frames: Iterable[pl.DataFrame], schema: pa.Schema) -> int:
+    """Write frames as one Parquet file in row groups of ROW_GROUP_SIZE rows; return the rows written.
+
+    Rows are buffered only until a row group is full, whatever the sizes of the frames, so that small
+    batches still make full row groups (good compression, cheap footers) and large ones stay bounded.
+    """
+    pending: list[pa.Table] = []
+    pending_rows = rows = 0
+    with pq.ParquetWriter(file, schema, write_statistics=True, **writer_options(schema)) as writer:
+        for frame in frames:
+            pending.append(frame.to_arrow())
+            pending_rows += frame.height
+            rows += frame.height
+            if pending_rows >= ROW_GROUP_SIZE:
+                buffered = pa.concat_tables(pending)
+                full = pending_rows - pending_rows % ROW_GROUP_SIZE
+                writer.write_table(buffered.slice(0, full), row_group_size=ROW_GROUP_SIZE)
+                pending, pending_rows = [buffered.slice(full)], pending_rows - full
+        if pending_rows:
+            writer.write_table(pa.concat_tables(pending), row_group_size=ROW_GROUP_SIZE)
+    return rows
+
+
+def writer_options(schema: pa.Schema) -> dict[str, Any]:
+    """The per-column ParquetWriter options for a file of ``schema``: codec, dictionary and encoding.
+
+    pyarrow takes per-column options keyed by each leaf column's path in the Parquet schema (a struct's
+    fields, a list's elements), and a leaf missing from them gets pyarrow's default (no compression, no
+    dictionary), so every leaf is listed.
+    """
+    leaves = [leaf for field in schema for leaf in _leaf_columns(field.name, field.type)]
+    timestamps = [path for path, dtype in leaves if pa.types.is_timestamp(dtype)]
+    return {
+        "compression": dict.fromkeys((path for path, _ in leaves), COMPRESSION),
+        "use_dictionary": [path for path, _ in leaves if path not in timestamps],
+        "column_encoding": dict.fromkeys(timestamps, TIMESTAMP_ENCODING),
+    }
+
+
+def _leaf_columns(path: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataType]]:
+    """(path, type) of the Parquet leaf columns of an Arrow column, named as pyarrow names them."""
+    if pa.types.is_struct(dtype):
+        for child in dtype.fields:
+            yield from _leaf_columns(f"{path}.{child.name}", child.type)
+    elif pa.types.is_map(dtype):
+        yield from _leaf_columns(f"{path}.key_value.key", dtype.key_type)
+        yield from _leaf_columns(f"{path}.key_value.value", dtype.item_type)
+    elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_fixed_size_list(dtype):
+        yield from _leaf_columns(f"{path}.list.element", dtype.value_type)
+    else:
+        yield path, dtype
+
+
+class _Staging:
+    """Files written to hidden temporaries next to their targets, then renamed onto them together.
+
+    Temporaries are fsynced before any rename, so a rename can never publish a file whose bytes are not
+    on disk yet; they are removed on exit whatever happened, and a target stays untouched until its rename.
+    """
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []
+
+    def __enter__(self) -> _Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for temporary, _ in self._staged:
+            temporary.unlink(missing_ok=True)
+
+    def write(self, target: Path, write: Callable[[BinaryIO], int]) -> int:
+        """Stage ``target``'s new content, written by ``write``; return what ``write`` returned."""
+        temporary = _temp_path(target)
+        self._staged.append((temporary, target))
+        with temporary.open("xb") as file:
+            result = write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        return result
+
+    def publish(self) -> int:
+        """Rename every staged file onto its target; return the bytes they hold."""
+        written = sum(temporary.stat().st_size for temporary, _ in self._staged)
+        for temporary, target in self._staged:
+            os.replace(temporary, target)
+            _fsync_directory(target.parent)
+        return written
+
+
+def _temp_path(target: Path) -> Path:
+    return target.with_name(f".{target.name}.{uuid4().hex}.tmp")
+
+
+def _remove_temp_files(target: Path) -> None:
+    """Delete temporary files left next to ``target`` by a writer that was killed before its rename."""
+    if target.parent.is_dir():
+        for leftover in target.parent.glob(f".{target.name}.*.tmp"):
+            leftover.unlink(missing_ok=True)
+
+
+def _remove_file(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Persist a rename or an unlink: they are entries of the directory, not of the file."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _read_parquet(path: Path) -> pl.DataFrame | None:
+    """Read a file through one open handle, so that a concurrent rename cannot tear the read.
+
+    Given a path, polars 2.1 opens the file more than once (footer, then row groups): a rename in
+    between pairs the old footer with the new data ("page header reported the wrong page size", or a
+    panic). A handle pins one inode for the whole read.
+    """
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return None
+    with handle:
+        return pl.read_parquet(handle)

@@ -1,0 +1,403 @@
+"""Landing a stream of raw records too long to hold in memory (a busy day's trades) as one lake partition.
+
+Records arrive normalised a chunk at a time and the day's rows go to the lake's batch writer in the file's
+order (market, then time, then id), so memory holds a chunk of records and a bounded part of the markets
+still arriving, never the partition.
+
+Arrival order does not matter: rows of any market may come in any order and interleaved with other markets'
+(a price-history answer for 10 markets may be ordered by time). Rows are held per market until the source
+says the market is complete (a `MarketsDone` item in the stream: every market whose id sorts at or before
+it has delivered all its rows), and then go out in id order. Sources ask for markets in id order, so markets
+complete in that order and go out as soon as their request is answered; a stream without such items is
+landed all the same, its markets going out at its end. While they wait, markets are held in memory up to
+``HELD_ROWS`` rows in all; beyond that the largest is set aside on disk in sorted runs (see :class:`_Market`).
+
+Checks see every row: the row checks run on each batch and are added up; the unique key, whose duplicates
+may lie far apart in a large market, is checked on an 8-byte hash of every row's key, and only the rows
+whose hash repeats are read back from the written file to be compared exactly.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+import polars as pl
+
+from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, Check, CheckOutcome, PartitionContext
+from pipeline.engine.lake.store import PARTITION_COLUMNS, REJECTS_SCHEMA, Lake, PartitionWrite, sort_position
+from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.schema import TABLES, Table
+from pipeline.engine.sources.partition import MarketsDone
+
+BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
+HELD_ROWS = 100_000  # rows of one market kept in memory; beyond, they wait on disk in sorted runs
+MARKET = "market_id"  # the first column of the sort key of streamed tables
+TIME_ORDER = "timestamp"  # the column pages of a market come ordered by
+UNIQUE_KEY_CHECK = "unique_key"
+GC_THRESHOLDS = (100_000, 10, 10)  # Python's are (700, 10, 10): see cyclic_gc_per_chunk
+
+
+@dataclass(frozen=True)
+class StreamLanding:
+    """What landed, the partition's check outcomes, and its first rows (for a preview)."""
+
+    written: PartitionWrite
+    outcomes: list[CheckOutcome]
+    head: pl.DataFrame
+
+
+def land_stream(
+    lake: Lake,
+    table: str,
+    platform: str,
+    day: date,
+    stream: Iterable[Normalised | MarketsDone],
+    *,
+    market_ids: frozenset[str],
+) -> StreamLanding:
+    """Check and write a stream of normalised chunks as the (table, platform, day) partition.
+
+    Rows may arrive in any order; `MarketsDone` items let complete markets go out early (see the module's
+    docstring). Rows outside the day are dropped (trades of later days come along on a market's first page).
+    Rows of a market the stream already declared complete are a broken promise of the source: ValueError,
+    and the previous partition stays intact.
+    """
+    spec = TABLES[table]
+    if spec.sort_key[0] != MARKET:
+        raise ValueError(f"table {table} is not sorted by {MARKET} first: it cannot be landed as a stream")
+    tally = _Tally(spec, PartitionContext(platform, day, market_ids))
+    rejects: list[pl.DataFrame] = [pl.DataFrame(schema=REJECTS_SCHEMA)]
+    with cyclic_gc_per_chunk(), _SpillFile(lake.root) as spill:
+        items = _day_rows(spec, stream, day, rejects)
+        batches = tally.watch(_sliced(_in_file_order(spec, items, spill)))
+        written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects))
+        outcomes = tally.outcomes(lake.read_partition_batches(table, platform, day))
+    return StreamLanding(written, outcomes, tally.head)
+
+
+@contextmanager
+def cyclic_gc_per_chunk() -> Iterator[None]:
+    """Run Python's cyclic garbage collector once a chunk, on what the stream made, instead of on its own.
+
+    A chunk is hundreds of thousands of small dicts, lists and strings, parsed a page at a time, and at the
+    default thresholds the collector goes through them again and again, in vain (JSON is a tree): parsing
+    is 1.5 times faster without that (benchmarks/README.md). It cannot simply be switched off: every request
+    leaves a little cyclic garbage (httpx's request and response, tenacity's retry state) that keeps the
+    page it fetched alive until the collector frees it. So while the stream runs, the collector is left
+    to its thresholds only rarely (``GC_THRESHOLDS``) and :func:`_day_rows` collects after each chunk;
+    the heap from before the stream is frozen, so that those collections go through the new objects only.
+    """
+    previous = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
+        gc.unfreeze()
+
+
+def _day_rows(
+    spec: Table, stream: Iterable[Normalised | MarketsDone], day: date, rejects: list[pl.DataFrame]
+) -> Iterator[pl.DataFrame | MarketsDone]:
+    """The day's rows, a normalised chunk at a time, in arrival order, and the stream's `MarketsDone` items;
+    each chunk's rejects go to ``rejects``."""
+    start = datetime.combine(day, datetime.min.time(), UTC)
+    inside_day = pl.col(str(spec.time_column)).is_between(start, start + timedelta(days=1), closed="left")
+    for item in stream:
+        if isinstance(item, MarketsDone):
+            yield item
+            continue
+        gc.collect()  # the pages that requests' cyclic garbage still holds (see cyclic_gc_per_chunk)
+        rejects.append(item.rejects)
+        yield item.rows.filter(inside_day)
+
+
+def _in_file_order(
+    spec: Table, items: Iterable[pl.DataFrame | MarketsDone], spill: _SpillFile
+) -> Iterator[pl.DataFrame]:
+    """Batches in the file's order: each market sorted, as soon as it and every market before it is complete."""
+    waiting = _Waiting(spec, spill)
+    for item in items:
+        if isinstance(item, MarketsDone):
+            yield from waiting.complete_through(item.through)
+        else:
+            waiting.add(item)
+    yield from waiting.complete_through(None)
+
+
+class _Waiting:
+    """The markets whose rows are arriving, held until complete, within a memory budget of HELD_ROWS rows."""
+
+    def __init__(self, spec: Table, spill: _SpillFile) -> None:
+        self.spec, self.spill = spec, spill
+        self.markets: dict[str, _Market] = {}
+        self.done: str | None = None  # every market whose id sorts at or before this one is complete
+
+    def add(self, rows: pl.DataFrame) -> None:
+        if rows.is_empty():
+            return
+        for market_id, part in _by_market(rows):
+            if self.done is not None and market_id <= self.done:
+                raise ValueError(
+                    f"rows of market {market_id!r} arrived after the stream said every market up to "
+                    f"{self.done!r} was complete"
+                )
+            market = self.markets.get(market_id)
+            if market is None:
+                market = self.markets[market_id] = _Market(self.spec, market_id, self.spill)
+            market.add(part)
+        self._within_budget()
+
+    def complete_through(self, through: str | None) -> Iterator[pl.DataFrame]:
+        """The markets up to ``through`` (all of them, for None), in id order, each in file order; small
+        markets go together, in batches of about BATCH_ROWS rows (the checks and the writer cost per batch)."""
+        together: list[pl.DataFrame] = []
+        for market_id in sorted(m for m in self.markets if through is None or m <= through):
+            for batch in self.markets.pop(market_id).in_file_order():
+                if together and sum(b.height for b in together) + batch.height > BATCH_ROWS:
+                    yield pl.concat(together)
+                    together = []
+                together.append(batch)
+        if together:
+            yield pl.concat(together)
+        if through is not None and (self.done is None or through > self.done):
+            self.done = through
+
+    def _within_budget(self) -> None:
+        """Set the markets holding the most rows aside on disk until the held rows fit HELD_ROWS."""
+        held = sum(m.held_rows for m in self.markets.values())
+        while held > HELD_ROWS:
+            largest = max(self.markets.values(), key=lambda m: m.held_rows)
+            released = largest.set_aside()
+            if not released:  # the rows left all share one second: they wait for the next rows
+                return
+            held -= released
+
+
+def _sliced(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """The batches cut to at most BATCH_ROWS rows: the checks and the writer copy what they are given
+    (sorted, as Arrow), so a large market's rows reach them a slice at a time."""
+    for batch in batches:
+        yield from batch.iter_slices(BATCH_ROWS)
+
+
+def _by_market(rows: pl.DataFrame) -> Iterator[tuple[str, pl.DataFrame]]:
+    """The rows of each market, in order of arrival; a chunk of one market (the usual case) is not copied."""
+    ids = rows[MARKET]
+    if ids[0] == ids[-1] and ids.is_sorted():
+        yield ids[0], rows
+        return
+    for (market_id,), part in rows.partition_by(MARKET, as_dict=True, maintain_order=True).items():
+        yield market_id, part
+
+
+class _Market:
+    """The rows of one market as they arrive, handed back in the file's order once the market is complete.
+
+    Rows are held in memory until the budget of :class:`_Waiting` runs out; then they are set aside on disk
+    as a sorted run, except the rows of the second at the run's edge that the next rows may share (they sort
+    by id among them), which wait for the next run. Pages come in time order, newest first or oldest first
+    (which one, the rows already held say), so each run sorts wholly before (or after) the one before it, and
+    reading the runs back in key order, one at a time, gives the market in file order while memory holds a
+    run. Rows in no time order still land right: the runs are then read back and sorted together in memory.
+    """
+
+    def __init__(self, spec: Table, market_id: str, spill: _SpillFile) -> None:
+        self.spec, self.id = spec, market_id
+        self.held: list[pl.DataFrame] = []  # before any run: the rows so far; after: those since, and the edge's
+        self.held_rows = 0
+        self.runs = _Runs(spec, spill)
+
+    def add(self, rows: pl.DataFrame) -> None:
+        self.held.append(rows)
+        self.held_rows += rows.height
+
+    def set_aside(self) -> int:
+        """Write the held rows as runs, piece by piece as they arrived, but for the edge second's; return how
+        many rows left memory."""
+        if self.runs.direction == 0:
+            self.runs.direction = _arrival_direction(self.held)
+        pieces, self.held = self.held, []
+        kept: pl.DataFrame | None = None
+        released = 0
+        while pieces:
+            piece = pieces.pop(0)
+            rows = (piece if kept is None else pl.concat([kept, piece])).sort(self.spec.sort_key, nulls_last=True)
+            edge = _leading_ties(self.spec, rows) if self.runs.direction < 0 else _trailing_ties(self.spec, rows)
+            if self.runs.direction < 0:
+                kept, run = rows.head(edge), rows.slice(edge)
+            else:
+                kept, run = rows.tail(edge), rows.head(rows.height - edge)
+            if not run.is_empty():
+                self.runs.append(run)
+                released += run.height
+        assert kept is not None
+        self.held, self.held_rows = [_compacted(kept)], kept.height
+        return released
+
+    def in_file_order(self) -> Iterator[pl.DataFrame]:
+        rest = pl.concat(self.held).sort(self.spec.sort_key, nulls_last=True)
+        self.held = []
+        if not self.runs.spans:
+            yield rest
+        elif self.runs.in_order and self.runs.direction < 0 and (
+                rest.is_empty() or sort_position(self.spec, rest, -1) < self.runs.lowest):
+            yield rest
+            yield from self.runs.in_key_order()
+        elif self.runs.in_order and self.runs.direction > 0 and (
+                rest.is_empty() or sort_position(self.spec, rest, 0) > self.runs.highest):
+            yield from self.runs.in_key_order()
+            yield rest
+        else:
+            yield pl.concat([rest, *self.runs.in_key_order()]).sort(self.spec.sort_key, nulls_last=True)
+
+
+def _arrival_direction(pieces: list[pl.DataFrame]) -> int:
+    """-1 if the rows came newest first (the first piece's first row is later than the last's last), else 1."""
+    time = pl.col(TIME_ORDER)
+    first, last = pieces[0].select(time.first()).item(), pieces[-1].select(time.last()).item()
+    return -1 if first is None or last is None or first >= last else 1
+
+
+class _SpillFile:
+    """One anonymous temporary file for the runs of every market of a stream (gone once closed, or if the
+    process dies), next to the lake so that runs take disk, not the memory a tmpfs /tmp would; opened only
+    if a run is written."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.file: IO[bytes] | None = None
+
+    def __enter__(self) -> _SpillFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.file is not None:
+            self.file.close()
+
+    def write(self, run: pl.DataFrame) -> tuple[int, int]:
+        if self.file is None:
+            self.file = tempfile.TemporaryFile(dir=self.directory)  # noqa: SIM115 (closed on exit)
+        start = self.file.seek(0, io.SEEK_END)
+        run.write_ipc_stream(self.file, compression="uncompressed")  # 2x faster than lz4, and read back soon
+        return start, self.file.tell() - start
+
+    def read(self, span: tuple[int, int]) -> pl.DataFrame:
+        assert self.file is not None
+        self.file.seek(span[0])
+        return pl.read_ipc_stream(io.BytesIO(self.file.read(span[1])))
+
+
+class _Runs:
+    """One market's sorted runs in the spill file, and whether each sorts wholly beyond the one before it."""
+
+    def __init__(self, spec: Table, spill: _SpillFile) -> None:
+        self.spec, self.spill = spec, spill
+        self.spans: list[tuple[int, int]] = []  # where each run lies in the file, in the order written
+        self.direction = 0  # -1: each run sorts before the one before it (newest first); 1: after; 0: not known
+        self.in_order = True  # every run so far sorts wholly beyond the one before it, in `direction`
+        self.lowest: tuple[Any, ...] = ()  # the smallest key of the runs, if in order
+        self.highest: tuple[Any, ...] = ()  # the largest
+
+    def append(self, run: pl.DataFrame) -> None:
+        low, high = sort_position(self.spec, run, 0), sort_position(self.spec, run, -1)
+        if self.spans:
+            beyond = high < self.lowest if self.direction < 0 else low > self.highest
+            self.in_order = self.in_order and beyond
+            self.lowest, self.highest = min(low, self.lowest), max(high, self.highest)
+        else:
+            self.lowest, self.highest = low, high
+        self.spans.append(self.spill.write(run))
+
+    def in_key_order(self) -> Iterator[pl.DataFrame]:
+        for span in reversed(self.spans) if self.direction < 0 else self.spans:
+            yield self.spill.read(span)
+
+
+def _compacted(rows: pl.DataFrame) -> pl.DataFrame:
+    """A copy of a few rows that no longer keeps the frame they were cut from alive.
+
+    polars keeps text as views into shared buffers: a slice, filter or sort references all the text of
+    the frame it came from. Rows kept for long (the oldest second of a run, carried to the next one,
+    again and again) would otherwise keep every earlier run's text in memory.
+    """
+    return pl.DataFrame(pl.from_arrow(rows.to_arrow()))
+
+
+def _leading_ties(spec: Table, rows: pl.DataFrame) -> int:
+    """How many rows of a sorted frame share the first row's sort key but for its last, tie-breaking column."""
+    return _ties(spec, rows, 0)
+
+
+def _trailing_ties(spec: Table, rows: pl.DataFrame) -> int:
+    """How many rows of a sorted frame share the last row's sort key but for its last, tie-breaking column."""
+    return _ties(spec, rows, -1)
+
+
+def _ties(spec: Table, rows: pl.DataFrame, index: int) -> int:
+    prefix = spec.sort_key[:-1]
+    edge = rows.select(prefix).row(index, named=True)
+    return int(rows.select(pl.all_horizontal(pl.col(c).eq_missing(edge[c]) for c in prefix).sum()).item())
+
+
+class _Tally:
+    """The partition's checks over a stream: row checks added up batch by batch, the unique key by hash."""
+
+    def __init__(self, spec: Table, context: PartitionContext) -> None:
+        self.context = context
+        self.head = pl.DataFrame(schema=spec.polars_schema)
+        self.checks = CHECKS[spec.name]
+        self.totals = {check.name: _outcome(check, self.head, context) for check in self.checks}
+        key = [c for c in spec.primary_key if c not in PARTITION_COLUMNS]  # the partition's are constant
+        self.key_hash = pl.struct(key).hash(seed=0)
+        self.hashes: list[pl.Series] = [pl.Series(dtype=pl.UInt64())]
+
+    def watch(self, batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+        """The batches, unchanged, each checked on its way to the writer."""
+        for batch in batches:
+            for check in self.checks:
+                if check.name != UNIQUE_KEY_CHECK:
+                    self.totals[check.name] = _added(self.totals[check.name], _outcome(check, batch, self.context))
+            self.hashes.append(batch.select(self.key_hash).to_series())
+            if self.head.height < PREVIEW_ROWS:
+                self.head = _compacted(pl.concat([self.head, batch.head(PREVIEW_ROWS - self.head.height)]))
+            yield batch
+
+    def outcomes(self, landed: Iterable[pl.DataFrame]) -> list[CheckOutcome]:
+        """Every check's outcome, in the registry's order; ``landed`` is read only if two keys share a hash."""
+        unique = next(check for check in self.checks if check.name == UNIQUE_KEY_CHECK)
+        self.totals[unique.name] = _outcome(unique, self._rows_sharing_a_hash(landed), self.context)
+        return [self.totals[check.name] for check in self.checks]
+
+    def _rows_sharing_a_hash(self, landed: Iterable[pl.DataFrame]) -> pl.DataFrame:
+        """The landed rows whose key hash repeats: the only rows that can share a key."""
+        hashes = pl.concat(self.hashes).sort()  # sorted, a repeated hash sits next to itself: no hash table
+        repeated = hashes.filter(hashes == hashes.shift(1)).unique()
+        if repeated.is_empty():
+            return self.head.clear()
+        return pl.concat(
+            [self.head.clear(), *(rows.filter(self.key_hash.is_in(repeated.implode())) for rows in landed)]
+        )
+
+
+def _outcome(check: Check, rows: pl.DataFrame, context: PartitionContext) -> CheckOutcome:
+    bad = check.run(rows, context)
+    return CheckOutcome(check.name, bad.height == 0, bad.height, check.description, bad.head(PREVIEW_ROWS).to_dicts())
+
+
+def _added(total: CheckOutcome, more: CheckOutcome) -> CheckOutcome:
+    return replace(
+        total,
+        passed=total.passed and more.passed,
+        violations=total.violations + more.violations,
+        examples=(total.examples + more.examples)[:PREVIEW_ROWS],
+    )

@@ -1,0 +1,410 @@
+"""How the platforms' own responses map onto the warehouse tables: the tables docs/schema.md renders.
+
+The status and market-type tables are read by the normalisers (pipeline.engine.normalize.polymarket, .kalshi), so
+the docs cannot say one thing while the code does another; the column tables are held to what the
+normalisers fill by tests/test_normalize_native.py. `python -m pipeline.engine.schema_docs` renders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.engine.schema import MarketStatus, MarketType, Platform
+
+OPEN, PAUSED, RESOLVED, CANCELLED = (
+    MarketStatus.OPEN,
+    MarketStatus.PAUSED,
+    MarketStatus.RESOLVED,
+    MarketStatus.CANCELLED,
+)
+
+
+@dataclass(frozen=True)
+class ColumnSource:
+    """Where one warehouse column comes from: the native field(s) and the rule or unit, in Markdown."""
+
+    column: str
+    native: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class EntityMapping:
+    """What one native endpoint's records become: a table, column by column (unnamed columns stay null)."""
+
+    platform: Platform
+    entity: str  # the `entity` of `normalise_native`
+    endpoint: str
+    table: str
+    columns: tuple[ColumnSource, ...]
+
+
+@dataclass(frozen=True)
+class StatusRule:
+    """A Polymarket status rule: the flags (POLYMARKET_FLAGS) it tests, each with the value it needs."""
+
+    when: tuple[tuple[str, bool], ...]
+    status: MarketStatus
+    why: str
+
+
+@dataclass(frozen=True)
+class KalshiStatus:
+    native: str
+    status: MarketStatus
+    why: str
+
+
+SYNCED = ColumnSource("last_synced_at", "none", "the fetch time (`fetched_at`): when the platform was read")
+
+# -- Polymarket ------------------------------------------------------------------------------------------
+
+POLYMARKET_FLAGS: dict[str, str] = {
+    "closed": "`closed`",
+    "resolved": "`umaResolutionStatus` is `resolved`, or the final `outcomePrices` give one outcome 1 and the others 0",
+    "split": "the `outcomePrices` are all equal and sum to 1 (a 50-50 payout)",
+    "acceptingOrders": "`acceptingOrders` (absent counts as true)",
+    "active": "`active`",
+}
+
+# Read in order; the first rule whose flags all match gives the status.
+POLYMARKET_STATUS_RULES: tuple[StatusRule, ...] = (
+    StatusRule(
+        (("closed", True), ("resolved", True), ("split", True)),
+        CANCELLED,
+        "Polymarket's rules resolve a cancelled, tied or void event 50-50",
+    ),
+    StatusRule((("closed", True), ("resolved", True)), RESOLVED, "an outcome won"),
+    StatusRule((("closed", True),), PAUSED, "trading ended and the resolution is pending (proposed or disputed)"),
+    StatusRule((("acceptingOrders", False),), PAUSED, "listed, but the book takes no orders"),
+    StatusRule((("active", True),), OPEN, "trading"),
+    StatusRule((), PAUSED, "neither active nor closed: not yet live, or halted"),
+)
+
+POLYMARKET_MARKET_TYPES: tuple[tuple[str, MarketType], ...] = (
+    ("`marketType` is `scalar`", MarketType.SCALAR),
+    ("otherwise, 2 outcomes", MarketType.BINARY),
+    ("otherwise, 3 or more outcomes (fewer than 2: rejected)", MarketType.CATEGORICAL),
+)
+
+_GAMMA_EVENT = "`events[0]`: the parent event (nested by `/markets`; for markets nested in `/events`, the event itself)"
+
+POLYMARKET: tuple[EntityMapping, ...] = (
+    EntityMapping(
+        Platform.POLYMARKET,
+        "series",
+        "Gamma `GET /series` (array, or one object)",
+        "series",
+        (
+            ColumnSource("id", "`id`"),
+            ColumnSource("platform_id", "`id`"),
+            ColumnSource("title", "`title`"),
+            ColumnSource("slug", "`slug`"),
+            ColumnSource("description", "`description`"),
+            ColumnSource("image_url", "`image`", "an empty string is null"),
+            ColumnSource("tags", "`tags[].label`"),
+            ColumnSource("event_count", "length of `events`", "only when the series nests its events"),
+            ColumnSource("total_volume", "`volume`", "USDC"),
+            SYNCED,
+        ),
+    ),
+    EntityMapping(
+        Platform.POLYMARKET,
+        "events",
+        "Gamma `GET /events` (array, or one object); nested `markets` go to `markets`",
+        "events",
+        (
+            ColumnSource("id", "`id`"),
+            ColumnSource("platform_id", "`id`"),
+            ColumnSource("title", "`title`"),
+            ColumnSource("series_id", "`series[0].id`", "null when the event nests no series"),
+            ColumnSource("slug", "`slug`"),
+            ColumnSource("description", "`description`"),
+            ColumnSource("image_url", "`image`"),
+            ColumnSource("resolution_source_url", "`resolutionSource`", "an empty string is null"),
+            ColumnSource(
+                "event_start_at", "`startDate`", "when the event opened (`startTime` may fall after `endDate`)"
+            ),
+            ColumnSource("event_end_at", "`endDate`"),
+            ColumnSource("market_count", "length of `markets`", "only when the event nests its markets"),
+            ColumnSource("total_volume", "`volume`", "USDC"),
+            SYNCED,
+        ),
+    ),
+    EntityMapping(
+        Platform.POLYMARKET,
+        "markets",
+        "Gamma `GET /markets` (array, or one object), and the markets nested in `GET /events`",
+        "markets",
+        (
+            ColumnSource("id", "`id`", "Gamma's numeric market id, as a string"),
+            ColumnSource("platform_id", "`conditionId`"),
+            ColumnSource("event_id", "`events[0].id`", _GAMMA_EVENT),
+            ColumnSource("event_name", "`events[0].title`"),
+            ColumnSource("event_slug", "`events[0].slug`"),
+            ColumnSource("series_id", "`events[0].series[0].id`", "null when the event nests no series"),
+            ColumnSource("slug", "`slug`"),
+            ColumnSource("market_slug", "`slug`"),
+            ColumnSource("title", "`question`"),
+            ColumnSource("description", "`description`", "Polymarket's description is the resolution rules"),
+            ColumnSource("category", "`category`, else `events[0].category`"),
+            ColumnSource("tags", "`events[0].tags[].label`"),
+            ColumnSource(
+                "status",
+                "`closed`, `umaResolutionStatus`, `outcomePrices`, `acceptingOrders`, `active`",
+                "see the status rules below",
+            ),
+            ColumnSource("market_type", "`marketType`, the number of outcomes", "see the market-type rules below"),
+            ColumnSource(
+                "outcomes",
+                "`outcomes` (names) and `clobTokenIds` (ids)",
+                "JSON arrays inside strings; outcome i is `{id: clobTokenIds[i], name: outcomes[i]}`, "
+                "the id is the CLOB token id (a uint256 in decimal) kept as text, or the name when the market "
+                "has no tokens",
+            ),
+            ColumnSource(
+                "current_prices",
+                "`outcomePrices`, `bestBid`, `bestAsk`",
+                "keyed by token id; price `outcomePrices[i]` (a decimal string); bid and ask are the "
+                "first outcome's book only; an empty map when Gamma sends no prices",
+            ),
+            ColumnSource("volume_24h", "`volume24hr`", "USDC"),
+            ColumnSource("volume_7d", "`volume1wk`", "USDC"),
+            ColumnSource("volume_total", "`volumeNum`, else `volume` (a decimal string)", "USDC"),
+            ColumnSource("liquidity", "`liquidityNum`, else `liquidity` (a decimal string)", "USDC"),
+            ColumnSource("image_url", "`image`"),
+            ColumnSource("resolution_source", "`resolutionSource`", "an empty string is null"),
+            ColumnSource("created_at", "`createdAt`"),
+            ColumnSource("trading_start_at", "`startDate`"),
+            ColumnSource("trading_end_at", "`endDate`"),
+            ColumnSource("resolution_date", "`endDate`", "the scheduled end, when resolution is expected"),
+            ColumnSource(
+                "resolved_at",
+                "`closedTime`",
+                "only when closed and resolved (written "
+                "`2026-05-09 02:07:01+00`); Gamma sends no resolution time, the close is the nearest",
+            ),
+            ColumnSource(
+                "metadata",
+                "`conditionId`, `marketType`, `competitive`, `bestBid`, `bestAsk`, `spread`, `clobTokenIds`",
+                "into condition_id, market_type, competitive, best_bid, "
+                "best_ask, spread, clob_token_ids; amm_type, format_type and score stay null",
+            ),
+            SYNCED,
+        ),
+    ),
+    EntityMapping(
+        Platform.POLYMARKET,
+        "trades",
+        "Data API `GET /trades`: camelCase bare array, or snake_case `{data, pagination}`",
+        "trades",
+        (
+            ColumnSource(
+                "trade_id",
+                "`transactionHash`, `asset`",
+                "`{transactionHash}-{asset}-{n}`, n counting from 0 the response's trades of that "
+                "transaction and token, in response order",
+            ),
+            ColumnSource(
+                "market_id",
+                "context `market_id`, else `conditionId`",
+                "with `conditionId`, trades point at `markets.platform_id`",
+            ),
+            ColumnSource("side", "`side`", "lower-cased: `buy` or `sell`"),
+            ColumnSource("price", "`price`", "USDC per share of the traded token"),
+            ColumnSource("size", "`size`", "shares"),
+            ColumnSource("timestamp", "`timestamp`", "Unix seconds"),
+            ColumnSource("outcome", "`outcome`", "the traded token's outcome name"),
+            ColumnSource("transaction_hash", "`transactionHash`"),
+            ColumnSource("user", "`name`, `pseudonym`, `profileImage`", "null when all three are absent"),
+            ColumnSource(
+                "metadata",
+                "`asset`, `conditionId`, `outcomeIndex`, `proxyWallet`",
+                "JSON text `{asset, condition_id, outcome_index, proxy_wallet}`; the snake_case "
+                "shape's `token_id` is the asset",
+            ),
+        ),
+    ),
+    EntityMapping(
+        Platform.POLYMARKET,
+        "price_history",
+        "CLOB `GET /prices-history` (`{history: [{t, p}]}`, one token)",
+        "price_history",
+        (
+            ColumnSource("timestamp", "`t`", "Unix seconds: the point's time"),
+            ColumnSource("price", "`p`", "close only; open, high and low stay null (a point is no candle)"),
+            ColumnSource("market_id", "context `market_id`", "the response does not name it"),
+            ColumnSource("outcome_id", "context `outcome_id`", "the token id the history was asked for"),
+        ),
+    ),
+)
+
+# -- Kalshi ------------------------------------------------------------------------------------------------
+
+KALSHI_STATUSES: tuple[KalshiStatus, ...] = (
+    KalshiStatus("initialized", PAUSED, "created, not yet open"),
+    KalshiStatus("inactive", PAUSED, "trading halted"),
+    KalshiStatus("active", OPEN, "trading"),
+    KalshiStatus("open", OPEN, "older name of active"),
+    KalshiStatus("closed", PAUSED, "trading ended, outcome not yet determined"),
+    KalshiStatus("determined", RESOLVED, "outcome determined, settlement pending"),
+    KalshiStatus("disputed", PAUSED, "the determined outcome is contested: not final"),
+    KalshiStatus("amended", RESOLVED, "outcome corrected after a dispute"),
+    KalshiStatus("finalized", RESOLVED, "settled"),
+    KalshiStatus("settled", RESOLVED, "older name of finalized"),
+)
+KALSHI_STATUS: dict[str, MarketStatus] = {s.native: s.status for s in KALSHI_STATUSES}
+KALSHI_VOIDED = (
+    "A status that maps to `resolved` with an empty `result` (neither yes, no nor scalar) becomes `cancelled`: "
+    "the market settled without an outcome."
+)
+KALSHI_MARKET_TYPES: dict[str, MarketType] = {"binary": MarketType.BINARY, "scalar": MarketType.SCALAR}
+
+_DOLLARS = "`{name}_dollars` (else `{name}` cents / 100)"
+_COUNT = "`{name}_fp` (else `{name}`)"
+
+
+def _dollars(name: str) -> str:
+    return _DOLLARS.format(name=name)
+
+
+def _count(name: str) -> str:
+    return _COUNT.format(name=name)
+
+
+_PARENT = "the parent event's"
+
+KALSHI: tuple[EntityMapping, ...] = (
+    EntityMapping(
+        Platform.KALSHI,
+        "series",
+        "`GET /series` (`{series: [...]}`) and `GET /series/{ticker}` (`{series: {...}}`)",
+        "series",
+        (
+            ColumnSource("id", "`ticker`"),
+            ColumnSource("platform_id", "`ticker`"),
+            ColumnSource("title", "`title`"),
+            ColumnSource("category", "`category`"),
+            ColumnSource("tags", "`tags`"),
+            SYNCED,
+        ),
+    ),
+    EntityMapping(
+        Platform.KALSHI,
+        "events",
+        "`GET /events` (`{events}`, nested `markets` with `with_nested_markets`) and `GET /events/{ticker}` "
+        "(`{event, markets}`); the markets go to `markets`",
+        "events",
+        (
+            ColumnSource("id", "`event_ticker`"),
+            ColumnSource("platform_id", "`event_ticker`"),
+            ColumnSource("title", "`title`"),
+            ColumnSource("series_id", "`series_ticker`"),
+            ColumnSource("market_count", "length of `markets`", "only when the markets come with the event"),
+            SYNCED,
+        ),
+    ),
+    EntityMapping(
+        Platform.KALSHI,
+        "markets",
+        "`GET /markets` (`{markets}`), `GET /markets/{ticker}` (`{market}`) and the markets of `events`",
+        "markets",
+        (
+            ColumnSource("id", "`ticker`"),
+            ColumnSource("platform_id", "`ticker`"),
+            ColumnSource("event_id", "`event_ticker`"),
+            ColumnSource("event_name", f"{_PARENT} `title`", "only for markets that come with their event"),
+            ColumnSource("series_id", f"{_PARENT} `series_ticker`", "only for markets that come with their event"),
+            ColumnSource("title", "`title`"),
+            ColumnSource("category", f"{_PARENT} `category`", "only for markets that come with their event"),
+            ColumnSource("status", "`status`, `result`", "see the status table below"),
+            ColumnSource("market_type", "`market_type`", "`binary` or `scalar`; never categorical"),
+            ColumnSource(
+                "outcomes",
+                "none: every Kalshi market trades Yes and No contracts",
+                "`[{id: yes, name: Yes}, {id: no, name: No}]`",
+            ),
+            ColumnSource(
+                "current_prices",
+                f"{_dollars('last_price')}; {_dollars('yes_bid')}, "
+                f"{_dollars('yes_ask')}, {_dollars('no_bid')}, {_dollars('no_ask')}",
+                "dollars; yes price is the last trade's, no price 1 - it (4 decimals); when `result` is "
+                "yes or no, the winner's price is 1 and the loser's 0",
+            ),
+            ColumnSource("volume_24h", _count("volume_24h"), "contracts (each pays $1)"),
+            ColumnSource("volume_total", _count("volume"), "contracts"),
+            ColumnSource("liquidity", _dollars("liquidity"), "dollars"),
+            ColumnSource("open_interest", _count("open_interest"), "contracts"),
+            ColumnSource("created_at", "`created_time`", "Go's zero time `0001-01-01T00:00:00Z` means unknown: null"),
+            ColumnSource("trading_start_at", "`open_time`"),
+            ColumnSource("trading_end_at", "`close_time`"),
+            ColumnSource("resolution_date", "`expected_expiration_time`, else `expiration_time`"),
+            ColumnSource("resolution_criteria", "`rules_primary`", "an empty string is null"),
+            ColumnSource(
+                "metadata",
+                f"{_dollars('yes_bid')}, {_dollars('yes_ask')}",
+                "best_bid and best_ask (the Yes book); the other fields stay null",
+            ),
+            SYNCED,
+        ),
+    ),
+    EntityMapping(
+        Platform.KALSHI,
+        "trades",
+        "`GET /markets/trades` (`{trades, cursor}`)",
+        "trades",
+        (
+            ColumnSource("trade_id", "`trade_id`"),
+            ColumnSource("market_id", "`ticker`"),
+            ColumnSource("side", "none", "`buy`: a row is the taker's order, which bought `taker_side`"),
+            ColumnSource(
+                "price",
+                f"{_dollars('yes_price')} or {_dollars('no_price')}",
+                "the price of the side the taker bought (`taker_side`), in dollars",
+            ),
+            ColumnSource("size", _count("count"), "contracts"),
+            ColumnSource("timestamp", "`created_time`"),
+            ColumnSource("outcome", "`taker_side`", "`Yes` or `No`, as the market's outcome names"),
+            ColumnSource("taker", "none", "true: Kalshi reports each trade from its taker's side"),
+            ColumnSource(
+                "metadata", "`taker_side`, yes and no prices", "JSON text `{taker_side, yes_price, no_price}` (dollars)"
+            ),
+        ),
+    ),
+    EntityMapping(
+        Platform.KALSHI,
+        "price_history",
+        "`GET /series/{series}/markets/{ticker}/candlesticks` (`{ticker, candlesticks}`)",
+        "price_history",
+        (
+            ColumnSource(
+                "timestamp",
+                "`end_period_ts` - context `period_interval` * 60",
+                "Kalshi labels a candle by its period's end, the warehouse by its start",
+            ),
+            ColumnSource(
+                "price",
+                "`price.{open,high,low,close}_dollars`, else `price.{open,high,low,close}` (cents) / 100",
+                "dollars; null in periods without trades, kept null",
+            ),
+            ColumnSource("market_id", "`ticker` of the response, else context `market_id`"),
+            ColumnSource("outcome_id", "none", "`yes`: Kalshi candles price the Yes side"),
+            ColumnSource("volume", _count("volume"), "contracts"),
+            ColumnSource("open_interest", _count("open_interest"), "contracts"),
+            ColumnSource("bid_ask", "`yes_bid` and `yes_ask` OHLC (`*_dollars`, else cents / 100)", "dollars"),
+        ),
+    ),
+)
+
+DIRECT_MAPPINGS: tuple[EntityMapping, ...] = (*POLYMARKET, *KALSHI)
+# Rules that hold for every mapping, rendered above the tables.
+NOTES: tuple[str, ...] = (
+    "`platform`, `date`, `_source` (`direct`) and `_fetched_at` come from the call; a column a table does not "
+    "list stays null, because the platform does not send it.",
+    'An empty string is stored as null in optional text columns: both platforms write "no value" that way.',
+    "Kalshi sends prices twice, as dollar strings (`*_dollars`) and deprecated integer cents, and counts twice, "
+    "as fixed-point strings (`*_fp`) and deprecated integers: the strings are read first, the old fields only "
+    "when a string is absent, and a string that is no number rejects its record.",
+    "A record whose fields have the wrong JSON type, lack a required value, or hold a value no rule maps is "
+    "a reject, with the reason; a body of the wrong shape, or a missing context value, is an error.",
+)

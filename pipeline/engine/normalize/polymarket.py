@@ -1,0 +1,533 @@
+"""Polymarket's own responses -> the warehouse tables, with `_source` = `direct`.
+
+Endpoints read: Gamma `/markets`, `/events`, `/series` (a bare array, or one object for `/markets/{id}` and
+the like), CLOB `/prices-history` (`{"history": [{"t", "p"}]}` for one token) and Data API `/trades` (a
+camelCase bare array, or the newer snake_case `{data, pagination}` envelope).
+
+Which native field feeds which column, the status rules and the market-type rules are the tables of
+`pipeline.engine.normalize.mappings` (rendered in docs/schema.md); the status rules are read from there. Columns
+those tables do not name stay null, because Gamma, the CLOB and the Data API do not send them:
+- series: category, market_count.
+- events: nothing (but Gamma may leave a field empty).
+- markets: subcategory, liquidity_score, open_interest, unique_traders, the fees, source_url,
+  resolution_criteria (the description holds the rules), price changes, last_trades; metadata's amm_type,
+  format_type and score.
+- trades: taker (the Data API does not say which side took).
+- price_history: open, high, low, volume, open_interest, bid_ask (a CLOB point is a price, not a candle).
+
+Grouping: every Gamma market is a market of its own, also inside a negative-risk event (`negRisk`): its
+tokens are its outcomes, and `event_id` groups it with its siblings. No categorical market is built out of
+a negative-risk event, because its members keep their own ids, trades and prices.
+
+Trade ids: the Data API sends none. `trade_id` is `{transactionHash}-{asset}-{n}`, n counting from 0 the
+trades of that transaction and token in the order of the response (among the records whose JSON types are
+right). It is stable as long as the fills of one transaction are normalised in one call: a caller paging
+through a market's trades normalises the pages together.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import orjson
+import polars as pl
+
+from pipeline.engine.normalize.frames import (
+    NESTED_COUNT,
+    NESTED_PROBLEM,
+    Native,
+    Normalised,
+    decimal,
+    direct_lineage,
+    finish,
+    flag,
+    iso_text,
+    number,
+    objects,
+    parse_iso,
+    parse_unix,
+    quoted,
+    read,
+    shape_error,
+    shown,
+    text,
+    unix_number,
+    with_nested_count,
+)
+from pipeline.engine.normalize.mappings import POLYMARKET_STATUS_RULES, StatusRule
+from pipeline.engine.schema import TABLES, Field, MarketType, Platform
+
+PLATFORM = Platform.POLYMARKET.value
+_MARKETS = TABLES["markets"].polars_schema
+
+# The parent event a Gamma market nests (`events[0]`), with the series and tags an event may nest.
+_SERIES_REFERENCE = objects("series", text("id"))
+_TAGS = objects("tags", text("label"))
+_PARENT_EVENT = objects("events", text("id"), text("title"), text("slug"), text("category"), _SERIES_REFERENCE, _TAGS)
+
+MARKET_FIELDS = (
+    text("id", required=True),
+    text("question", required=True),
+    text("conditionId", required=True),
+    text("outcomes", required=True),
+    flag("active", required=True),
+    flag("closed", required=True),
+    text("slug"),
+    text("description"),
+    text("category"),
+    text("outcomePrices"),
+    text("clobTokenIds"),
+    flag("acceptingOrders"),
+    text("umaResolutionStatus"),
+    text("marketType"),
+    number("volumeNum"),
+    text("volume"),
+    number("liquidityNum"),
+    text("liquidity"),
+    number("volume24hr"),
+    number("volume1wk"),
+    number("competitive"),
+    number("bestBid"),
+    number("bestAsk"),
+    number("spread"),
+    text("image"),
+    text("resolutionSource"),
+    iso_text("createdAt"),
+    iso_text("startDate"),
+    iso_text("endDate"),
+    text("closedTime"),  # "2026-05-09 02:07:01+00": a space for the T, read by _closed_time
+    _PARENT_EVENT,
+)
+EVENT_FIELDS = (
+    text("id", required=True),
+    text("title", required=True),
+    text("slug"),
+    text("description"),
+    text("image"),
+    text("resolutionSource"),
+    iso_text("startDate"),
+    iso_text("endDate"),
+    number("volume"),
+    _SERIES_REFERENCE,
+)
+SERIES_FIELDS = (
+    text("id", required=True),
+    text("title", required=True),
+    text("slug"),
+    text("description"),
+    text("image"),
+    number("volume"),
+    _TAGS,
+)
+POINT_FIELDS = (unix_number("t", required=True), number("p", required=True))
+_TRADE_COMMON = (
+    text("side"),
+    number("size", required=True, non_negative=True),
+    number("price", required=True),
+    unix_number("timestamp", required=True),
+    text("outcome"),
+    text("name"),
+    text("pseudonym"),
+)
+CAMEL_TRADE_FIELDS = (
+    text("transactionHash", required=True),
+    text("asset", required=True),
+    *_TRADE_COMMON,
+    text("conditionId"),
+    number("outcomeIndex"),
+    text("proxyWallet"),
+    text("profileImage"),
+)
+SNAKE_TRADE_FIELDS = (
+    text("transaction_hash", required=True),
+    text("token_id", required=True),
+    *_TRADE_COMMON,
+    text("condition_id"),
+    number("outcome_index"),
+    text("proxy_wallet"),
+    text("profile_image"),
+)
+
+
+# -- bodies ------------------------------------------------------------------------------------------------
+
+
+def _gamma_records(body: Any, entity: str) -> list[Any]:
+    """A Gamma list is a bare array; a single resource (`/markets/{id}`, `/events/slug/{slug}`) one object."""
+    if isinstance(body, list):
+        return body
+    if isinstance(body, dict):
+        return [body]
+    raise shape_error(f"polymarket {entity}", "a Gamma array or object", body)
+
+
+def _trade_records(body: Any) -> tuple[list[Any], tuple[Field, ...]]:
+    """The trades and the fields their shape uses: camelCase in a bare array, snake_case in `{data, ...}`."""
+    if isinstance(body, list):
+        return body, CAMEL_TRADE_FIELDS
+    if isinstance(body, dict) and isinstance(body.get("data"), list):
+        return body["data"], SNAKE_TRADE_FIELDS
+    raise shape_error("polymarket trades", 'a Data API array or a {"data": [...]} envelope', body)
+
+
+def _history_records(body: Any) -> list[Any]:
+    if isinstance(body, dict) and isinstance(body.get("history"), list):
+        return body["history"]
+    raise shape_error("polymarket price_history", 'a CLOB {"history": [...]} object', body)
+
+
+def _required_context(context: Mapping[str, str] | None, keys: tuple[str, ...], why: str) -> dict[str, str]:
+    missing = [key for key in keys if not (context or {}).get(key)]
+    if missing:
+        raise ValueError(f"polymarket {why}: context needs {', '.join(missing)}")
+    return {key: (context or {})[key] for key in keys}
+
+
+# -- markets -----------------------------------------------------------------------------------------------
+
+
+def normalise_markets(
+    body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
+) -> dict[str, Normalised]:
+    """Gamma markets -> `markets`."""
+    return {"markets": _markets(_gamma_records(body, "markets"), direct_lineage(PLATFORM, day, fetched_at))}
+
+
+class _Outcomes(NamedTuple):
+    """What a Gamma market's three JSON-in-string arrays give, or the problem that stops reading them."""
+
+    outcomes: list[dict[str, str]] | None = None
+    current_prices: list[dict[str, Any]] | None = None
+    token_ids: list[str] | None = None
+    prices: list[float] | None = None
+    problem: str | None = None
+
+
+def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
+    native = _with_outcomes(read(MARKET_FIELDS, records))
+    event = pl.col("events").list.first().struct
+    volume, volume_problem = decimal(pl.col("volume"), "volume")
+    liquidity, liquidity_problem = decimal(pl.col("liquidity"), "liquidity")
+    closed_time = _closed_time()
+    flags = _status_flags()
+    columns = {
+        "id": pl.col("id"),
+        "platform_id": pl.col("condition_id"),
+        "event_id": event.field("id"),
+        "event_name": event.field("title"),
+        "event_slug": event.field("slug"),
+        "series_id": event.field("series").list.first().struct.field("id"),
+        "slug": pl.col("slug"),
+        "market_slug": pl.col("slug"),
+        "title": pl.col("question"),
+        "description": pl.col("description"),
+        "category": pl.coalesce(pl.col("category"), event.field("category")),
+        "tags": event.field("tags").list.eval(pl.element().struct.field("label")),
+        "status": _status(POLYMARKET_STATUS_RULES, flags),
+        "market_type": _market_type(),
+        "outcomes": pl.col("_outcomes"),
+        "current_prices": pl.col("_current_prices"),
+        "volume_24h": pl.col("volume24hr"),
+        "volume_7d": pl.col("volume1wk"),
+        "volume_total": pl.coalesce(pl.col("volume_num"), volume),
+        "liquidity": pl.coalesce(pl.col("liquidity_num"), liquidity),
+        "resolution_source": pl.col("resolution_source"),
+        "image_url": pl.col("image"),
+        "created_at": parse_iso(pl.col("created_at")),
+        "trading_start_at": parse_iso(pl.col("start_date")),
+        "trading_end_at": parse_iso(pl.col("end_date")),
+        "resolution_date": parse_iso(pl.col("end_date")),
+        "resolved_at": pl.when(flags["closed"] & flags["resolved"]).then(closed_time),
+        "metadata": pl.struct(
+            condition_id=pl.col("condition_id"),
+            amm_type=pl.lit(None, pl.String),
+            market_type=pl.col("market_type"),
+            format_type=pl.lit(None, pl.String),
+            competitive=pl.col("competitive"),
+            score=pl.lit(None, pl.Float64),
+            best_bid=pl.col("best_bid"),
+            best_ask=pl.col("best_ask"),
+            spread=pl.col("spread"),
+            clob_token_ids=pl.col("_token_ids"),
+        ),
+    }
+    problems = [
+        pl.col("_outcomes_problem"),
+        _outcome_count_problem(),
+        pl.when(pl.col("volume_num").is_null()).then(volume_problem),
+        pl.when(pl.col("liquidity_num").is_null()).then(liquidity_problem),
+        pl.when(pl.col("closed_time").is_not_null() & closed_time.is_null()).then(
+            pl.concat_str([pl.lit("field 'closedTime': not a time with a UTC offset: "), quoted(pl.col("closed_time"))])
+        ),
+    ]
+    return finish(TABLES["markets"], native, columns, problems, lineage)
+
+
+def _with_outcomes(native: Native) -> Native:
+    """The market frame with the outcomes, prices and token ids read out of Gamma's JSON-in-string arrays.
+
+    Python reads them, one market at a time, because only a JSON parser can (polars' `json_decode` fails the
+    whole column on one bad text). Markets are a few thousand a day: this is not a hot path.
+    """
+    read_out = list(
+        map(
+            _read_outcomes,
+            native.values("outcomes"),
+            native.values("outcomePrices"),
+            native.values("clobTokenIds"),
+            native.frame["best_bid"].to_list(),
+            native.frame["best_ask"].to_list(),
+        )
+    )
+    return native.with_columns(
+        pl.Series("_outcomes", [r.outcomes for r in read_out], dtype=_MARKETS["outcomes"]),
+        pl.Series("_current_prices", [r.current_prices for r in read_out], dtype=_MARKETS["current_prices"]),
+        pl.Series("_token_ids", [r.token_ids for r in read_out], dtype=pl.List(pl.String())),
+        pl.Series("_prices", [r.prices for r in read_out], dtype=pl.List(pl.Float64())),
+        pl.Series("_outcomes_problem", [r.problem for r in read_out], dtype=pl.String()),
+    )
+
+
+def _read_outcomes(
+    names_text: str | None,
+    prices_text: str | None,
+    tokens_text: str | None,
+    best_bid: float | None,
+    best_ask: float | None,
+) -> _Outcomes:
+    """Outcome i is named `outcomes[i]`, has the id `clobTokenIds[i]` (its CLOB token; its name when the market
+    has no tokens) and the price `outcomePrices[i]`. `bestBid` and `bestAsk` are the first outcome's book."""
+    names, problem = _string_array(names_text, "outcomes")
+    tokens, token_problem = _string_array(tokens_text, "clobTokenIds")
+    texts, price_problem = _string_array(prices_text, "outcomePrices")
+    problem = problem or token_problem or price_problem
+    if problem or names is None:
+        return _Outcomes(problem=problem)
+    ids = names if tokens is None else tokens
+    prices = None if texts is None else [_decimal(t) for t in texts]
+    problem = _length_problem("clobTokenIds", ids, names) or _length_problem("outcomePrices", prices, names)
+    if problem:
+        return _Outcomes(problem=problem)
+    if prices is not None and None in prices:
+        return _Outcomes(problem=f"field 'outcomePrices': not an array of decimal numbers: {shown(prices_text)}")
+    outcomes = [{"id": i, "name": n} for i, n in zip(ids, names, strict=True)]
+    entries = [{"key": i, "price": p, "bid": None, "ask": None} for i, p in zip(ids, prices or (), strict=False)]
+    if entries:
+        entries[0].update(bid=best_bid, ask=best_ask)
+    return _Outcomes(outcomes, entries, tokens, prices)
+
+
+def _string_array(value: str | None, wire: str) -> tuple[list[str] | None, str | None]:
+    """A JSON array of strings written inside a string (`"[\\"Yes\\", \\"No\\"]"`), or why the text is none."""
+    if value is None:
+        return None, None
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        parsed = None
+    if type(parsed) is not list or not all(type(item) is str for item in parsed):
+        return None, f"field '{wire}': not a JSON array of strings: {shown(value)}"
+    return parsed, None
+
+
+def _decimal(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _length_problem(wire: str, values: list[Any] | None, names: list[str]) -> str | None:
+    if values is None or len(values) == len(names):
+        return None
+    return f"field '{wire}': {len(values)} item(s) for {len(names)} outcomes"
+
+
+def _outcome_count_problem() -> pl.Expr:
+    count = pl.col("_outcomes").list.len()
+    return pl.when(count < 2).then(
+        pl.concat_str([pl.lit("field 'outcomes': a market has 2 or more outcomes, got "), count.cast(pl.String)])
+    )
+
+
+def _market_type() -> pl.Expr:
+    """Scalar when Gamma says so (`marketType`), else binary for 2 outcomes and categorical for more."""
+    count = pl.col("_outcomes").list.len()
+    return (
+        pl.when(pl.col("market_type") == "scalar")
+        .then(pl.lit(MarketType.SCALAR.value))
+        .when(count == 2)
+        .then(pl.lit(MarketType.BINARY.value))
+        .when(count > 2)
+        .then(pl.lit(MarketType.CATEGORICAL.value))
+    )
+
+
+def _status_flags() -> dict[str, pl.Expr]:
+    """The flags the status rules test (pipeline.engine.normalize.mappings.POLYMARKET_FLAGS), never null."""
+    prices = pl.col("_prices")
+    sums_to_one = (prices.list.sum() - 1).abs() < 1e-9
+    winner = prices.list.eval((pl.element() == 0) | (pl.element() == 1)).list.all() & sums_to_one
+    resolved = (pl.col("uma_resolution_status") == "resolved") | winner
+    return {
+        "closed": pl.col("closed"),
+        "resolved": resolved.fill_null(False),
+        "split": ((prices.list.n_unique() == 1) & (prices.list.len() > 1) & sums_to_one).fill_null(False),
+        "acceptingOrders": pl.col("accepting_orders").fill_null(True),
+        "active": pl.col("active"),
+    }
+
+
+def _status(rules: tuple[StatusRule, ...], flags: dict[str, pl.Expr]) -> pl.Expr:
+    """The status of the first rule whose flags all have the rule's values."""
+    *conditional, last = rules
+    assert not last.when, "the last status rule must apply to every market"
+    chain: Any = pl
+    for rule in conditional:
+        condition = pl.all_horizontal([flags[name] == value for name, value in rule.when])
+        chain = chain.when(condition).then(pl.lit(rule.status.value))
+    return chain.otherwise(pl.lit(last.status.value))
+
+
+def _closed_time() -> pl.Expr:
+    """Gamma's `closedTime` is written `2026-05-09 02:07:01+00`: a space where ISO-8601 has a T."""
+    return parse_iso(pl.col("closed_time").str.replace(" ", "T", literal=True))
+
+
+# -- events and series -------------------------------------------------------------------------------------
+
+
+def normalise_events(
+    body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
+) -> dict[str, Normalised]:
+    """Gamma events -> `events`, and the markets they nest -> `markets`.
+
+    A nested market has no link to its event, so it is read as `/markets` sends it: with its event (without
+    the event's markets) as `events[0]`. Nested markets are normalised whatever becomes of their event.
+    """
+    records = _gamma_records(body, "events")
+    lineage = direct_lineage(PLATFORM, day, fetched_at)
+    native = with_nested_count(read(EVENT_FIELDS, records), "markets")
+    columns = {
+        "id": pl.col("id"),
+        "platform_id": pl.col("id"),
+        "title": pl.col("title"),
+        "series_id": pl.col("series").list.first().struct.field("id"),
+        "slug": pl.col("slug"),
+        "description": pl.col("description"),
+        "image_url": pl.col("image"),
+        "resolution_source_url": pl.col("resolution_source"),
+        "event_start_at": parse_iso(pl.col("start_date")),
+        "event_end_at": parse_iso(pl.col("end_date")),
+        "market_count": pl.col(NESTED_COUNT),
+        "total_volume": pl.col("volume"),
+    }
+    events = finish(TABLES["events"], native, columns, [pl.col(NESTED_PROBLEM)], lineage)
+    return {"events": events, "markets": _markets(_nested_markets(records), lineage)}
+
+
+def _nested_markets(events: list[Any]) -> list[Any]:
+    nested = []
+    for event in events:
+        markets = event.get("markets") if isinstance(event, dict) else None
+        if isinstance(markets, list):
+            parent = {key: value for key, value in event.items() if key != "markets"}
+            nested += [m if not isinstance(m, dict) or "events" in m else {**m, "events": [parent]} for m in markets]
+    return nested
+
+
+def normalise_series(
+    body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
+) -> dict[str, Normalised]:
+    """Gamma series -> `series`. The events a series may nest are counted, not read: `/events` reads them."""
+    native = with_nested_count(read(SERIES_FIELDS, _gamma_records(body, "series")), "events")
+    columns = {
+        "id": pl.col("id"),
+        "platform_id": pl.col("id"),
+        "title": pl.col("title"),
+        "slug": pl.col("slug"),
+        "description": pl.col("description"),
+        "image_url": pl.col("image"),
+        "tags": pl.col("tags").list.eval(pl.element().struct.field("label")),
+        "event_count": pl.col(NESTED_COUNT),
+        "total_volume": pl.col("volume"),
+    }
+    lineage = direct_lineage(PLATFORM, day, fetched_at)
+    return {"series": finish(TABLES["series"], native, columns, [pl.col(NESTED_PROBLEM)], lineage)}
+
+
+# -- trades and price history ------------------------------------------------------------------------------
+
+
+def normalise_trades(
+    body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
+) -> dict[str, Normalised]:
+    """Data API trades -> `trades`, in polars expressions over the whole response (a hot path).
+
+    `market_id` is `context["market_id"]` when the caller names the market it asked for (Gamma's numeric id,
+    as in `markets.id`), else the trade's `conditionId` (then trades point at `markets.platform_id`).
+    """
+    records, fields = _trade_records(body)
+    native = read(fields, records)
+    if "token_id" in native.frame.columns:
+        native = native.with_columns(native.frame["token_id"].alias("asset"))
+    market_id = (context or {}).get("market_id")
+    index = pl.col("outcome_index")
+    columns = {
+        "trade_id": pl.concat_str(
+            [pl.col("transaction_hash"), pl.col("asset"), pl.int_range(pl.len()).over("transaction_hash", "asset")],
+            separator="-",
+        ),
+        "market_id": pl.lit(market_id, pl.String) if market_id else pl.col("condition_id"),
+        "side": pl.col("side").str.to_lowercase(),
+        "price": pl.col("price"),
+        "size": pl.col("size"),
+        "timestamp": parse_unix(pl.col("timestamp")),
+        "outcome": pl.col("outcome"),
+        "transaction_hash": pl.col("transaction_hash"),
+        "user": _user(),
+        "metadata": pl.struct(
+            asset=pl.col("asset"),
+            condition_id=pl.col("condition_id"),
+            outcome_index=index.cast(pl.Int64, strict=False),
+            proxy_wallet=pl.col("proxy_wallet"),
+        ).struct.json_encode(),
+    }
+    wire = next(f.wire for f in fields if f.name == "outcome_index")  # as this shape writes it
+    problems = [
+        pl.when(index.is_not_null() & (index != index.floor())).then(
+            pl.concat_str([pl.lit(f"field '{wire}': not a whole number: "), index.cast(pl.String)])
+        )
+    ]
+    return {"trades": finish(TABLES["trades"], native, columns, problems, direct_lineage(PLATFORM, day, fetched_at))}
+
+
+def _user() -> pl.Expr:
+    """The trader's public profile; null when the trade names none of it."""
+    names = ("name", "pseudonym", "profile_image")
+    profile = pl.struct(*names)
+    return pl.when(pl.any_horizontal(pl.col(n).is_not_null() for n in names)).then(profile)
+
+
+def normalise_price_history(
+    body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
+) -> dict[str, Normalised]:
+    """CLOB `/prices-history` of one token -> `price_history`.
+
+    The response names neither the market nor the token: `context` must give `market_id` (as in
+    `markets.id`) and `outcome_id` (the token id, as in `markets.outcomes[].id`). A point is a price at `t`,
+    not a candle: it fills `price.close` only.
+    """
+    ids = _required_context(context, ("market_id", "outcome_id"), "price_history (a CLOB history is one token's)")
+    native = read(POINT_FIELDS, _history_records(body))
+    no_price = pl.lit(None, pl.Float64)
+    columns = {
+        "timestamp": parse_unix(pl.col("t")),
+        "price": pl.struct(open=no_price, high=no_price, low=no_price, close=pl.col("p")),
+        "market_id": pl.lit(ids["market_id"], pl.String),
+        "outcome_id": pl.lit(ids["outcome_id"], pl.String),
+    }
+    lineage = direct_lineage(PLATFORM, day, fetched_at)
+    return {"price_history": finish(TABLES["price_history"], native, columns, [], lineage)}

@@ -1,0 +1,196 @@
+"""Renders the table reference (docs/schema.md, and README sections) from pipeline/engine/schema.py.
+
+`python -m pipeline.engine.schema_docs` rewrites them; a test fails when a committed copy is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pipeline.engine.checks import CHECKS
+from pipeline.engine.normalize.mappings import (
+    DIRECT_MAPPINGS,
+    KALSHI_MARKET_TYPES,
+    KALSHI_STATUSES,
+    KALSHI_VOIDED,
+    NOTES,
+    POLYMARKET_FLAGS,
+    POLYMARKET_MARKET_TYPES,
+    POLYMARKET_STATUS_RULES,
+    EntityMapping,
+)
+from pipeline.engine.schema import (
+    MARKET_PLATFORMS,
+    MAX_LIMIT,
+    TABLES,
+    Field,
+    MarketStatus,
+    MarketType,
+    Platform,
+    Source,
+    Table,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC_PATH = ROOT / "docs" / "schema.md"
+README_PATH = ROOT / "README.md"
+
+
+def _describe(field: Field | None, doc: str, enum: tuple[str, ...] | None) -> str:
+    notes = []
+    if field is not None and field.wire != field.name:
+        notes.append(f"wire name `{field.wire}`")
+    if field is not None and field.time_format:
+        notes.append("ISO 8601 on the wire" if field.time_format == "iso" else "Unix seconds on the wire")
+    if field is not None and field.kind == "map":
+        notes.append("object on the wire, stored as a list of {key, ...}")
+    if field is not None and field.nullable:
+        notes.append("nullable")
+    if field is not None and field.non_negative:
+        notes.append("never negative (a negative value is a reject)")
+    if enum:
+        notes.append("one of " + ", ".join(f"`{v}`" for v in enum))
+    if doc:
+        notes.append(doc)
+    return "; ".join(notes)
+
+
+def render_table(table: Table) -> str:
+    lines = [
+        f"## `{table.name}`",
+        "",
+        f"{table.doc} Resource: {table.resource}. Primary key: "
+        + ", ".join(f"`{c}`" for c in table.primary_key)
+        + ". Rows are written sorted by "
+        + ", ".join(f"`{c}`" for c in table.sort_key)
+        + ".",
+        "",
+        "| column | type | required | notes |",
+        "|---|---|---|---|",
+    ]
+    for column in table.columns:
+        type_label = column.field.type_label() if column.field else Field("x", dtype=column.dtype).type_label()
+        notes = _describe(column.field, column.doc if column.field is None else column.field.doc, column.enum)
+        lines.append(f"| `{column.name}` | {type_label} | {'yes' if column.required else ''} | {notes} |")
+    return "\n".join(lines)
+
+
+def render() -> str:
+    parts = [
+        "# Table reference",
+        "",
+        "Generated from `pipeline/engine/schema.py` by `python -m pipeline.engine.schema_docs`; do not edit by hand.",
+        "",
+        "Every table holds the documented fields of its unified-API resource in snake_case, plus the partition",
+        "columns `platform` and `date` and the lineage columns `_source` and `_fetched_at`. Times are UTC.",
+        "",
+        "## Enums",
+        "",
+        "| name | values |",
+        "|---|---|",
+        "| `status` | " + ", ".join(f"`{v}`" for v in MarketStatus) + " |",
+        "| `market_type` | " + ", ".join(f"`{v}`" for v in MarketType) + " |",
+        "| platform identifiers | " + ", ".join(f"`{v}`" for v in Platform) + " |",
+        "| platforms with markets (partitions) | " + ", ".join(f"`{v}`" for v in MARKET_PLATFORMS) + " |",
+        "| `_source` | " + ", ".join(f"`{v}`" for v in Source) + " |",
+        "",
+        "Page-size caps of the unified API: " + ", ".join(f"{name} {limit}" for name, limit in MAX_LIMIT.items()) + ".",
+        "",
+    ]
+    parts.extend(render_table(t) + "\n" for t in TABLES.values())
+    parts.append(render_direct_mappings())
+    return "\n".join(parts)
+
+
+def render_direct_mappings() -> str:
+    """What the platforms' own responses fill, column by column, and the status and market-type rules
+    (pipeline/engine/normalize/mappings.py)."""
+    lines = [
+        "## Direct sources: field mappings",
+        "",
+        "With `PMW_SOURCE=direct` (and `pmw normalize --source direct`) the rows come from the platforms' own "
+        "APIs, normalised by `pipeline/engine/normalize/polymarket.py` and `kalshi.py` into the same tables.",
+        "",
+        *(f"- {note}" for note in NOTES),
+        "",
+    ]
+    for mapping in DIRECT_MAPPINGS:
+        lines += _render_mapping(mapping)
+    flags = list(POLYMARKET_FLAGS)
+    lines += [
+        "### Polymarket market status",
+        "",
+        "The first rule whose flags all match gives the status. Flags: "
+        + "; ".join(f"{name}: {meaning}" for name, meaning in POLYMARKET_FLAGS.items())
+        + ".",
+        "",
+        "| " + " | ".join(flags) + " | status | why |",
+        "|" + "---|" * (len(flags) + 2),
+    ]
+    for rule in POLYMARKET_STATUS_RULES:
+        when = dict(rule.when)
+        cells = ["" if name not in when else ("yes" if when[name] else "no") for name in flags]
+        lines.append("| " + " | ".join(cells) + f" | `{rule.status}` | {rule.why} |")
+    lines += ["", "### Polymarket market type", "", "| rule | market_type |", "|---|---|"]
+    lines += [f"| {rule} | `{market_type}` |" for rule, market_type in POLYMARKET_MARKET_TYPES]
+    lines += ["", "### Kalshi market status", "", "| `status` | status | why |", "|---|---|---|"]
+    lines += [f"| `{s.native}` | `{s.status}` | {s.why} |" for s in KALSHI_STATUSES]
+    lines += ["", KALSHI_VOIDED, "", "### Kalshi market type", "", "| `market_type` | market_type |", "|---|---|"]
+    lines += [f"| `{native}` | `{market_type}` |" for native, market_type in KALSHI_MARKET_TYPES.items()]
+    lines += ["", "Any other Kalshi `status` or `market_type` rejects the market, with the value in the reason.", ""]
+    return "\n".join(lines)
+
+
+def _render_mapping(mapping: EntityMapping) -> list[str]:
+    table = TABLES[mapping.table]
+    mapped = {source.column for source in mapping.columns}
+    unfilled = [c.name for c in table.columns if c.name not in mapped and c.name not in _FROM_THE_CALL]
+    lines = [
+        f"### {mapping.platform} `{mapping.entity}` -> `{mapping.table}`",
+        "",
+        f"From {mapping.endpoint}.",
+        "",
+        "| column | native field(s) | notes |",
+        "|---|---|---|",
+    ]
+    lines += [f"| `{s.column}` | {s.native} | {s.note} |" for s in mapping.columns]
+    lines += ["", "Left null: " + (", ".join(f"`{name}`" for name in unfilled) or "none") + ".", ""]
+    return lines
+
+
+_FROM_THE_CALL = ("platform", "date", "_source", "_fetched_at")
+
+
+def render_checks() -> str:
+    lines = ["| asset | check | what it asserts |", "|---|---|---|"]
+    lines += [f"| `{table}` | `{check.name}` | {check.description} |"
+              for table, checks in CHECKS.items() for check in checks]
+    return "\n".join(lines)
+
+
+def _between(text: str, marker: str, body: str) -> str:
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    head, _, rest = text.partition(start)
+    _, _, tail = rest.partition(end)
+    if not rest:
+        raise ValueError(f"README.md has no {start} marker")
+    return f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def render_readme(readme: str) -> str:
+    """README with its generated sections (table reference, checks) brought up to date."""
+    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in TABLES.values())
+    return _between(_between(readme, "schema", tables), "checks", render_checks())
+
+
+def main() -> int:
+    DOC_PATH.parent.mkdir(parents=True, exist_ok=True)
+    DOC_PATH.write_text(render())
+    README_PATH.write_text(render_readme(README_PATH.read_text()))
+    print(f"wrote {DOC_PATH} and the generated sections of {README_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

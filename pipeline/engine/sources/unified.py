@@ -1,0 +1,256 @@
+"""The unified API as a source: what one (platform, day) partition needs, with the fewest requests.
+
+The API has no date filter on its catalogue, so the catalogue (markets, events, series of a platform) is
+listed in full at the largest page sizes, once, and kept in a short-lived on-disk cache that every run and
+process on the machine shares: a backfill of many days lists it once. From it:
+
+- markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
+  the scheduled end nor the resolution before it starts);
+- their events and series;
+- trades: per live market, paging stops at the first page past the day (in whichever time order the server
+  pages); a market whose last trade (from the listing) is older than the day is not asked at all;
+- price history: 10 markets per call, hourly, at the maximum points per call (a batch that may have been
+  cut at the cap is split and asked again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+from filelock import FileLock
+
+from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
+from pipeline.engine.sources.http import ApiError, HttpLayer
+
+log = logging.getLogger("pipeline.engine.sources.unified")
+Record = dict[str, Any]
+DAY_S = 86_400
+HOURLY = 60
+
+
+def day_bounds(day: date) -> tuple[int, int]:
+    """Unix seconds of the day's first second and of the next day's first second."""
+    start = int(datetime.combine(day, datetime.min.time(), UTC).timestamp())
+    return start, start + DAY_S
+
+
+def _moment(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def is_live_on(market: Record, day: date) -> bool:
+    """Tradable at some moment of the day, judged from the documented fields.
+
+    A record whose times cannot be read counts as live, so that it reaches the normaliser (and the rejects
+    area) instead of vanishing here.
+    """
+    start = _moment(market.get("trading_start_at")) or _moment(market.get("created_at"))
+    end = _moment(market.get("trading_end_at"))
+    resolved = _moment(market.get("resolved_at"))
+    if start is None or end is None:
+        return True
+    stop = min(end, resolved) if resolved else end
+    day_start = datetime.combine(day, datetime.min.time(), UTC)
+    return start < day_start + timedelta(days=1) and stop > day_start
+
+
+def last_trade_time(market: Record) -> int | None:
+    """Unix seconds of the market's latest trade according to the listing, if it says."""
+    last_trades = market.get("last_trades")
+    if not isinstance(last_trades, dict) or not last_trades:
+        return None
+    moments = [_moment(info.get("timestamp")) if isinstance(info, dict) else None for info in last_trades.values()]
+    if any(m is None for m in moments):
+        return None
+    return int(max(moments).timestamp())  # type: ignore[type-var]
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    series: list[Record]
+    events: list[Record]
+    markets: list[Record]
+    fetched_at: datetime
+
+
+class CatalogueCache:
+    """Catalogues on disk for `ttl_s` seconds, shared by runs and processes (a file lock per key)."""
+
+    def __init__(self, directory: Path, ttl_s: float) -> None:
+        self.directory, self.ttl_s = directory, ttl_s
+
+    def path(self, key: str) -> Path:
+        return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+
+    def lock(self, key: str) -> FileLock:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.path(key)) + ".lock")
+
+    def load(self, key: str) -> Catalogue | None:
+        path = self.path(key)
+        if self.ttl_s <= 0 or not path.exists():
+            return None
+        data = orjson.loads(path.read_bytes())
+        fetched_at = datetime.fromisoformat(data["fetched_at"])
+        if (datetime.now(UTC) - fetched_at).total_seconds() > self.ttl_s:
+            return None
+        return Catalogue(data["series"], data["events"], data["markets"], fetched_at)
+
+    def store(self, key: str, catalogue: Catalogue) -> None:
+        path = self.path(key)
+        payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
+                   "events": catalogue.events, "markets": catalogue.markets}
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(orjson.dumps(payload))
+        os.replace(temporary, path)
+
+
+class UnifiedSource:
+    """Reads partitions from the unified API (or the sandbox, which speaks the same API)."""
+
+    def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str) -> None:
+        self.http, self.cache, self.cache_key = http, cache, cache_key
+        self._catalogues: dict[str, Catalogue] = {}
+
+    # -- catalogue ---------------------------------------------------------------------------------
+
+    def catalogue(self, platform: str) -> Catalogue:
+        if platform in self._catalogues:
+            return self._catalogues[platform]
+        key = f"{self.cache_key}:{platform}"
+        if self.cache is None:
+            catalogue = self._list_catalogue(platform)
+        else:
+            with self.cache.lock(key):
+                catalogue = self.cache.load(key)
+                if catalogue is None:
+                    catalogue = self._list_catalogue(platform)
+                    self.cache.store(key, catalogue)
+        self._catalogues[platform] = catalogue
+        return catalogue
+
+    def _list_catalogue(self, platform: str) -> Catalogue:
+        fetched_at = datetime.now(UTC)
+        listed = {
+            name: list(self.http.paginate(f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
+                                          key=_by_id, smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name]))
+            for name in ("series", "events", "markets")
+        }
+        log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
+                 len(listed["series"]), len(listed["events"]), len(listed["markets"]))
+        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at)
+
+    def markets_live_on(self, platform: str, day: date) -> tuple[list[Record], datetime]:
+        catalogue = self.catalogue(platform)
+        return [m for m in catalogue.markets if is_live_on(m, day)], catalogue.fetched_at
+
+    def members_of(self, platform: str, kind: str, ids: set[str]) -> tuple[list[Record], datetime]:
+        """The catalogue's `events` or `series` with these ids."""
+        catalogue = self.catalogue(platform)
+        members = {"events": catalogue.events, "series": catalogue.series}[kind]
+        return [m for m in members if m.get("id") in ids], catalogue.fetched_at
+
+    # -- trades and prices -------------------------------------------------------------------------
+
+    def market_trades(self, day: date, market_id: str) -> Iterator[Record]:
+        """Raw trades of a market, paged until no later page can hold a trade of the day (whichever way the
+        server orders them). Trades of other days come along; the caller keeps the day's."""
+        yield from self.http.paginate(
+            "/trades", "trades", {"market_id": market_id}, page_size=MAX_LIMIT["trades"],
+            key=_by_trade_id, stop=PastTheDay(*day_bounds(day)),
+        )
+
+    def price_points(self, ids: Sequence[str], start: int, end: int) -> list[Record]:
+        """Hourly price points of at most 10 markets between two moments (Unix seconds, both included)."""
+        return list(self._price_batch(list(ids), start, end))
+
+    def _price_batch(self, ids: list[str], start: int, end: int) -> Iterator[Record]:
+        limit = MAX_LIMIT["price_history"]
+        body = self.http.get_json("/price-history", {
+            "market_ids": ",".join(ids), "start_ts": start, "end_ts": end, "interval": HOURLY, "limit": limit})
+        points = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(points, list):
+            raise ApiError("GET /price-history: expected 'data' in the response")
+        if len(points) < limit:
+            yield from points
+        elif len(ids) > 1:  # possibly cut at the cap: ask again in halves
+            half = len(ids) // 2
+            yield from self._price_batch(ids[:half], start, end)
+            yield from self._price_batch(ids[half:], start, end)
+        elif end > start:
+            middle = (start + end) // 2
+            yield from self._price_batch(ids, start, middle)
+            yield from self._price_batch(ids, middle + 1, end)
+        else:
+            yield from points
+
+
+class PastTheDay:
+    """Ends a market's trade paging once no later page can hold a trade of the day.
+
+    The spec does not say in which order `/trades` pages: newest first, the last page that matters is the
+    first to reach back before the day; oldest first, the first to reach past it. The order is read from the
+    pages themselves (the times within a page, and from one page to the next); while it is not known, or if
+    the pages are in no time order, paging goes on to the end.
+    """
+
+    def __init__(self, day_start: int, day_end: int) -> None:
+        self.day_start, self.day_end = day_start, day_end
+        self.direction = 0  # -1 newest first, 1 oldest first, 0 not known yet
+        self.ordered = True
+        self.previous: float | None = None  # the last time of the page before
+
+    def __call__(self, page: list[Any]) -> bool:
+        if not page:
+            return True
+        times = _times(page)
+        if times is None:  # a time that is no number: the normaliser rejects it; judge no order on it
+            return False
+        if self.previous is not None:
+            times = np.concatenate(([self.previous], times))
+        self.previous = float(times[-1])
+        steps = np.diff(times)
+        later, earlier = bool((steps > 0).any()), bool((steps < 0).any())
+        if later and earlier:
+            self.ordered = False
+        elif later or earlier:
+            step = 1 if later else -1
+            self.ordered = self.ordered and self.direction in (0, step)
+            self.direction = step
+        if not self.ordered:
+            return False
+        if self.direction < 0:
+            return self.previous < self.day_start
+        return self.direction > 0 and self.previous >= self.day_end
+
+
+def _times(page: list[Any]) -> np.ndarray | None:
+    try:
+        values = np.fromiter(map(dict.get, page, repeat("timestamp")), dtype=np.float64, count=len(page))
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(values).any() else values
+
+
+def _by_id(item: Any) -> Any:
+    return item["id"]
+
+
+def _by_trade_id(item: Any) -> Any:
+    return item["trade_id"]

@@ -1,0 +1,225 @@
+"""Build dbt_like_sql models and run their tests, without ever holding the warehouse file for long.
+
+An analyst may keep ``warehouse.duckdb`` open read-only while pipelines run, and DuckDB then refuses any
+read-write open of it. So nothing is computed inside the file:
+
+- A build works in a private in-memory DuckDB session that holds the same ``raw`` views as the file
+  (over the lake) and a view per model, so the SQL files run unchanged.
+- A ``table`` model is written as one Parquet file, ``<lake>/_models/<schema>/<name>.parquet``: to a
+  temporary file first, then renamed over the old one, so a reader sees the old table or the new one.
+- The file holds views only: ``raw.*``, the ``view`` models, and for each ``table`` model a view over its
+  Parquet file. After a build, :func:`pipeline.engine.warehouse.sync_views` writes those definitions to the file
+  only if they changed; when the file is held elsewhere it warns and the run carries on, and the views
+  already there serve the new Parquet files.
+
+Builds take turns on a file lock in ``<lake>/_models``, so one model build writes at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from uuid import uuid4
+
+import duckdb
+import polars as pl
+from filelock import FileLock
+
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.sql.project import Model, Project, Relation, SqlTest
+from pipeline.engine.warehouse import View, parquet_view, raw_views, sync_views
+
+MODELS_DIR = "_models"
+PREVIEW_ROWS = 5
+
+logger = logging.getLogger("pipeline.engine.sql")
+
+
+@dataclass(frozen=True)
+class Built:
+    model: Model
+    rows: int
+    columns: list[tuple[str, str]]  # (name, DuckDB type)
+    seconds: float
+    path: Path | None  # the Parquet file of a table model
+
+
+@dataclass(frozen=True)
+class NotBuilt:
+    model: Model
+    reason: str
+    failed: bool  # True: its own SQL failed; False: skipped because something upstream failed
+
+
+@dataclass(frozen=True)
+class Tested:
+    test: SqlTest
+    failing_rows: int
+    preview: pl.DataFrame
+    error: str | None = None  # the test's SQL failed, so nothing is known about the rule
+
+    @property
+    def passed(self) -> bool:
+        return self.error is None and self.failing_rows == 0
+
+
+@dataclass(frozen=True)
+class NotTested:
+    test: SqlTest
+    reason: str
+
+
+Outcome = Built | NotBuilt | Tested | NotTested
+
+
+def models_dir(lake_dir: Path) -> Path:
+    """Where table models land: ``<lake>/_models``, beside the tables (``_`` keeps it off table names)."""
+    return Lake(lake_dir).root / MODELS_DIR
+
+
+def build(
+    project: Project, lake_dir: Path, warehouse_path: Path, models: Iterable[Relation], tests: Iterable[SqlTest]
+) -> Iterator[Outcome]:
+    """Build ``models`` and run ``tests`` in dependency order, yielding what happened to each as it happens.
+
+    A failed model stops the models downstream of it; so does a failed test (tests are blocking), for the
+    models downstream of the model it checks. Models not chosen are read as they were last built.
+    """
+    lake = Lake(lake_dir)
+    output = models_dir(lake_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    with FileLock(output / ".build.lock"), closing(_session(output)) as session:
+        for leftover in output.rglob(".*.tmp"):  # only a killed build leaves these: we hold the lock
+            leftover.unlink()
+        run = _Run(session, project, lake)
+        run.define_all()
+        for step in project.plan(models, tests):
+            yield run.test(step) if isinstance(step, SqlTest) else run.model(step)
+        views, left_out = run.define_all()
+        for relation, error in left_out.items():
+            logger.warning("%s is left out of the warehouse: %s", relation, error)
+        sync_views(warehouse_path, views, session)
+
+
+def _session(output: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that computes in UTC (days, weeks and hours are UTC) and spills under the lake."""
+    session = duckdb.connect()
+    session.execute("SET TimeZone = 'UTC'")
+    session.execute("SET temp_directory = ?", [str(output / ".spill")])
+    return session
+
+
+class _Run:
+    """One build: the session, the models that did not build, and what stops the models downstream."""
+
+    def __init__(self, session: duckdb.DuckDBPyConnection, project: Project, lake: Lake) -> None:
+        self.session = session
+        self.project = project
+        self.lake = lake
+        self.unbuilt: set[Relation] = set()  # models that failed or were skipped in this run
+        self.blocking: dict[Relation, str] = {}  # model -> why the models downstream of it must not build
+
+    def define_all(self) -> tuple[list[View], dict[Relation, str]]:
+        """(Re)create the raw views and every model that can be defined now; return those views in order.
+
+        A table model not built yet, or a model reading one, cannot be defined and is left out (returned
+        with the reason), as is a model whose SQL fails: the warehouse then shows only what can be queried.
+        """
+        views = raw_views(self.lake)
+        for schema in sorted({view.schema for view in views} | {r.schema for r in self.project.models}):
+            self.session.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+        for view in views:
+            self.session.execute(view.statement)
+        left_out = {}
+        for model in self.project.models.values():
+            view = self._view_of(model)
+            if view is None:
+                left_out[model.relation] = "a table model that was never built"
+                continue
+            try:
+                self.session.execute(view.statement)
+            except duckdb.Error as error:
+                left_out[model.relation] = str(error).splitlines()[0]
+                continue
+            views.append(view)
+        return views, left_out
+
+    def model(self, model: Model) -> Built | NotBuilt:
+        reasons = sorted({self.blocking[r] for r in self.project.upstream(model.relation) if r in self.blocking})
+        if reasons:
+            self._unbuilt(model, f"{model.relation} was skipped")
+            return NotBuilt(model, "; ".join(reasons), failed=False)
+        started = time.monotonic()
+        try:
+            path = self._write_table(model) if model.materialized == "table" else None
+            self.session.execute(self._view_of(model).statement)  # type: ignore[union-attr]
+            name = _qualified(model.relation)
+            [(rows,)] = self.session.execute(f"SELECT count(*) FROM {name}").fetchall()
+            columns = [(row[0], row[1]) for row in self.session.execute(f"DESCRIBE {name}").fetchall()]
+        except duckdb.Error as error:
+            self._unbuilt(model, f"{model.relation} failed")
+            return NotBuilt(model, f"{model.path}: {error}", failed=True)
+        return Built(model, rows, columns, time.monotonic() - started, path)
+
+    def test(self, test: SqlTest) -> Tested | NotTested:
+        missing = [r for r in test.reads if r in self.unbuilt]
+        if missing:
+            self.blocking.setdefault(test.subject, f"test {test.name} did not run")
+            return NotTested(test, f"{', '.join(map(str, missing))} did not build in this run")
+        query = f"FROM (\n{test.sql}\n)"  # newlines: the SQL may end with a comment
+        try:
+            [(failing,)] = self.session.execute(f"SELECT count(*) {query}").fetchall()
+            preview = self.session.sql(f"SELECT * {query} LIMIT {PREVIEW_ROWS}").pl()
+        except duckdb.Error as error:
+            outcome = Tested(test, 0, pl.DataFrame(), error=f"{test.path}: {error}")
+        else:
+            outcome = Tested(test, failing, preview)
+        if not outcome.passed:
+            self.blocking.setdefault(test.subject, f"test {test.name} did not pass")
+        return outcome
+
+    def _unbuilt(self, model: Model, reason: str) -> None:
+        self.unbuilt.add(model.relation)
+        self.blocking[model.relation] = reason
+
+    def _view_of(self, model: Model) -> View | None:
+        """The model's view: its SELECT, or for a table model a view over its file (None if not built yet)."""
+        if model.materialized == "view":
+            return View(model.relation.schema, model.relation.name, model.sql)
+        path = self._table_path(model)
+        return parquet_view(model.relation.schema, model.relation.name, path) if path.exists() else None
+
+    def _table_path(self, model: Model) -> Path:
+        return self.lake.root / MODELS_DIR / model.relation.schema / f"{model.relation.name}.parquet"
+
+    def _write_table(self, model: Model) -> Path:
+        """Write the model's rows to a temporary file, fsync it, then rename it over the previous table."""
+        target = self._table_path(model)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.{uuid4().hex}.tmp")
+        try:
+            self.session.sql(model.sql).write_parquet(str(temporary), compression="zstd")
+            with temporary.open("rb") as written:
+                os.fsync(written.fileno())
+            os.replace(temporary, target)
+        finally:
+            temporary.unlink(missing_ok=True)
+        directory = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)  # persist the rename
+        finally:
+            os.close(directory)
+        return target
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _qualified(relation: Relation) -> str:
+    return f"{_quote(relation.schema)}.{_quote(relation.name)}"

@@ -1,0 +1,249 @@
+"""The DuckDB warehouse file: schema ``raw`` holds one view per lake table.
+
+The views read the lake through a glob, so a partition that lands is visible to the next query without
+touching the warehouse file. That is what lets an analyst keep the file open read-only while pipelines
+run: DuckDB cannot open a file read-write while another process holds it, so :func:`ensure_raw_views`
+gives up (with a warning) instead of failing or waiting, and the existing views keep serving new data.
+The only time a view must change is when its table gets its first partition (DuckDB refuses a glob that
+matches no file, so until then the view is an empty relation of the same columns and types); that
+switch happens on the first run that finds the file free.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipeline.engine.lake.store import PARTITION_COLUMNS, Lake
+from pipeline.engine.schema import TABLES, Table
+
+RAW_SCHEMA = "raw"
+# How long connect_read_only waits for a pipeline's brief read-write hold (ensure_raw_views) to end.
+READ_ONLY_CONNECT_TIMEOUT_S = 10.0
+_RETRY_INTERVAL_S = 0.05
+
+logger = logging.getLogger("pipeline.engine.warehouse")
+
+_SCALAR_TYPES: dict[type[pl.DataType], str] = {
+    pl.String: "VARCHAR",
+    pl.Float64: "DOUBLE",
+    pl.Int64: "BIGINT",
+    pl.Boolean: "BOOLEAN",
+    pl.Date: "DATE",
+}
+
+
+def ensure_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
+    """Create or replace schema ``raw`` and its views over the lake; return the views created.
+
+    Returns [] and logs a warning when another process holds the warehouse file (an analyst's read-only
+    session): the glob-based views already show new partitions, so a pipeline run must not fail for it.
+    """
+    connection = _open_for_writing(warehouse_path, "raw views left as they are")
+    if connection is None:
+        return []
+    with connection:
+        connection.begin()
+        connection.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(RAW_SCHEMA)}")
+        views = [_create_view(connection, table, lake) for table in TABLES.values()]
+        connection.commit()
+    return views
+
+
+def connect_read_only(warehouse_path: Path) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse read-only, as analysts do.
+
+    A pipeline holds the file read-write for the few milliseconds of ensure_raw_views, during which
+    DuckDB refuses other processes; retry for a while rather than fail on that.
+    """
+    deadline = time.monotonic() + READ_ONLY_CONNECT_TIMEOUT_S
+    while True:
+        try:
+            return duckdb.connect(str(warehouse_path), read_only=True)
+        except duckdb.IOException as error:
+            if not _is_held_elsewhere(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(_RETRY_INTERVAL_S)
+
+
+def duckdb_type(dtype: pl.DataType) -> str:
+    """The DuckDB type that read_parquet reports for a column polars wrote with ``dtype``.
+
+    The empty views are built from these, so they must be exactly what DuckDB reads back: a UTC
+    Datetime is a Parquet timestamp adjusted to UTC, which DuckDB reads as TIMESTAMP WITH TIME ZONE.
+    """
+    if isinstance(dtype, pl.Datetime):
+        return "TIMESTAMP WITH TIME ZONE" if dtype.time_zone == "UTC" else "TIMESTAMP"
+    if isinstance(dtype, pl.List):
+        return f"{duckdb_type(dtype.inner)}[]"
+    if isinstance(dtype, pl.Struct):
+        return "STRUCT(" + ", ".join(f"{_quote(f.name)} {duckdb_type(f.dtype)}" for f in dtype.fields) + ")"
+    if type(dtype) in _SCALAR_TYPES:
+        return _SCALAR_TYPES[type(dtype)]
+    raise TypeError(f"no DuckDB type for polars type {dtype}: add it to pipeline.engine.warehouse")
+
+
+@dataclass(frozen=True)
+class View:
+    """A view of the warehouse file: ``schema.name AS query``."""
+
+    schema: str
+    name: str
+    query: str
+
+    @property
+    def statement(self) -> str:
+        return f"CREATE OR REPLACE VIEW {_quote(self.schema)}.{_quote(self.name)} AS {self.query}"
+
+
+def raw_views(lake: Lake) -> list[View]:
+    """The views of schema ``raw`` exactly as ensure_raw_views creates them, for catalogues built elsewhere."""
+    return [
+        View(RAW_SCHEMA, spec.name, _parquet_source(spec, lake) if lake.partitions(spec.name) else _empty_source(spec))
+        for spec in TABLES.values()
+    ]
+
+
+def parquet_view(schema: str, name: str, path: Path) -> View:
+    """A view over one Parquet file, so that replacing the file changes what the view reads, not the view."""
+    return View(schema, name, f"SELECT * FROM read_parquet({_literal(str(path))})")
+
+
+def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDBPyConnection) -> bool:
+    """Make the file's views in the schemas of ``views`` exactly ``views``; return whether the file was written.
+
+    ``built`` is a connection in which ``views`` already exist (the session that built them): DuckDB's
+    catalogue there says what each view is once parsed (its SQL and its columns), and the file is opened
+    read-write only when its own catalogue differs. Runs that change no view definition therefore never
+    take the write lock, and a run that must but finds the file held elsewhere (an analyst's read-only
+    session) logs a warning and carries on, like ensure_raw_views: views over files keep serving whatever
+    the files hold, and the next run that finds the file free brings the definitions up to date.
+    Views of those schemas that are not in ``views`` are dropped; tables are left alone.
+    """
+    schemas = sorted({view.schema for view in views})
+    names = {(view.schema, view.name) for view in views}
+    wanted = {key: shape for key, shape in _view_catalogue(built, schemas).items() if key in names}
+    if _file_view_catalogue(warehouse_path, schemas) == wanted:
+        return False
+    connection = _open_for_writing(
+        warehouse_path, f"views of {', '.join(schemas)} left as they are until a run finds it free"
+    )
+    if connection is None:
+        return False
+    with connection:
+        connection.begin()
+        for schema in schemas:
+            connection.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+        for schema, name in _view_catalogue(connection, schemas):
+            connection.execute(f"DROP VIEW {_quote(schema)}.{_quote(name)}")
+        for view in views:
+            connection.execute(view.statement)
+        connection.commit()
+    return True
+
+
+def _open_for_writing(warehouse_path: Path, consequence: str) -> duckdb.DuckDBPyConnection | None:
+    """A read-write connection, or None (with a warning saying `consequence`) while another process holds
+    the file: an analyst's session must never make a pipeline run fail."""
+    warehouse_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return duckdb.connect(str(warehouse_path))
+    except (duckdb.IOException, duckdb.ConnectionException) as error:
+        if not _is_held_elsewhere(error):
+            raise
+        logger.warning("warehouse %s is in use elsewhere; %s (%s)", warehouse_path, consequence, error)
+        return None
+
+
+def _view_catalogue(
+    connection: duckdb.DuckDBPyConnection, schemas: Sequence[str]
+) -> dict[tuple[str, str], tuple[str, list[str]]]:
+    """(schema, view) -> (the view's SQL as DuckDB stores it, its columns with their types)."""
+    rows = connection.execute(
+        """
+        SELECT v.schema_name, v.view_name, v.sql, list(c.column_name || ' ' || c.data_type ORDER BY c.column_index)
+        FROM duckdb_views() AS v
+        JOIN duckdb_columns() AS c
+            ON c.database_oid = v.database_oid AND c.schema_oid = v.schema_oid AND c.table_oid = v.view_oid
+        WHERE NOT v.internal AND v.database_name = current_database() AND list_contains(?, v.schema_name)
+        GROUP BY ALL
+        """,
+        [list(schemas)],
+    ).fetchall()
+    return {(schema, name): (sql, columns) for schema, name, sql, columns in rows}
+
+
+def _file_view_catalogue(
+    warehouse_path: Path, schemas: Sequence[str]
+) -> dict[tuple[str, str], tuple[str, list[str]]] | None:
+    """The file's catalogue, read without the write lock; None when the file is missing or cannot be read now."""
+    if not warehouse_path.exists():
+        return None
+    try:
+        connection = duckdb.connect(str(warehouse_path), read_only=True)
+    except (duckdb.IOException, duckdb.ConnectionException) as error:
+        if not _is_held_elsewhere(error):
+            raise
+        return None
+    with connection:
+        return _view_catalogue(connection, schemas)
+
+
+def _create_view(connection: duckdb.DuckDBPyConnection, spec: Table, lake: Lake) -> str:
+    view = f"{RAW_SCHEMA}.{spec.name}"
+    source = _parquet_source(spec, lake) if lake.partitions(spec.name) else _empty_source(spec)
+    connection.execute(f"CREATE OR REPLACE VIEW {_quote(RAW_SCHEMA)}.{_quote(spec.name)} AS {source}")
+    return view
+
+
+def _parquet_source(spec: Table, lake: Lake) -> str:
+    """SELECT over the table's files, columns in schema order (hive columns would otherwise come last).
+
+    No ``union_by_name``: DuckDB takes the columns from the first file and matches every other file's
+    columns to them by name (their order may differ). With ``union_by_name`` it read every file's footer to
+    bind each query, 7-11 ms for a month of trades against 1-2 ms without (benchmarks/README.md), and it is
+    not needed: every file is written by :class:`pipeline.engine.lake.store.Lake` against
+    ``pipeline.engine.schema``, which refuses a frame of any other schema. The consequence comes with a schema
+    change: once a column is added (or renamed), a query of the view fails with DuckDB's "schema mismatch in
+    glob" error until the partitions written before the change are rewritten; it never shows them with NULLs.
+    """
+    hive_types = ", ".join(
+        f"{_literal(column)}: {_literal(duckdb_type(spec.polars_schema[column]))}" for column in PARTITION_COLUMNS
+    )
+    columns = ", ".join(_quote(name) for name in spec.column_names)
+    return (
+        f"SELECT {columns} FROM read_parquet({_literal(lake.glob(spec.name))}, hive_partitioning = true, "
+        f"hive_types = {{{hive_types}}})"
+    )
+
+
+def _empty_source(spec: Table) -> str:
+    """A typed relation with no rows, for a table whose glob matches no file yet."""
+    columns = ", ".join(
+        f"CAST(NULL AS {duckdb_type(dtype)}) AS {_quote(name)}" for name, dtype in spec.polars_schema.items()
+    )
+    return f"SELECT {columns} WHERE false"
+
+
+def _is_held_elsewhere(error: duckdb.Error) -> bool:
+    """True for DuckDB's refusals to share the file, as opposed to a missing, unreadable or corrupt one.
+
+    Another process holding it gives an IOException "Could not set lock"; a connection of this process
+    opened with another mode gives a ConnectionException "different configuration".
+    """
+    message = str(error)
+    return "Could not set lock" in message or "different configuration" in message
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

@@ -1,1 +1,0 @@
-"""Normalisers: records as a source sends them -> rows of the warehouse tables (pipeline.schema)."""

@@ -1,0 +1,581 @@
+"""The sandbox's unified API: routing, authentication, validation, pagination, rate limit and faults.
+
+`SandboxApp.handle` is a plain function from a request (method, path, query, headers) to a response
+(status, headers, body bytes), so the same app runs in-process as an httpx transport (transport.py) and
+behind a loopback HTTP server (server.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from pipeline.engine.schema import (
+    LOWEST_DOCUMENTED_LIMIT,
+    MARKET_PLATFORMS,
+    MAX_LIMIT,
+    MAX_PRICE_HISTORY_MARKETS,
+    ORDERBOOK_PLATFORMS,
+    PRICE_HISTORY_INTERVALS,
+    MarketStatus,
+    Platform,
+)
+from pmw_sandbox.catalogue import WorldConfig
+from pmw_sandbox.cursors import CursorBook, CursorError
+from pmw_sandbox.faults import Faults
+from pmw_sandbox.native import NativeApi, is_native
+from pmw_sandbox.readings import Readings
+from pmw_sandbox.world import Record, World, iso
+
+API_VERSION = "2.0.0"
+DEFAULT_API_KEYS: tuple[str, ...] = ("sandbox-key", "sandbox-key-2")
+STRICT_RATE_LIMIT_PER_MIN = 100
+DEFAULT_PAGE_SIZE = {"series": 25, "events": 25, "markets": 25, "trades": 100, "price_history": 5000}
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    world: WorldConfig = field(default_factory=WorldConfig)
+    api_keys: tuple[str, ...] = DEFAULT_API_KEYS
+    rate_limit_per_min: int | None = None  # None: no budget; strict mode: 100
+    cursor_ttl_s: float = 300.0
+    faults: Faults = field(default_factory=Faults)
+    readings: Readings = field(default_factory=Readings)
+
+    @classmethod
+    def strict(cls, **kwargs: Any) -> SandboxConfig:
+        return cls(rate_limit_per_min=STRICT_RATE_LIMIT_PER_MIN, **kwargs)
+
+
+@dataclass(frozen=True)
+class SandboxResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class ApiError(Exception):
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+        details: Record | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+        self.headers = dict(headers or {})
+        self.details = details
+
+
+def _bad(parameter: str, message: str) -> ApiError:
+    return ApiError(400, "VALIDATION_ERROR", f"invalid parameter '{parameter}': {message}")
+
+
+class _Query:
+    """Typed access to query parameters, raising 400 errors that name the parameter."""
+
+    def __init__(self, items: Sequence[tuple[str, str]], refuse_over_limit: bool = False) -> None:
+        self.items = list(items)  # repeated keys kept, for the native routes
+        self.values: dict[str, str] = dict(items)
+        self.refuse_over_limit = refuse_over_limit
+
+    def text(self, name: str) -> str | None:
+        value = self.values.get(name)
+        return value if value not in (None, "") else None
+
+    def flag(self, name: str) -> bool:
+        value = self.text(name)
+        if value is None:
+            return False
+        if value not in ("true", "false"):
+            raise _bad(name, f"expected true or false, got {value!r}")
+        return value == "true"
+
+    def integer(self, name: str) -> int | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        try:
+            return int(value)
+        except ValueError:
+            raise _bad(name, f"expected an integer, got {value!r}") from None
+
+    def limit(self, resource: str) -> int:
+        value = self.integer("limit")
+        if value is None:
+            return DEFAULT_PAGE_SIZE[resource]
+        if value < 1:
+            raise _bad("limit", f"must be at least 1, got {value}")
+        if self.refuse_over_limit:
+            maximum = LOWEST_DOCUMENTED_LIMIT.get(resource, MAX_LIMIT[resource])
+            if value > maximum:
+                raise _bad("limit", f"must be at most {maximum}, got {value}")
+        return min(value, MAX_LIMIT[resource])
+
+    def platform(self, allowed: Sequence[Platform], required: bool = False) -> Platform | None:
+        value = self.text("platform")
+        if value is None:
+            if required:
+                raise _bad("platform", f"is required; expected one of {', '.join(allowed)}")
+            return None
+        if value not in allowed:
+            raise _bad("platform", f"expected one of {', '.join(allowed)} (one value per query), got {value!r}")
+        return Platform(value)
+
+    def filters(self) -> dict[str, str]:
+        """What a cursor is bound to: every parameter except the cursor itself and the page size."""
+        return {k: v for k, v in self.values.items() if k not in ("cursor", "limit")}
+
+
+class _RateLimiter:
+    """A sliding one-minute window of accepted requests per key."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float]) -> None:
+        self.per_minute, self.clock = per_minute, clock
+        self.windows: dict[str, deque[float]] = {}
+
+    def admit(self, key: str) -> float | None:
+        """None if the request may go on, else the seconds until it could."""
+        now = self.clock()
+        window = self.windows.setdefault(key, deque())
+        while window and now - window[0] >= 60.0:
+            window.popleft()
+        if len(window) >= self.per_minute:
+            return 60.0 - (now - window[0])
+        window.append(now)
+        return None
+
+
+class SandboxApp:
+    """The unified API over a sandbox world."""
+
+    def __init__(self, config: SandboxConfig | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config or SandboxConfig()
+        self.world = World(self.config.world)
+        self.native = NativeApi(self.world)
+        self.clock = clock
+        self.cursors = CursorBook(f"sandbox-{self.config.world.seed}".encode(), self.config.cursor_ttl_s, clock)
+        self.limiter = _RateLimiter(self.config.rate_limit_per_min, clock) if self.config.rate_limit_per_min else None
+        self.requests_served = 0
+        self.rate_limited_answers = 0  # 429s sent because the budget was spent (not injected bursts)
+        self._malformed_record_sent = False
+        self._dice = self.config.faults.roll(0)
+        self.started = clock()
+        self._lock = threading.Lock()
+        self._routes: dict[str, Callable[[_Query], Record]] = {
+            "/health": self._health,
+            "/platforms": self._platforms,
+            "/series": self._series,
+            "/events": self._events,
+            "/markets": self._markets,
+            "/trades": self._trades,
+            "/price-history": self._price_history,
+        }
+
+    # -- entry point -------------------------------------------------------------------------------
+
+    def handle(
+        self, method: str, path: str, query: Sequence[tuple[str, str]], headers: Mapping[str, str]
+    ) -> SandboxResponse:
+        faults = self.config.faults
+        if faults.latency_ms:
+            time.sleep(faults.latency_ms / 1000.0)
+        with self._lock:
+            try:
+                refuse = self.config.readings.over_limit == "reject"
+                return self._handle(method, path.rstrip("/") or "/", _Query(query, refuse), headers)
+            except ApiError as error:
+                return self._error(error)
+
+    def _handle(self, method: str, path: str, query: _Query, headers: Mapping[str, str]) -> SandboxResponse:
+        if method != "GET":
+            raise ApiError(405, "METHOD_NOT_ALLOWED", f"method {method} is not allowed; every endpoint is GET")
+        if is_native(path):  # the platforms' own APIs need no key, and the unified budget is not theirs
+            status, body = self.native.handle(path, query.items)
+            return SandboxResponse(status, {"content-type": "application/json"}, orjson.dumps(body))
+        key = _header(headers, "x-api-key")
+        if key is None:
+            raise ApiError(401, "INVALID_API_KEY", "missing X-API-Key header")
+        if key not in self.config.api_keys:
+            raise ApiError(401, "INVALID_API_KEY", "the X-API-Key header does not carry a known key")
+        if self.limiter is not None:
+            wait = self.limiter.admit(key)
+            if wait is not None:
+                self.rate_limited_answers += 1
+                raise _rate_limited(wait, self.limiter.per_minute)
+        number = self.requests_served
+        self.requests_served += 1
+        faults = self.config.faults
+        if faults.in_429_burst(number):
+            raise _rate_limited(1.0, self.config.rate_limit_per_min)
+        dice = self._dice = faults.roll(number)
+        if faults.error_rate and dice.random() < faults.error_rate:
+            if dice.random() < 0.5:
+                raise ApiError(500, "INTERNAL_ERROR", "injected fault: internal error")
+            raise ApiError(
+                503,
+                "PLATFORM_UNAVAILABLE",
+                "injected fault: platform unavailable",
+                headers={"Retry-After": "1"},
+                details={"retry_after": 1},
+            )
+        body = self._route(path, query)
+        if faults.unknown_fields:
+            _add_unknown_fields(body)
+        payload = _iso_times(_dumps(body), self.config.readings.iso_times)
+        if faults.malformed_page_rate and dice.random() < faults.malformed_page_rate:
+            payload = payload[: len(payload) // 2]
+        return SandboxResponse(200, {"content-type": "application/json"}, payload)
+
+    def _route(self, path: str, query: _Query) -> Record:
+        handler = self._routes.get(path)
+        if handler is not None:
+            return handler(query)
+        parts = path.strip("/").split("/")
+        if len(parts) == 2 and parts[0] == "events":
+            return self._event(parts[1], query)
+        if len(parts) == 2 and parts[0] == "markets":
+            return self._market(parts[1], query)
+        if len(parts) == 3 and parts[0] == "markets" and parts[2] == "orderbook":
+            return self._orderbook(parts[1], query)
+        raise ApiError(404, "NOT_FOUND", f"no endpoint at {path}")
+
+    def _error(self, error: ApiError) -> SandboxResponse:
+        inner: Record = {
+            "code": error.code,
+            "message": error.message,
+            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        if error.details is not None:
+            inner["details"] = error.details
+        headers = {"content-type": "application/json", **error.headers}
+        return SandboxResponse(error.status, headers, _dumps({"error": inner}))
+
+    # -- shared pieces -----------------------------------------------------------------------------
+
+    def _list_meta(self, platforms: Sequence[Platform]) -> Record:
+        return {
+            "platforms_queried": [p.value for p in platforms],
+            "request_time": 0,
+            "cache_hit": False,
+            "data_freshness": iso(self.world.as_of),
+        }
+
+    def _single_meta(self) -> Record:
+        return {"request_time": 0, "cache_hit": False, "data_freshness": iso(self.world.as_of)}
+
+    def _page(
+        self, endpoint: str, resource: str, query: _Query, total: int, fetch: Callable[[int, int], list[Record]]
+    ) -> tuple[list[Record], Record]:
+        """One page of a cursor-paginated list: the items and the pagination object."""
+        limit = query.limit(resource)
+        filters = query.filters()
+        offset = 0
+        token = query.text("cursor")
+        if token is not None:
+            faults = self.config.faults
+            if faults.cursor_expiry_rate and self._dice.random() < faults.cursor_expiry_rate:
+                self.cursors.expire(token)
+            try:
+                offset = self.cursors.redeem(token, endpoint, filters)
+            except (CursorError, ValueError, KeyError) as error:
+                message = str(error) if isinstance(error, CursorError) else "cursor is not a cursor this service issued"
+                raise ApiError(400, "INVALID_CURSOR", f"invalid parameter 'cursor': {message}") from None
+        readings = self.config.readings
+        served = max(1, limit // 3) if readings.short_pages else limit
+        items = fetch(offset, served)
+        end = offset + len(items)
+        has_more = end < total
+        next_cursor = None
+        if has_more:
+            overlap = min(self.config.faults.duplicate_items, len(items) - 1)
+            next_cursor = self.cursors.issue(endpoint, filters, end - max(overlap, 0))
+        elif readings.cursor_on_last_page:
+            next_cursor = self.cursors.issue(endpoint, filters, end)
+        pagination: Record = {"total": total, "limit": limit, "has_more": has_more, "next_cursor": next_cursor}
+        if readings.pagination_total == "absent":
+            del pagination["total"]
+        elif readings.pagination_total == "wrong":
+            pagination["total"] = total // 2 + 3
+        return items, pagination
+
+    @staticmethod
+    def _search(items: list[Any], query: _Query) -> list[Any]:
+        text = query.text("query")
+        if text is None:
+            return items
+        needle = text.lower()
+        return [item for item in items if needle in item.title.lower()]
+
+    def _ordered(self, items: list[Any]) -> list[Any]:
+        """A list in the reading's order: the catalogue's, or reversed."""
+        return items[::-1] if self.config.readings.list_order == "reversed" else items
+
+    def _single(self, key: str, record: Record) -> Record:
+        """A single event or market in the reading's envelope."""
+        if self.config.readings.single_envelope == "data":
+            return {"data": record, "meta": self._single_meta()}
+        pagination = {"total": 1, "limit": 1, "has_more": False, "next_cursor": None}
+        return {"pagination": pagination, key: [record], "meta": self._single_meta()}
+
+    def _platforms_of(self, query: _Query) -> list[Platform]:
+        platform = query.platform(MARKET_PLATFORMS)
+        return [platform] if platform else list(MARKET_PLATFORMS)
+
+    # -- endpoints ---------------------------------------------------------------------------------
+
+    def _health(self, _query: _Query) -> Record:
+        return {
+            "data": {
+                "status": "healthy",
+                "checks": [{"name": "sandbox-world", "status": "pass", "response_time_ms": 0}],
+                "uptime": round(self.clock() - self.started, 3),
+                "version": API_VERSION,
+                "timestamp": iso(self.world.as_of),
+            },
+            "meta": {"request_time": 0},
+        }
+
+    def _platforms(self, _query: _Query) -> Record:
+        platforms = []
+        for p in ORDERBOOK_PLATFORMS:
+            full = p in MARKET_PLATFORMS
+            platforms.append(
+                {
+                    "id": p.value,
+                    "name": p.value.capitalize(),
+                    "status": "available",
+                    "health": {"status": "pass", "last_check": iso(self.world.as_of), "response_time_ms": 0},
+                    "endpoints": [
+                        {"name": name, "available": full or name == "orderbook"}
+                        for name in ("series", "events", "markets", "orderbook", "trades", "price-history")
+                    ],
+                    "features": {"orderbook": True, "trades": full, "historical_data": full, "user_profiles": full},
+                }
+            )
+        return {"platforms": platforms, "meta": {"request_time": 0, "total": len(platforms)}}
+
+    def _series(self, query: _Query) -> Record:
+        platforms = self._platforms_of(query)
+        nested, raw = query.flag("include_nested"), query.flag("include_raw")
+        series = self._ordered(self._search([s for p in platforms for s in self.world.series(p)], query))
+        items, pagination = self._page(
+            "/series",
+            "series",
+            query,
+            len(series),
+            lambda o, n: [self.world.series_record(s, nested=nested, raw=raw) for s in series[o : o + n]],
+        )
+        return {"pagination": pagination, "series": items, "meta": self._list_meta(platforms)}
+
+    def _events(self, query: _Query) -> Record:
+        platforms = self._platforms_of(query)
+        nested, raw = query.flag("with_nested_markets"), query.flag("include_raw")
+        events = self._ordered(self._search([e for p in platforms for e in self.world.events(p)], query))
+        items, pagination = self._page(
+            "/events",
+            "events",
+            query,
+            len(events),
+            lambda o, n: [self.world.event_record(e, nested=nested, raw=raw) for e in events[o : o + n]],
+        )
+        return {"pagination": pagination, "events": items, "meta": self._list_meta(platforms)}
+
+    def _event(self, event_id: str, query: _Query) -> Record:
+        platform = query.platform(MARKET_PLATFORMS)
+        nested, raw = query.flag("with_nested_markets"), query.flag("include_raw")
+        event = self.world.find_event(event_id, platform)
+        if event is None:
+            raise ApiError(404, "NOT_FOUND", f"event {event_id!r} not found")
+        return self._single("events", self.world.event_record(event, nested=nested, raw=raw))
+
+    def _markets(self, query: _Query) -> Record:
+        platforms = self._platforms_of(query)
+        status = query.text("status")
+        if status is not None and status not in MarketStatus.__members__.values():
+            raise _bad("status", f"expected one of {', '.join(MarketStatus)}, got {status!r}")
+        markets = [m for p in platforms for m in self.world.markets(p) if status is None or m.status == status]
+        markets = self._ordered(self._search(markets, query))
+        items, pagination = self._page(
+            "/markets",
+            "markets",
+            query,
+            len(markets),
+            lambda o, n: [self.world.market_record(m) for m in markets[o : o + n]],
+        )
+        return {"pagination": pagination, "markets": items, "meta": self._list_meta(platforms)}
+
+    def _market(self, market_id: str, query: _Query) -> Record:
+        platform = query.platform(MARKET_PLATFORMS)
+        market = self.world.find_market(market_id, platform)
+        if market is None:
+            raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
+        return self._single("markets", self.world.market_record(market, raw=query.flag("include_raw")))
+
+    def _orderbook(self, market_id: str, query: _Query) -> Record:
+        platform = query.platform(ORDERBOOK_PLATFORMS)
+        raw = query.flag("include_raw")
+        market = self.world.find_market(market_id, platform) if platform in (None, *MARKET_PLATFORMS) else None
+        if market is None:
+            raise ApiError(404, "NOT_FOUND", f"orderbook for market {market_id!r} not found")
+        book = self.world.orderbook(market)
+        if raw:
+            book["metadata"]["_raw"] = {"market": market.platform_id}
+        return {"data": book, "meta": {"request_time": 0}}
+
+    def _trades(self, query: _Query) -> Record:
+        market_id = query.text("market_id")
+        if market_id is None:
+            raise _bad("market_id", "is required (a Polymarket numeric market id or a Kalshi ticker)")
+        taker_only = query.flag("taker_only")
+        query.limit("trades")  # parameters are validated before ids are looked up
+        market = self.world.find_market(market_id)
+        if market is None:
+            raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
+        taker_only = taker_only and market.platform == Platform.POLYMARKET
+        total = self.world.trade_count(market, taker_only)
+        readings = self.config.readings
+        oldest_first = readings.trades_order == "oldest_first"
+        items, pagination = self._page(
+            "/trades", "trades", query, total,
+            lambda o, n: self.world.trade_records(market, o, n, taker_only, oldest_first),
+        )
+        _as_read(items, "market_id", market, readings.row_market_id)
+        if readings.trade_outcome == "id":
+            names = {o.name: o.id for o in market.outcomes}
+            for item in items:
+                item["outcome"] = names[item["outcome"]]
+        meta = {
+            "request_time": 0,
+            "market_id": market.id,
+            "platform": market.platform.value,
+            "data_freshness": iso(self.world.as_of),
+        }
+        if self.config.faults.malformed_record and items and not self._malformed_record_sent:
+            self._malformed_record_sent = True
+            broken = {**items[-1], "trade_id": f"{items[-1]['trade_id']}-malformed", "price": "not-a-price"}
+            items.append(broken)
+        return {"trades": items, "pagination": pagination, "meta": meta}
+
+    def _price_history(self, query: _Query) -> Record:
+        ids_text = query.text("market_ids")
+        if ids_text is None:
+            raise _bad("market_ids", "is required (comma-separated market ids)")
+        ids = [i.strip() for i in ids_text.split(",") if i.strip()]
+        if len(ids) > MAX_PRICE_HISTORY_MARKETS:
+            raise _bad("market_ids", f"at most {MAX_PRICE_HISTORY_MARKETS} ids per request, got {len(ids)}")
+        interval = query.integer("interval") or 60
+        if interval not in PRICE_HISTORY_INTERVALS:
+            raise _bad(
+                "interval", f"expected one of {', '.join(map(str, PRICE_HISTORY_INTERVALS))} minutes, got {interval}"
+            )
+        as_of = int(self.world.as_of.timestamp())
+        end = query.integer("end_ts")
+        end = as_of if end is None else end
+        start = query.integer("start_ts")
+        start = end - 86_400 if start is None else start
+        if start > end:
+            raise _bad("start_ts", f"start_ts ({start}) is after end_ts ({end})")
+        limit = query.limit("price_history")
+        markets = []
+        for market_id in ids:
+            market = self.world.find_market(market_id)
+            if market is None:
+                raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
+            markets.append(market)
+        points = self._points(markets, start, end, interval)[:limit]
+        meta = {
+            "total_points": len(points),
+            "platforms": sorted({m.platform.value for m in markets}),
+            "time_range": {"start": start, "end": end},
+            "interval": str(interval),
+            "request_time": 0,
+            "cache_hit": False,
+            "data_freshness": iso(self.world.as_of),
+        }
+        return {"data": points, "meta": meta}
+
+
+    def _points(self, markets: list[Any], start: int, end: int, interval: int) -> list[Record]:
+        """The markets' price points labelled within [start, end], in the reading's order and labelling."""
+        readings = self.config.readings
+        shift = interval * 60 if readings.price_label == "period_end" else 0
+        ordered = markets[::-1] if readings.price_points_order == "by_market_reversed" else markets
+        points: list[Record] = []
+        for market in ordered:
+            mine = self.world.price_points(market, start - shift, end - shift, interval)
+            for point in mine:
+                point["timestamp"] += shift
+            _as_read(mine, "marketId", market, readings.row_market_id)
+            points.extend(mine)
+        if readings.price_points_order == "by_time":
+            points.sort(key=lambda point: point["timestamp"])
+        return points
+
+
+def _as_read(records: list[Record], key: str, market: Any, reading: str) -> None:
+    """Put the market id a reading puts on rows under `key`: the unified id (as built), the platform's, none."""
+    if reading == "unified":
+        return
+    for record in records:
+        if reading == "platform":
+            record[key] = market.platform_id
+        elif reading == "absent":
+            del record[key]
+
+
+def _iso_times(payload: bytes, reading: str) -> bytes:
+    """ISO times (as built: `...:00Z`) written the reading's way: `Z`, `+00:00`, or with fractional seconds."""
+    if reading == "z":
+        return payload
+    replacement = rb'"\1+00:00"' if reading == "offset" else rb'"\1.000Z"'
+    return _ISO_TIME.sub(replacement, payload)
+
+
+_ISO_TIME = re.compile(rb'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)Z"')
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value or None
+    return None
+
+
+def _rate_limited(wait_s: float, per_minute: int | None) -> ApiError:
+    retry_after = max(1, int(wait_s + 0.999))
+    budget = f" of {per_minute} requests per minute" if per_minute else ""
+    return ApiError(
+        429,
+        "RATE_LIMITED",
+        f"rate limit{budget} exceeded; retry after {retry_after} s",
+        headers={"Retry-After": str(retry_after)},
+        details={"retry_after": retry_after},
+    )
+
+
+def _dumps(body: Record) -> bytes:
+    return orjson.dumps(body)
+
+
+def _add_unknown_fields(body: Record) -> None:
+    body["x_sandbox_trace"] = "unknown envelope field"
+    for value in body.values():
+        records = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+        for record in records:
+            if isinstance(record, dict):
+                record["x_sandbox_unknown"] = {"note": "a field the spec does not document"}

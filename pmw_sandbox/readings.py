@@ -1,0 +1,75 @@
+"""The sandbox's readings of the unified API's spec, wherever the spec is silent.
+
+The spec leaves open the order of items, which id a field carries, envelope details and page sizes. A real
+server may have read any of those either way, so the sandbox serves each reading, chosen by a switch, and the
+tests land the same world through every one (tests/pipeline/test_readings.py): the pipeline must not depend
+on the sandbox's own choice. The defaults are the sandbox's original reading. docs/api-readings.md lists them
+with what the pipeline does about each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from pmw_sandbox.switches import parse_switches
+
+# Every reading of each switch that is not a plain yes/no; the first is the default.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "trades_order": ("newest_first", "oldest_first"),
+    "price_points_order": ("by_market", "by_market_reversed", "by_time"),
+    "row_market_id": ("unified", "platform", "absent"),
+    "trade_outcome": ("name", "id"),
+    "price_label": ("period_start", "period_end"),
+    "pagination_total": ("exact", "absent", "wrong"),
+    "single_envelope": ("list", "data"),
+    "list_order": ("catalogue", "reversed"),
+    "iso_times": ("z", "offset", "fractional"),
+    "over_limit": ("cap", "reject"),
+}
+
+
+@dataclass(frozen=True)
+class Readings:
+    """One reading of every point the spec leaves open (the defaults: the sandbox's original reading)."""
+
+    trades_order: str = "newest_first"  # /trades pages newest first, or oldest first
+    price_points_order: str = "by_market"  # market by market as asked, in reverse, or all interleaved by time
+    row_market_id: str = "unified"  # a trade's market_id, a point's marketId: the unified id, the platform's, none
+    trade_outcome: str = "name"  # a trade's outcome: the outcome's name, or its id
+    price_label: str = "period_start"  # a price point's time: its period's start, or its end
+    pagination_total: str = "exact"  # pagination.total: the count, absent, or wrong
+    single_envelope: str = "list"  # /events/{id}, /markets/{id}: {pagination, events: [e]} or {data: e}
+    list_order: str = "catalogue"  # series, events and markets lists: catalogue order, or reversed
+    iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, or ...00.000Z
+    over_limit: str = "cap"  # a limit above the maximum: capped, or refused (400) above the lowest documented one
+    short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
+    cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
+
+    def __post_init__(self) -> None:
+        for name, allowed in CHOICES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"reading {name} must be one of {', '.join(allowed)}, got {value!r}")
+
+    @classmethod
+    def parse(cls, spec: str) -> Readings:
+        """`"trades_order=oldest_first,short_pages=true"` -> Readings; names and values are checked."""
+        return parse_switches(cls, spec, "reading")
+
+    @classmethod
+    def every_other(cls) -> Readings:
+        """Every switch away from its default (the last reading of each)."""
+        return cls(**{f.name: CHOICES[f.name][-1] if f.name in CHOICES else True for f in fields(cls)})
+
+    @classmethod
+    def each_alone(cls) -> list[Readings]:
+        """One Readings per non-default reading of one switch, the others at their default."""
+        alone = [cls(**{name: value}) for name, allowed in CHOICES.items() for value in allowed[1:]]
+        flags = [f.name for f in fields(cls) if f.name not in CHOICES]
+        return alone + [cls(**{name: True}) for name in flags]
+
+    def label(self) -> str:
+        """The switches away from their default, as `pmw sandbox --readings` takes them."""
+        default = Readings()
+        changed = [f.name for f in fields(self) if getattr(self, f.name) != getattr(default, f.name)]
+        return ",".join(f"{name}={str(getattr(self, name)).lower()}" for name in changed) or "defaults"
