@@ -163,7 +163,7 @@ def _trade_stages(partitions: list[Responses], lake_dir: Path, repeats: int) -> 
     """Where the trades pipeline's time goes: parsing and normalising timed inside the run itself (a few
     hundred timed calls, no profiler overhead), the rest (sorting, checks, Parquet) is what remains; and
     the same pipeline at Python's default garbage-collector thresholds."""
-    from pipeline.assets import stream
+    from pipeline.engine.lake import stream
 
     records = sum(p.records for p in partitions)
     runs = [_timed_stages(partitions, lake_dir) for _ in range(repeats)]

@@ -2,7 +2,7 @@
 
 The spec leaves open the order of items, which id a field carries, envelope details and page sizes. A real
 server may have read any of those either way, so the sandbox serves each reading, chosen by a switch, and the
-tests land the same world through every one (tests/pipeline/test_readings.py): the pipeline must not depend
+tests land the same world through every one (tests/defs/test_readings.py): the pipeline must not depend
 on the sandbox's own choice. The defaults are the sandbox's original reading. docs/api-readings.md lists them
 with what the pipeline does about each.
 """

@@ -3,7 +3,7 @@
 import json
 
 from pipeline.definitions import defs
-from tests.architecture.definitions_snapshot import SNAPSHOT, describe
+from tests.support.definitions_snapshot import SNAPSHOT, describe
 
 
 def test_the_code_location_defines_what_the_snapshot_records() -> None:

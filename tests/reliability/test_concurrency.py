@@ -27,7 +27,7 @@ from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import SandboxConfig
 from pmw_sandbox.server import SandboxServer
-from tests.reliability.conftest import (
+from tests.support.served import (
     DAY,
     PLATFORMS,
     SECRET,

@@ -23,7 +23,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.cli import main as cli
-from tests.reliability.conftest import (
+from tests.support.served import (
     SECRET,
     SeenRequest,
     Served,

@@ -2,7 +2,7 @@
 fault-free pull of the same world.
 
 Each fault runs the five ingestion assets through the real HTTP layer against the sandbox, served on
-loopback behind the hostile server (tests/reliability/hostile.py) or with the sandbox's own fault switches.
+loopback behind the hostile server (tests/support/hostile.py) or with the sandbox's own fault switches.
 A fault either lets the run land exactly the expected rows (bad records in the rejects area with their
 reasons, or flagged by the partition's failing check), or fails the run with a clear error and leaves the
 previous partition intact, after which a run without the fault converges. The module prints the summary
@@ -28,9 +28,9 @@ from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.unified import is_live_on
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
-from tests.pipeline.conftest import DAY, materialise
-from tests.reliability.conftest import print_table
-from tests.reliability.hostile import Answer, Fault, HostileServer, Request, no_fault
+from tests.support.hostile import Answer, Fault, HostileServer, Request, no_fault
+from tests.support.runs import DAY, materialise
+from tests.support.served import print_table
 
 PLATFORM = "polymarket"
 WORLD = WorldConfig(seed=3, end=DAY, days=2, series_per_platform=2, events_per_series=2, markets_per_event=3,

@@ -41,7 +41,7 @@ from pipeline.engine.warehouse import connect_read_only
 from pmw_sandbox import SandboxConfig
 from pmw_sandbox.app import SandboxResponse
 from pmw_sandbox.server import SandboxServer
-from tests.reliability.conftest import (
+from tests.support.served import (
     DAY,
     SECRET,
     SMALL_WORLD,

@@ -19,8 +19,8 @@ from pipeline.engine.schema import (
 )
 from pmw_sandbox import SandboxApp, SandboxConfig, SandboxTransport, sandbox_client
 from pmw_sandbox.transport import SANDBOX_BASE_URL
-from tests.conftest import WORLD
-from tests.wire_contract import check_record
+from tests.support.wire_contract import check_record
+from tests.support.world import WORLD
 
 DAY_START = 1_795_219_200  # 2026-11-21T00:00:00Z, the world's last day
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, sandbox_client
-from tests.conftest import WORLD
+from tests.support.world import WORLD
 
 
 def _client(clock=None, **faults: Any) -> httpx.Client:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -17,8 +16,8 @@ from pipeline.engine.normalize.unified import normalise
 from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.native_polymarket import DATA_API_MAX_OFFSET, GAMMA_MAX_OFFSET
+from tests.support.paths import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WORLD = WorldConfig(
     seed=11,
     end=date(2026, 11, 21),

@@ -10,7 +10,7 @@ import pytest
 
 from pmw_sandbox import SandboxApp, SandboxConfig, sandbox_client
 from pmw_sandbox.readings import CHOICES, Readings
-from tests.conftest import WORLD
+from tests.support.world import WORLD
 
 DAY_START = 1_795_219_200  # 2026-11-21T00:00:00Z, the world's last day
 

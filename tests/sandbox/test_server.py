@@ -13,7 +13,7 @@ import httpx
 
 from pmw_sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
 from pmw_sandbox.server import SandboxServer
-from tests.conftest import WORLD
+from tests.support.world import WORLD
 
 
 def _free_port() -> int:

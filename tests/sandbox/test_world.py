@@ -12,7 +12,7 @@ from pipeline.engine.schema import MarketStatus, MarketType, Platform
 from pmw_sandbox.activity import period_ohlc
 from pmw_sandbox.catalogue import build_catalogue
 from pmw_sandbox.world import World
-from tests.conftest import WORLD
+from tests.support.world import WORLD
 
 KALSHI_SERIES = re.compile(r"^KX[A-Z0-9]+$")
 KALSHI_EVENT = re.compile(r"^KX[A-Z0-9]+-\d{2}[A-Z]{3}\d{2}[A-Z0-9]*$")

@@ -25,14 +25,14 @@ from pipeline.engine.warehouse import connect_read_only, raw_views
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.app import SandboxResponse
 from pmw_sandbox.server import SandboxServer
-from tests.conftest import strict_budget_world
+from tests.support.paths import REPO_ROOT
+from tests.support.world import strict_budget_world
 
 SECRET = "sk-live-RELIABILITY-5ec2e7-DO-NOT-LEAK"
 DAY = date(2026, 11, 21)
 PLATFORMS = ("polymarket", "kalshi")
 # About 50 requests and 10 Dagster steps for one day of both platforms: small enough to run many times.
 SMALL_WORLD = strict_budget_world(DAY)
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from polars.testing import assert_frame_equal
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse import RAW_SCHEMA, connect_read_only, duckdb_type, ensure_raw_views
-from tests.test_lake import DAY, REPO_ROOT, sample_frame, trades_frame
+from tests.support.frames import DAY, sample_frame, trades_frame
+from tests.support.paths import REPO_ROOT
 
 RAW_VIEWS = [f"{RAW_SCHEMA}.{table}" for table in TABLES]
 

@@ -17,8 +17,8 @@ from polars.testing import assert_frame_equal
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig
 from pmw_sandbox.server import SandboxServer
-from tests.conftest import strict_budget_world
-from tests.pipeline.conftest import DAY, lake_tables, materialise
+from tests.support.runs import DAY, lake_tables, materialise
+from tests.support.world import strict_budget_world
 
 SECRET = "sk-sandbox-SECRET-7f3a9c"
 SMALL_WORLD = strict_budget_world(DAY)

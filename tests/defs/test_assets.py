@@ -14,8 +14,8 @@ from pipeline.engine.checks import CHECKS
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, Platform
 from pmw_sandbox.world import World
-from tests.conftest import WORLD
-from tests.pipeline.conftest import DAY, lake_tables, materialise
+from tests.support.runs import DAY, lake_tables, materialise
+from tests.support.world import WORLD
 
 
 @pytest.mark.parametrize("platform", ["polymarket", "kalshi"])

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.assets import stream
 from pipeline.engine.checks import PartitionContext, run_checks
+from pipeline.engine.lake import stream
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize import unified

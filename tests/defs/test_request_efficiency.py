@@ -11,8 +11,8 @@ from pipeline.cli.backfill import run_backfill
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.schema import MAX_LIMIT, Platform
 from pmw_sandbox.world import World
-from tests.conftest import WORLD
-from tests.pipeline.conftest import DAY
+from tests.support.runs import DAY
+from tests.support.world import WORLD
 
 
 def test_a_one_day_backfill_stays_within_ten_percent_of_the_fewest_requests(pipeline_env: Path) -> None:

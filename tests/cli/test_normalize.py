@@ -16,7 +16,7 @@ from pipeline.cli.main import main
 from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import SandboxApp, sandbox_client
-from tests.test_normalize_native import CASES, FIXTURES, Case, load
+from tests.support.native_cases import CASES, FIXTURES, Case, load
 
 
 def normalize(*args: str | Path) -> int:

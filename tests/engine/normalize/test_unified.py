@@ -15,7 +15,7 @@ import pytest
 from pipeline.engine.normalize.unified import REJECTS_SCHEMA, Normalised, normalise
 from pipeline.engine.schema import TABLES, Platform
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, sandbox_client
-from tests.conftest import WORLD
+from tests.support.world import WORLD
 
 Record = dict[str, Any]
 DAY = WORLD.end

@@ -26,8 +26,9 @@ from pipeline.engine.lake.store import Lake
 from pipeline.engine.sql.build import Built, build, models_dir
 from pipeline.engine.sql.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
 from pipeline.engine.warehouse import connect_read_only
-from tests.pipeline.conftest import DAY, materialise
-from tests.test_lake import REPO_ROOT, trades_frame
+from tests.support.frames import trades_frame
+from tests.support.paths import REPO_ROOT
+from tests.support.runs import DAY, materialise
 
 MARKET_DAILY = dg.AssetKey(["marts", "market_daily"])
 

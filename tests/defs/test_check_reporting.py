@@ -22,8 +22,8 @@ from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.schema import TABLES, Table
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.partition import Coverage
-from tests.pipeline.conftest import DAY
-from tests.pipeline.rewritten_markets import markets_rewritten
+from tests.support.rewritten_markets import markets_rewritten
+from tests.support.runs import DAY
 
 PLATFORM = "kalshi"
 MARKET = "KXTEST-26NOV21-T1"

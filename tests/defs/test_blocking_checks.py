@@ -24,9 +24,9 @@ from pipeline.engine.checks import CHECKS
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sql.project import DEFAULT_SQL_DIR, Relation, load_project
-from tests.pipeline.conftest import DAY
-from tests.pipeline.rewritten_markets import markets_rewritten
-from tests.pipeline.test_check_reporting import PARTITION, PLATFORM
+from tests.defs.test_check_reporting import PARTITION, PLATFORM
+from tests.support.rewritten_markets import markets_rewritten
+from tests.support.runs import DAY
 
 PROJECT = load_project(DEFAULT_SQL_DIR)
 TABLE_KEYS = {dg.AssetKey(table) for table in TABLES}

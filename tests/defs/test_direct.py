@@ -14,7 +14,7 @@ import pytest
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.server import SandboxServer
-from tests.pipeline.conftest import DAY, lake_tables, materialise
+from tests.support.runs import DAY, lake_tables, materialise
 
 # A small world whose busiest markets trade more in three days than the Data API pages back through.
 SMALL_WORLD = WorldConfig(seed=11, end=DAY, days=3, series_per_platform=3, events_per_series=3, markets_per_event=3,

@@ -16,7 +16,7 @@ from pipeline.cli import backfill
 from pipeline.cli.main import main
 from pipeline.engine.lake.store import Lake
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
-from tests.reliability.hostile import Answer, Fault, HostileServer, Request, no_fault
+from tests.support.hostile import Answer, Fault, HostileServer, Request, no_fault
 
 PLATFORM = "polymarket"
 DAY = date(2026, 11, 20)

@@ -26,7 +26,7 @@ def describe(defs: dg.Definitions) -> dict[str, Any]:
     }
 
 
-if __name__ == "__main__":  # python -m tests.architecture.definitions_snapshot: records the snapshot
+if __name__ == "__main__":  # python -m tests.support.definitions_snapshot: records the snapshot
     from pipeline.definitions import defs
 
     SNAPSHOT.write_text(json.dumps(describe(defs), indent=2) + "\n")

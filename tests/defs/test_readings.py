@@ -25,7 +25,7 @@ from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.readings import Readings
 from pmw_sandbox.world import World
-from tests.pipeline.conftest import materialise
+from tests.support.runs import materialise
 
 WORLD = WorldConfig(seed=3, end=date(2026, 11, 21), days=3, series_per_platform=2, events_per_series=2,
                     markets_per_event=3, trades_per_market_day=40, multivariate_markets=1)

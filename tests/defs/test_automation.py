@@ -36,8 +36,9 @@ from pipeline.defs.automation.sensor import (
     runs_in_flight,
 )
 from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError
+from tests.support.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 TODAY = datetime.now(UTC).date()
 YESTERDAY = TODAY - timedelta(days=1)
 NOON = datetime.combine(TODAY, time(12), UTC)  # far from the daily tick: no reserve

@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 
 from pipeline.engine.lake.store import ROW_GROUP_SIZE, Lake
 from pipeline.engine.schema import TABLES
-from tests.test_lake import DAY, rejects_frame, temp_files, trades_frame
+from tests.support.frames import DAY, rejects_frame, temp_files, trades_frame
 
 SORT_KEY = list(TABLES["trades"].sort_key)
 

@@ -21,9 +21,10 @@ from pipeline.defs.automation.jobs import ASSET_NAMES
 from pipeline.defs.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.server import SandboxServer
-from tests.conftest import strict_budget_world
+from tests.support.paths import REPO_ROOT
+from tests.support.world import strict_budget_world
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT
 BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemon commands
 SECRET = "sk-daemon-test-5b1e"
 END = newest_scheduled_day(datetime.now(UTC))  # yesterday, once the daily tick of 00:30 UTC has passed

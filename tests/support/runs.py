@@ -10,7 +10,7 @@ from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
-from tests.conftest import WORLD
+from tests.support.world import WORLD
 
 DAY = WORLD.end  # the world's last day
 assert DAY is not None
