@@ -6,8 +6,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pipeline.engine.sources.factory import sandbox_app
 from pmw_sandbox import SandboxApp, SandboxConfig, sandbox_client
+from pmw_sandbox.plug import sandbox_app
 from tests.support.world import WORLD, FakeClock
 
 

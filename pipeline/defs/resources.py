@@ -11,7 +11,7 @@ import dagster as dg
 
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.sources.factory import open_source
+from pipeline.engine.sources.factory import Emulator, needs_emulator, open_source
 from pipeline.engine.sources.partition import PartitionSource
 
 
@@ -35,5 +35,15 @@ class PipelineResource(dg.ConfigurableResource):
     @contextmanager
     def source(self, platform: str) -> Iterator[PartitionSource]:
         """A source session for one platform's partitions (an asset step's)."""
-        with open_source(self.settings(), platform) as source:
+        settings = self.settings()
+        with open_source(settings, platform, emulator_for(settings)) as source:
             yield source
+
+
+def emulator_for(settings: Settings) -> Emulator | None:
+    """The in-process sandbox when the settings read it, else None: the emulator is loaded only then."""
+    if not needs_emulator(settings):
+        return None
+    from pmw_sandbox.plug import InProcessSandbox
+
+    return InProcessSandbox.of(settings)

@@ -20,7 +20,7 @@ from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MARKET_PLATFORMS, MAX_LIMIT, TABLES
-from pipeline.engine.sources import factory
+from pmw_sandbox import plug
 from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.readings import Readings
@@ -78,7 +78,7 @@ def _served_by(readings: str) -> SandboxApp:
 def _serve(monkeypatch: pytest.MonkeyPatch, readings: Readings) -> None:
     """The in-process sandbox of the pipeline's settings: the small world, in these readings."""
     monkeypatch.setenv("PMW_SANDBOX_READINGS", readings.label() if readings != Readings() else "")
-    monkeypatch.setattr(factory, "sandbox_app", lambda seed, end, faults, readings: _served_by(readings))
+    monkeypatch.setattr(plug, "sandbox_app", lambda seed, end, faults, readings: _served_by(readings))
 
 
 @pytest.mark.parametrize("readings", READINGS, ids=[r.label() for r in READINGS])

@@ -1,25 +1,28 @@
-"""Opens the source that the settings ask for, for one platform, on the shared HTTP layer."""
+"""Opens the source that the settings ask for, for one platform, on the shared HTTP layer.
+
+Every API is reached through an `Endpoint`: the public address (or PMW_API_URL / PMW_DIRECT_URL) over the
+network, with the host's request budget; or an `Emulator`'s endpoint, whose transport answers in-process. The
+engine knows emulators only by this interface: the caller that chooses a source passes one in (see
+pipeline/defs/resources.py), so a production run never loads the emulator.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from functools import cache
+from dataclasses import dataclass
+from typing import Protocol
 
 import httpx
 
 from pipeline.engine.config import DIRECT_SANDBOX, ConfigError, PriceLabel, Secret, Settings
 from pipeline.engine.schema import Source
 from pipeline.engine.sources import kalshi, polymarket
-from pipeline.engine.sources.http import HttpLayer, RequestBudget
+from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.partition import PartitionSource, UnifiedPartitions
+from pipeline.engine.sources.request_budget import RequestBudget
 from pipeline.engine.sources.unified import CatalogueCache, UnifiedSource
-from pmw_sandbox.app import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
-from pmw_sandbox.catalogue import WorldConfig
-from pmw_sandbox.faults import Faults
-from pmw_sandbox.readings import Readings
-from pmw_sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
 
 UNIFIED_API_POOL = "unified_api"
 # Dagster's pool belongs to an asset, not to a partition, so the direct sources share one pool; each
@@ -32,48 +35,77 @@ def api_pool(source: Source) -> str:
     return PLATFORM_APIS_POOL if source == Source.DIRECT else UNIFIED_API_POOL
 
 
-@cache
-def sandbox_app(seed: int, end: object, faults: str, readings: str = "") -> SandboxApp:
-    """One in-process sandbox per world and process, shared by the runs of that process like a server."""
-    world = WorldConfig(seed=seed, end=end)  # type: ignore[arg-type]
-    return SandboxApp(SandboxConfig(world=world, faults=Faults.parse(faults), readings=Readings.parse(readings)))
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one API answers: its base URL, the transport that carries requests there (None: the network), and
+    the API key to send (None: no key)."""
+
+    url: str
+    transport: httpx.BaseTransport | None = None
+    api_key: Secret | None = None
 
 
-def _settings_sandbox(settings: Settings) -> SandboxApp:
-    return sandbox_app(settings.sandbox_seed, settings.sandbox_end, settings.sandbox_faults, settings.sandbox_readings)
+class Emulator(Protocol):
+    """An in-process stand-in for the APIs: the sandbox (pmw_sandbox.plug) plugs in here."""
+
+    cache_key: str  # names its catalogue in the cache, apart from any real API's
+    price_label: PriceLabel  # what its price-point times stand for
+
+    def unified(self) -> Endpoint:
+        """The unified API."""
+        ...
+
+    def platform(self, path: str) -> Endpoint:
+        """A platform API, at `path` under the emulator (e.g. /kalshi)."""
+        ...
+
+
+def needs_emulator(settings: Settings) -> bool:
+    """Whether the settings read an emulator (PMW_SOURCE=sandbox, or PMW_DIRECT_URL=sandbox)."""
+    return settings.source == Source.SANDBOX or (
+        settings.source == Source.DIRECT and settings.direct_url == DIRECT_SANDBOX
+    )
+
+
+def _emulator_of(settings: Settings, emulator: Emulator | None) -> Emulator:
+    if emulator is None:
+        raise ConfigError(f"PMW_SOURCE={settings.source.value} (PMW_DIRECT_URL={settings.direct_url}) reads the "
+                          "sandbox, but no emulator was plugged in")
+    return emulator
 
 
 @contextmanager
-def open_source(settings: Settings, platform: str) -> Iterator[PartitionSource]:
-    """The source of the settings, for one platform's partitions; its HTTP layers close on exit."""
+def open_source(settings: Settings, platform: str, emulator: Emulator | None = None) -> Iterator[PartitionSource]:
+    """The source of the settings, for one platform's partitions; its HTTP layers close on exit. `emulator`
+    answers for the sandbox when the settings read it (`needs_emulator`)."""
     if settings.source == Source.DIRECT:
-        with _direct_source(settings, platform) as source:
+        with _direct_source(settings, platform, emulator) as source:
             yield source
     else:
-        with open_unified_source(settings) as unified:
-            yield UnifiedPartitions(unified, settings.source.value, _price_label(settings))
+        with open_unified_source(settings, emulator) as unified:
+            yield UnifiedPartitions(unified, settings.source.value, _price_label(settings, emulator))
 
 
-def _price_label(settings: Settings) -> PriceLabel:
-    """What the unified API's price-point times stand for: as set, else the in-process sandbox's reading, else
-    the period's start."""
+def _price_label(settings: Settings, emulator: Emulator | None) -> PriceLabel:
+    """What the unified API's price-point times stand for: as set, else the emulator's reading, else the
+    period's start."""
     if settings.price_point_label is not None:
         return settings.price_point_label
     if settings.source == Source.SANDBOX:
-        return PriceLabel(_settings_sandbox(settings).config.readings.price_label)
+        return _emulator_of(settings, emulator).price_label
     return PriceLabel.PERIOD_START
 
 
 @contextmanager
-def open_unified_source(settings: Settings) -> Iterator[UnifiedSource]:
-    """The unified API (PMW_SOURCE=api) or the in-process sandbox (PMW_SOURCE=sandbox)."""
+def open_unified_source(settings: Settings, emulator: Emulator | None = None) -> Iterator[UnifiedSource]:
+    """The unified API (PMW_SOURCE=api) or the emulator's (PMW_SOURCE=sandbox)."""
     if settings.source == Source.SANDBOX:
-        app = _settings_sandbox(settings)
-        world = app.config.world
-        http = HttpLayer(SANDBOX_BASE_URL, api_key=Secret(DEFAULT_API_KEYS[0]), transport=SandboxTransport(app),
+        emulated = _emulator_of(settings, emulator)
+        endpoint = emulated.unified()
+        http = HttpLayer(endpoint.url, api_key=endpoint.api_key, transport=endpoint.transport,
                          timeout_s=settings.http_timeout_s, max_attempts=settings.max_attempts,
                          max_backoff_s=settings.max_backoff_s)
-        cache_key = f"sandbox:{world.seed}:{world.end_day}:{world.days}"
+        cache_key = emulated.cache_key
     elif settings.source == Source.API:
         assert settings.api_url is not None  # Settings.from_env insists
         budget = RequestBudget(UNIFIED_API_POOL, settings.rate_limit_per_min, settings.rate_limit_db)
@@ -91,16 +123,16 @@ def open_unified_source(settings: Settings) -> Iterator[UnifiedSource]:
 
 
 @contextmanager
-def _direct_source(settings: Settings, platform: str) -> Iterator[PartitionSource]:
+def _direct_source(settings: Settings, platform: str, emulator: Emulator | None) -> Iterator[PartitionSource]:
     with ExitStack() as layers:
 
         def layer(url: str, path: str, name: str, per_window: int, window_s: float) -> HttpLayer:
-            """One host's HTTP layer: its public address, or its place under PMW_DIRECT_URL (or the sandbox)."""
+            """One host's HTTP layer: its public address, or its place under PMW_DIRECT_URL (or the emulator)."""
             transport: httpx.BaseTransport | None = None
             budget: RequestBudget | None = None
             if settings.direct_url == DIRECT_SANDBOX:
-                app = _settings_sandbox(settings)
-                url, transport = SANDBOX_BASE_URL + path, SandboxTransport(app)
+                endpoint = _emulator_of(settings, emulator).platform(path)
+                url, transport = endpoint.url, endpoint.transport
             else:
                 url = settings.direct_url + path if settings.direct_url else url
                 budget = RequestBudget(name, per_window, settings.rate_limit_db, window_s=window_s, margin_s=1.0)

@@ -2,9 +2,8 @@
 
 - Authentication: the key travels in a header and nowhere else; any text that could echo it (an error body,
   an exception) is redacted before it reaches a log line, an exception message or metadata.
-- Budget: a sliding one-minute window shared by every process on the machine (pyrate-limiter over a
-  SQLite file with a file lock), so concurrent Dagster runs together stay inside the API's rate limit. The
-  window is a little longer than a minute to absorb the delay between sending and the server's clock.
+- Budget: each request first takes its place in the host's RequestBudget (request_budget.py), shared by
+  every process on the machine.
 - Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with
   exponential backoff and full jitter, honouring `Retry-After` (header or Error `details.retry_after`).
 - Paging: cursor iteration at the largest page size, restarting from the first page when the server
@@ -22,17 +21,16 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
 import orjson
 import polars as pl
-from pyrate_limiter import Limiter, Rate, SQLiteBucket
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from pipeline.engine.config import Secret
+from pipeline.engine.sources.request_budget import RequestBudget
 
 log = logging.getLogger("pipeline.http")
 REDACTED = "***"
@@ -94,33 +92,6 @@ class RequestStats:
             "cursor_restarts": self.cursor_restarts,
             "requests_by_endpoint": dict(sorted(self.by_endpoint.items())),
         }
-
-
-class RequestBudget:
-    """At most `per_window` requests in any sliding window (a minute), across every process on `db_path`.
-
-    The window is stretched by `margin_s` so that the server, which counts arrivals rather than sends,
-    never sees more than `per_window` inside its own window.
-    """
-
-    def __init__(self, name: str, per_window: int, db_path: Path, window_s: float = 60.0,
-                 margin_s: float = 2.0) -> None:
-        if per_window < 1:
-            raise ValueError(f"a request budget needs at least 1 request per window, got {per_window}")
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        window_ms = int((window_s + margin_s) * 1000)
-        bucket = SQLiteBucket.init_from_file(
-            [Rate(per_window, window_ms)], table=f"budget_{name}_{per_window}_{window_ms}", db_path=str(db_path),
-            use_file_lock=True,
-        )
-        self.name, self.per_window = name, per_window
-        self._limiter = Limiter(bucket)
-
-    def acquire(self) -> float:
-        """Block until a request may be sent; returns the seconds spent waiting."""
-        started = time.perf_counter()
-        self._limiter.try_acquire(self.name, blocking=True)
-        return time.perf_counter() - started
 
 
 _COLLECTIONS = frozenset({"events", "markets", "series"})  # a segment after one of these is an id ...

@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from pipeline.engine.config import Secret
-from pipeline.engine.sources.http import ApiError, HttpLayer, RequestBudget, RequestStats, SeenKeys, endpoint_of
+from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats, SeenKeys, endpoint_of
+from pipeline.engine.sources.request_budget import RequestBudget
 
 KEY = "sk-live-DO-NOT-LEAK-0042"
 
@@ -245,7 +246,7 @@ def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import json, time
         from pathlib import Path
-        from pipeline.engine.sources.http import RequestBudget
+        from pipeline.engine.sources.request_budget import RequestBudget
         budget = RequestBudget("test", 10, Path({str(db)!r}), window_s=1.5, margin_s=0.1)
         stamps = []
         for _ in range(12):

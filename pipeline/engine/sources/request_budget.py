@@ -1,0 +1,40 @@
+"""A host's request budget: a sliding window shared by every process on the machine.
+
+pyrate-limiter over a SQLite file with a file lock, so concurrent Dagster runs together stay inside the API's
+rate limit. The window is a little longer than the API's to absorb the delay between sending and the server's
+clock.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pyrate_limiter import Limiter, Rate, SQLiteBucket
+
+
+class RequestBudget:
+    """At most `per_window` requests in any sliding window (a minute), across every process on `db_path`.
+
+    The window is stretched by `margin_s` so that the server, which counts arrivals rather than sends,
+    never sees more than `per_window` inside its own window.
+    """
+
+    def __init__(self, name: str, per_window: int, db_path: Path, window_s: float = 60.0,
+                 margin_s: float = 2.0) -> None:
+        if per_window < 1:
+            raise ValueError(f"a request budget needs at least 1 request per window, got {per_window}")
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        window_ms = int((window_s + margin_s) * 1000)
+        bucket = SQLiteBucket.init_from_file(
+            [Rate(per_window, window_ms)], table=f"budget_{name}_{per_window}_{window_ms}", db_path=str(db_path),
+            use_file_lock=True,
+        )
+        self.name, self.per_window = name, per_window
+        self._limiter = Limiter(bucket)
+
+    def acquire(self) -> float:
+        """Block until a request may be sent; returns the seconds spent waiting."""
+        started = time.perf_counter()
+        self._limiter.try_acquire(self.name, blocking=True)
+        return time.perf_counter() - started
