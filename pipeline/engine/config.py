@@ -51,6 +51,7 @@ class Settings:
     direct_url: str | None = None  # PMW_SOURCE=direct: one base for every platform API (see DIRECT_SANDBOX)
     data_dir: Path = Path("data")
     rate_limit_per_min: int = 100
+    rate_window_s: float = 60.0  # the window that rate_limit_per_min counts in: a minute (tests shorten it)
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
     sandbox_seed: int = 7
     sandbox_end: date | None = None  # None: yesterday (UTC)
@@ -103,6 +104,7 @@ class Settings:
             direct_url=direct_url.rstrip("/") if direct_url else None,
             data_dir=Path(env.get("PMW_DATA_DIR") or defaults.data_dir),
             rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
+            rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s),
             platforms=_platforms(env.get("PMW_PLATFORMS")),
             sandbox_seed=_integer(env, "PMW_SANDBOX_SEED", defaults.sandbox_seed, minimum=0),
             sandbox_end=_day(env, "PMW_SANDBOX_END"),
@@ -211,6 +213,7 @@ class AutomationSettings:
     backfill_order: BackfillOrder = BackfillOrder.NEWEST_FIRST
     backfill_interval_s: int = 60  # seconds between two ticks of the backfill sensor
     rate_limit_per_min: int = 100
+    rate_window_s: float = 60.0  # the window that rate_limit_per_min counts in: a minute (tests shorten it)
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
 
     @classmethod
@@ -229,6 +232,7 @@ class AutomationSettings:
             backfill_order=_backfill_order(env),
             backfill_interval_s=_integer(env, "PMW_BACKFILL_INTERVAL_S", defaults.backfill_interval_s),
             rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
+            rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s),
             platforms=_platforms(env.get("PMW_PLATFORMS")),
         )
 

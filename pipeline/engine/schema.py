@@ -510,6 +510,3 @@ PRICE_HISTORY_INTERVALS: tuple[int, ...] = (1, 60, 1440)
 def wire_names(fields: tuple[Field, ...]) -> set[str]:
     return {f.wire for f in fields}
 
-
-def required_wire_names(fields: tuple[Field, ...]) -> set[str]:
-    return {f.wire for f in fields if f.required}

@@ -50,7 +50,7 @@ def ensure_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
         return []
     with connection:
         connection.begin()
-        connection.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(RAW_SCHEMA)}")
+        connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(RAW_SCHEMA)}")
         views = [_create_view(connection, table, lake) for table in TABLES.values()]
         connection.commit()
     return views
@@ -83,7 +83,7 @@ def duckdb_type(dtype: pl.DataType) -> str:
     if isinstance(dtype, pl.List):
         return f"{duckdb_type(dtype.inner)}[]"
     if isinstance(dtype, pl.Struct):
-        return "STRUCT(" + ", ".join(f"{_quote(f.name)} {duckdb_type(f.dtype)}" for f in dtype.fields) + ")"
+        return "STRUCT(" + ", ".join(f"{quote_identifier(f.name)} {duckdb_type(f.dtype)}" for f in dtype.fields) + ")"
     if type(dtype) in _SCALAR_TYPES:
         return _SCALAR_TYPES[type(dtype)]
     raise TypeError(f"no DuckDB type for polars type {dtype}: add it to pipeline.engine.warehouse")
@@ -99,7 +99,7 @@ class View:
 
     @property
     def statement(self) -> str:
-        return f"CREATE OR REPLACE VIEW {_quote(self.schema)}.{_quote(self.name)} AS {self.query}"
+        return f"CREATE OR REPLACE VIEW {qualified_name(self.schema, self.name)} AS {self.query}"
 
 
 def raw_views(lake: Lake) -> list[View]:
@@ -139,9 +139,9 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
     with connection:
         connection.begin()
         for schema in schemas:
-            connection.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+            connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")
         for schema, name in _view_catalogue(connection, schemas):
-            connection.execute(f"DROP VIEW {_quote(schema)}.{_quote(name)}")
+            connection.execute(f"DROP VIEW {qualified_name(schema, name)}")
         for view in views:
             connection.execute(view.statement)
         connection.commit()
@@ -198,7 +198,7 @@ def _file_view_catalogue(
 def _create_view(connection: duckdb.DuckDBPyConnection, spec: Table, lake: Lake) -> str:
     view = f"{RAW_SCHEMA}.{spec.name}"
     source = _parquet_source(spec, lake) if lake.partitions(spec.name) else _empty_source(spec)
-    connection.execute(f"CREATE OR REPLACE VIEW {_quote(RAW_SCHEMA)}.{_quote(spec.name)} AS {source}")
+    connection.execute(f"CREATE OR REPLACE VIEW {qualified_name(RAW_SCHEMA, spec.name)} AS {source}")
     return view
 
 
@@ -216,7 +216,7 @@ def _parquet_source(spec: Table, lake: Lake) -> str:
     hive_types = ", ".join(
         f"{_literal(column)}: {_literal(duckdb_type(spec.polars_schema[column]))}" for column in PARTITION_COLUMNS
     )
-    columns = ", ".join(_quote(name) for name in spec.column_names)
+    columns = ", ".join(quote_identifier(name) for name in spec.column_names)
     return (
         f"SELECT {columns} FROM read_parquet({_literal(lake.glob(spec.name))}, hive_partitioning = true, "
         f"hive_types = {{{hive_types}}})"
@@ -226,7 +226,7 @@ def _parquet_source(spec: Table, lake: Lake) -> str:
 def _empty_source(spec: Table) -> str:
     """A typed relation with no rows, for a table whose glob matches no file yet."""
     columns = ", ".join(
-        f"CAST(NULL AS {duckdb_type(dtype)}) AS {_quote(name)}" for name, dtype in spec.polars_schema.items()
+        f"CAST(NULL AS {duckdb_type(dtype)}) AS {quote_identifier(name)}" for name, dtype in spec.polars_schema.items()
     )
     return f"SELECT {columns} WHERE false"
 
@@ -241,9 +241,15 @@ def _is_held_elsewhere(error: duckdb.Error) -> bool:
     return "Could not set lock" in message or "different configuration" in message
 
 
-def _quote(identifier: str) -> str:
+def quote_identifier(identifier: str) -> str:
+    """A DuckDB identifier, quoted so that any name (a keyword, a quote in it) stays one identifier."""
     return '"' + identifier.replace('"', '""') + '"'
 
 
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def qualified_name(schema: str, name: str) -> str:
+    """``schema.name``, each part quoted."""
+    return f"{quote_identifier(schema)}.{quote_identifier(name)}"

@@ -40,12 +40,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
-from uuid import uuid4
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, UTC_TIMESTAMP, Table
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
@@ -424,7 +424,7 @@ class _Staging:
 
     def write(self, target: Path, write: Callable[[BinaryIO], int]) -> int:
         """Stage ``target``'s new content, written by ``write``; return what ``write`` returned."""
-        temporary = _temp_path(target)
+        temporary = temporary_beside(target)
         self._staged.append((temporary, target))
         with temporary.open("xb") as file:
             result = write(file)
@@ -436,20 +436,14 @@ class _Staging:
         """Rename every staged file onto its target; return the bytes they hold."""
         written = sum(temporary.stat().st_size for temporary, _ in self._staged)
         for temporary, target in self._staged:
-            os.replace(temporary, target)
-            _fsync_directory(target.parent)
+            replace_durably(temporary, target)
         return written
-
-
-def _temp_path(target: Path) -> Path:
-    return target.with_name(f".{target.name}.{uuid4().hex}.tmp")
 
 
 def _remove_temp_files(target: Path) -> None:
     """Delete temporary files left next to ``target`` by a writer that was killed before its rename."""
-    if target.parent.is_dir():
-        for leftover in target.parent.glob(f".{target.name}.*.tmp"):
-            leftover.unlink(missing_ok=True)
+    for leftover in leftover_temporaries(target):
+        leftover.unlink(missing_ok=True)
 
 
 def _remove_file(path: Path) -> None:
@@ -457,16 +451,7 @@ def _remove_file(path: Path) -> None:
         path.unlink()
     except FileNotFoundError:
         return
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Persist a rename or an unlink: they are entries of the directory, not of the file."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_directory(path.parent)
 
 
 def _read_parquet(path: Path) -> pl.DataFrame | None:

@@ -20,7 +20,6 @@ from typing import Any
 
 from pipeline.engine.normalize import kalshi, polymarket
 from pipeline.engine.normalize.frames import Normalised
-from pipeline.engine.schema import TABLES
 
 Reader = Callable[..., dict[str, Normalised]]
 
@@ -40,7 +39,6 @@ READERS: dict[str, dict[str, Reader]] = {
         "price_history": kalshi.normalise_price_history,
     },
 }
-ENTITIES: tuple[str, ...] = tuple(TABLES)
 
 
 def normalise_native(

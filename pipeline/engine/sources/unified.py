@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -29,6 +28,7 @@ import numpy as np
 import orjson
 from filelock import FileLock
 
+from pipeline.engine.files import replaced_atomically
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
 
@@ -116,9 +116,8 @@ class CatalogueCache:
         path = self.path(key)
         payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
                    "events": catalogue.events, "markets": catalogue.markets}
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(orjson.dumps(payload))
-        os.replace(temporary, path)
+        with replaced_atomically(path) as temporary:
+            temporary.write_bytes(orjson.dumps(payload))
 
 
 class UnifiedSource:

@@ -18,21 +18,20 @@ Builds take turns on a file lock in ``<lake>/_models``, so one model build write
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from uuid import uuid4
 
 import duckdb
 import polars as pl
 from filelock import FileLock
 
+from pipeline.engine.files import replaced_atomically
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.sql.project import Model, Project, Relation, SqlTest
-from pipeline.engine.warehouse import View, parquet_view, raw_views, sync_views
+from pipeline.engine.warehouse import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
 
 MODELS_DIR = "_models"
 PREVIEW_ROWS = 5
@@ -132,7 +131,7 @@ class _Run:
         """
         views = raw_views(self.lake)
         for schema in sorted({view.schema for view in views} | {r.schema for r in self.project.models}):
-            self.session.execute(f"CREATE SCHEMA IF NOT EXISTS {_quote(schema)}")
+            self.session.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")
         for view in views:
             self.session.execute(view.statement)
         left_out = {}
@@ -200,26 +199,10 @@ class _Run:
     def _write_table(self, model: Model) -> Path:
         """Write the model's rows to a temporary file, fsync it, then rename it over the previous table."""
         target = self._table_path(model)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{uuid4().hex}.tmp")
-        try:
+        with replaced_atomically(target) as temporary:
             self.session.sql(model.sql).write_parquet(str(temporary), compression="zstd")
-            with temporary.open("rb") as written:
-                os.fsync(written.fileno())
-            os.replace(temporary, target)
-        finally:
-            temporary.unlink(missing_ok=True)
-        directory = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)  # persist the rename
-        finally:
-            os.close(directory)
         return target
 
 
-def _quote(identifier: str) -> str:
-    return '"' + identifier.replace('"', '""') + '"'
-
-
 def _qualified(relation: Relation) -> str:
-    return f"{_quote(relation.schema)}.{_quote(relation.name)}"
+    return qualified_name(relation.schema, relation.name)
