@@ -47,6 +47,7 @@ class SandboxConfig:
     world: WorldConfig = field(default_factory=WorldConfig)
     api_keys: tuple[str, ...] = DEFAULT_API_KEYS
     rate_limit_per_min: int | None = None  # None: no budget; strict mode: 100
+    rate_window_s: float = 60.0  # the window that rate_limit_per_min counts in: a minute (tests shorten it)
     cursor_ttl_s: float = 300.0
     faults: Faults = field(default_factory=Faults)
     readings: Readings = field(default_factory=Readings)
@@ -142,20 +143,22 @@ class _Query:
 
 
 class _RateLimiter:
-    """A sliding one-minute window of accepted requests per key."""
+    """A sliding window (a minute unless configured otherwise) of accepted requests per key."""
 
-    def __init__(self, per_minute: int, clock: Callable[[], float]) -> None:
-        self.per_minute, self.clock = per_minute, clock
+    def __init__(self, per_window: int, clock: Callable[[], float], window_s: float = 60.0) -> None:
+        if window_s <= 0:
+            raise ValueError(f"a rate window must be longer than 0 s, got {window_s}")
+        self.per_window, self.window_s, self.clock = per_window, window_s, clock
         self.windows: dict[str, deque[float]] = {}
 
     def admit(self, key: str) -> float | None:
         """None if the request may go on, else the seconds until it could."""
         now = self.clock()
         window = self.windows.setdefault(key, deque())
-        while window and now - window[0] >= 60.0:
+        while window and now - window[0] >= self.window_s:
             window.popleft()
-        if len(window) >= self.per_minute:
-            return 60.0 - (now - window[0])
+        if len(window) >= self.per_window:
+            return self.window_s - (now - window[0])
         window.append(now)
         return None
 
@@ -169,7 +172,11 @@ class SandboxApp:
         self.native = NativeApi(self.world)
         self.clock = clock
         self.cursors = CursorBook(f"sandbox-{self.config.world.seed}".encode(), self.config.cursor_ttl_s, clock)
-        self.limiter = _RateLimiter(self.config.rate_limit_per_min, clock) if self.config.rate_limit_per_min else None
+        self.limiter = (
+            _RateLimiter(self.config.rate_limit_per_min, clock, self.config.rate_window_s)
+            if self.config.rate_limit_per_min
+            else None
+        )
         self.requests_served = 0
         self.rate_limited_answers = 0  # 429s sent because the budget was spent (not injected bursts)
         self._malformed_record_sent = False
@@ -216,12 +223,12 @@ class SandboxApp:
             wait = self.limiter.admit(key)
             if wait is not None:
                 self.rate_limited_answers += 1
-                raise _rate_limited(wait, self.limiter.per_minute)
+                raise _rate_limited(wait, self.limiter.per_window, self.limiter.window_s)
         number = self.requests_served
         self.requests_served += 1
         faults = self.config.faults
         if faults.in_429_burst(number):
-            raise _rate_limited(1.0, self.config.rate_limit_per_min)
+            raise _rate_limited(1.0, self.config.rate_limit_per_min, self.config.rate_window_s)
         dice = self._dice = faults.roll(number)
         if faults.error_rate and dice.random() < faults.error_rate:
             if dice.random() < 0.5:
@@ -556,9 +563,11 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return None
 
 
-def _rate_limited(wait_s: float, per_minute: int | None) -> ApiError:
+def _rate_limited(wait_s: float, per_window: int | None, window_s: float = 60.0) -> ApiError:
+    """A 429 whose Retry-After (whole seconds, at least 1) covers `wait_s`, the time until the window admits."""
     retry_after = max(1, int(wait_s + 0.999))
-    budget = f" of {per_minute} requests per minute" if per_minute else ""
+    per = "minute" if window_s == 60.0 else f"{window_s:g} s"
+    budget = f" of {per_window} requests per {per}" if per_window else ""
     return ApiError(
         429,
         "RATE_LIMITED",

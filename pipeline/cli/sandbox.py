@@ -21,6 +21,16 @@ def _faults(text: str) -> Faults:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _window(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
 def _readings(text: str) -> Readings:
     try:
         return Readings.parse(text)
@@ -47,8 +57,20 @@ def add_sandbox_options(sandbox: argparse.ArgumentParser) -> None:
     """The options of `pmw sandbox`."""
     sandbox.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     sandbox.add_argument("--port", type=int, default=8765, help="port (default %(default)s)")
-    sandbox.add_argument("--strict", action="store_true", help="enforce the real service's 100 requests a minute")
-    sandbox.add_argument("--rate-limit", type=positive, default=None, help="requests a minute per key")
+    sandbox.add_argument(
+        "--strict",
+        action="store_true",
+        help="enforce the real service's 100 requests a minute (per --rate-window if given)",
+    )
+    sandbox.add_argument(
+        "--rate-limit", type=positive, default=None, help="requests per key in a minute (per --rate-window if given)"
+    )
+    sandbox.add_argument(
+        "--rate-window",
+        type=_window,
+        default=SandboxConfig.rate_window_s,
+        help="seconds of the sliding window the rate limit counts in (default %(default)g; tests shorten it)",
+    )
     sandbox.add_argument("--cursor-ttl", type=float, default=300.0, help="cursor lifetime in seconds")
     sandbox.add_argument(
         "--faults",
@@ -79,6 +101,7 @@ def serve(args: argparse.Namespace) -> int:
         world=world_config(args),
         api_keys=keys,
         rate_limit_per_min=rate,
+        rate_window_s=args.rate_window,
         cursor_ttl_s=args.cursor_ttl,
         faults=args.faults,
         readings=args.readings,
@@ -89,7 +112,7 @@ def serve(args: argparse.Namespace) -> int:
     print(f"pmw sandbox: serving the unified API at {server.url}", flush=True)
     print(f"  world: seed {world.seed}, {world.start_day} .. {world.end_day}", flush=True)
     print(
-        f"  rate limit: {f'{rate} requests a minute per key' if rate else 'none'}; "
+        f"  rate limit: {f'{rate} requests {_per(config.rate_window_s)} per key' if rate else 'none'}; "
         f"{len(keys)} accepted key(s), send one as the X-API-Key header",
         flush=True,
     )
@@ -101,3 +124,7 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         server.httpd.server_close()
     return 0
+
+
+def _per(window_s: float) -> str:
+    return "a minute" if window_s == 60.0 else f"per {window_s:g} s"
