@@ -1,24 +1,10 @@
-"""The Dagster code location of pm-warehouse (loaded by workspace.yaml)."""
+"""The Dagster code location of pm-warehouse (loaded by workspace.yaml and `dagster definitions validate`).
+
+Everything under pipeline/defs/ is discovered by `load_from_defs_folder` (the `[tool.dg]` section of
+pyproject.toml names the folder): ingestion assets, the SQL models, automation, and the pipeline resource."""
+
+from pathlib import Path
 
 import dagster as dg
 
-from pipeline.defs.automation import (
-    backfill_sensor,
-    daily_ingestion,
-    freshness_job,
-    freshness_schedule,
-    ingestion_job,
-    yesterday_landed,
-)
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.defs.resources import PipelineResource
-from pipeline.defs.sql_models.assets import load_sql_assets
-
-defs = dg.Definitions(
-    assets=[*INGESTION_ASSETS, *load_sql_assets()],
-    asset_checks=[yesterday_landed],
-    jobs=[ingestion_job, freshness_job],
-    schedules=[daily_ingestion, freshness_schedule],
-    sensors=[backfill_sensor],
-    resources={"pipeline": PipelineResource()},
-)
+defs = dg.load_from_defs_folder(path_within_project=Path(__file__).parent)

@@ -47,3 +47,9 @@ def emulator_for(settings: Settings) -> Emulator | None:
     from pmw_sandbox.plug import InProcessSandbox
 
     return InProcessSandbox.of(settings)
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    """The code location's resources: the pipeline, configured from the PMW_* environment."""
+    return dg.Definitions(resources={"pipeline": PipelineResource()})

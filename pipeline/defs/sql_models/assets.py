@@ -227,3 +227,9 @@ def _markdown(frame: pl.DataFrame) -> str:
         tbl_rows=-1,
     ):
         return str(frame)
+
+
+@dg.definitions
+def sql_models() -> dg.Definitions:
+    """The SQL project's models and tests, read when the code location loads."""
+    return dg.Definitions(assets=load_sql_assets())
