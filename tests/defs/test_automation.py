@@ -54,7 +54,7 @@ CODE_LOCATION = RemoteRepositoryOrigin(
 @pytest.fixture
 def automation_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """A ten-day window ending yesterday, both platforms, 100 requests a minute, a tick a minute."""
-    for name in ("PMW_PLATFORMS", "PMW_START_DATE", "PMW_LOOKBACK_DAYS", "PMW_BACKFILL_ORDER"):
+    for name in ("PMW_PLATFORMS", "PMW_START_DATE", "PMW_LOOKBACK_DAYS", "PMW_BACKFILL_ORDER", "PMW_RATE_WINDOW_S"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PMW_BACKFILL_START", (TODAY - timedelta(days=10)).isoformat())
     monkeypatch.setenv("PMW_BACKFILL_INTERVAL_S", "60")
@@ -261,6 +261,22 @@ def test_the_budget_is_a_tick_plus_the_largest_partition_less_what_is_in_flight_
     assert budget.available == pytest.approx(350 - 120 - 40)
     assert Budget(100, horizon_s, backoff_level=1, in_flight=0, reserve=0).available == pytest.approx(175)
     assert Budget(100, horizon_s, backoff_level=0, in_flight=900, reserve=0).available == 0
+    assert "at 100/min," in budget.describe()
+
+
+def test_the_budget_counts_in_the_configured_rate_window() -> None:
+    # 100 requests per 6 s is ten times 100 a minute: the largest partition takes a tenth of the time, and
+    # a tick of 30 s holds 500 requests instead of 50.
+    horizon_s = horizon_for(100, 30, largest_partition=300, window_s=6)
+    assert horizon_s == pytest.approx(30 + 18)
+    budget = Budget(100, horizon_s, backoff_level=0, in_flight=120, reserve=40, window_s=6)
+    assert budget.capacity == pytest.approx(500 + 300)
+    assert budget.available == pytest.approx(800 - 120 - 40)
+    assert "at 100 per 6 s," in budget.describe()
+    recorded = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
+    plan = plan_tick(settings(rate_window_s=6.0), NOON, SensorCursor(), recorded, set(), [], Counter())
+    assert plan.budget.horizon_s == pytest.approx(60 + 6 * 150 / 100)
+    assert plan.budget.available == pytest.approx(100 * 60 / 6 + 150)
 
 
 def settings(**changes: object) -> AutomationSettings:

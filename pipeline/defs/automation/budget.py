@@ -1,11 +1,12 @@
 """The backfill sensor's arithmetic, free of Dagster so that it can be read and tested on its own.
 
-The unified API allows `rate` requests a minute, shared by everything on the machine. The sensor ticks every
+The unified API allows `rate` requests per `window` seconds (PMW_RATE_LIMIT_PER_MIN per PMW_RATE_WINDOW_S:
+100 a minute unless configured otherwise), shared by everything on the machine. The sensor ticks every
 `interval` seconds and may queue, per tick, as much work as the API can serve before the queue would run
 dry again:
 
-    horizon   = interval + 60 * largest_partition / rate        (seconds)
-    capacity  = rate * horizon / 60  =  rate * interval / 60 + largest_partition
+    horizon   = interval + window * largest_partition / rate        (seconds)
+    capacity  = rate * horizon / window  =  rate * interval / window + largest_partition
     available = capacity / 2**backoff - in_flight - reserve
 
 - `largest_partition` makes sure one partition always fits when nothing else is queued (a partition costs
@@ -99,15 +100,16 @@ class CostModel:
 class Budget:
     """The requests the sensor may ask for on one tick, with every term, so that the UI can say why."""
 
-    rate_per_min: int
+    rate_per_window: int  # requests the API allows per `window_s`
     horizon_s: float
     backoff_level: int
     in_flight: float
     reserve: float
+    window_s: float = 60.0
 
     @property
     def capacity(self) -> float:
-        return self.rate_per_min * self.horizon_s / 60
+        return self.rate_per_window * self.horizon_s / self.window_s
 
     @property
     def available(self) -> float:
@@ -117,14 +119,20 @@ class Budget:
         backoff = f" halved {self.backoff_level}x after 429s," if self.backoff_level else ""
         return (
             f"budget {self.available:.0f} requests = {self.capacity:.0f} over the next {self.horizon_s:.0f} s "
-            f"at {self.rate_per_min}/min,{backoff} minus {self.in_flight:.0f} for queued and running runs, "
+            f"at {_rate(self.rate_per_window, self.window_s)},{backoff} "
+            f"minus {self.in_flight:.0f} for queued and running runs, "
             f"minus {self.reserve:.0f} reserved for the daily run"
         )
 
 
-def horizon_for(rate_per_min: int, interval_s: float, largest_partition: float) -> float:
-    """Seconds of API time one tick plans for: until the next tick, plus the largest partition at full rate."""
-    return interval_s + 60 * largest_partition / rate_per_min
+def _rate(per_window: int, window_s: float) -> str:
+    return f"{per_window}/min" if window_s == 60.0 else f"{per_window} per {window_s:g} s"
+
+
+def horizon_for(rate_per_window: int, interval_s: float, largest_partition: float, window_s: float = 60.0) -> float:
+    """Seconds of API time one tick plans for: until the next tick, plus the largest partition at full rate
+    (`rate_per_window` requests per `window_s` seconds)."""
+    return interval_s + window_s * largest_partition / rate_per_window
 
 
 def next_backoff_level(level: int, saw_new_429s: bool) -> int:

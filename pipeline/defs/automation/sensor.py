@@ -196,7 +196,7 @@ def tick_budget(
 ) -> tuple[Budget, list[PartitionRef]]:
     """This tick's budget (see `budget.py`), and the daily schedule's partitions it reserves for, if any."""
     largest = costs.largest(p.value for p in settings.platforms)
-    horizon_s = horizon_for(settings.rate_limit_per_min, settings.backfill_interval_s, largest)
+    horizon_s = horizon_for(settings.rate_limit_per_min, settings.backfill_interval_s, largest, settings.rate_window_s)
     daily_soon = daily_partitions_within(settings, now, horizon_s)
     budget = Budget(
         settings.rate_limit_per_min,
@@ -204,6 +204,7 @@ def tick_budget(
         backoff_level,
         in_flight=sum(costs.cost(f.ref.platform, f.remaining) for f in flights),
         reserve=sum(costs.cost(ref.platform) for ref in daily_soon),
+        window_s=settings.rate_window_s,
     )
     return budget, daily_soon
 
@@ -261,8 +262,8 @@ def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -
     job=ingestion_job,
     minimum_interval_seconds=AutomationSettings.from_env().backfill_interval_s,
     description="Fills the missing (platform, day) partitions from PMW_BACKFILL_START to the newest day the daily "
-    "schedule has pulled, asking per tick only for what PMW_RATE_LIMIT_PER_MIN allows after queued and running "
-    "runs and the daily run's reserve.",
+    "schedule has pulled, asking per tick only for what PMW_RATE_LIMIT_PER_MIN (per PMW_RATE_WINDOW_S, a minute by "
+    "default) allows after queued and running runs and the daily run's reserve.",
 )
 def backfill_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
     return evaluate(context)

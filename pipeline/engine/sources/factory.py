@@ -108,7 +108,8 @@ def open_unified_source(settings: Settings, emulator: Emulator | None = None) ->
         cache_key = emulated.cache_key
     elif settings.source == Source.API:
         assert settings.api_url is not None  # Settings.from_env insists
-        budget = RequestBudget(UNIFIED_API_POOL, settings.rate_limit_per_min, settings.rate_limit_db)
+        budget = RequestBudget(UNIFIED_API_POOL, settings.rate_limit_per_min, settings.rate_limit_db,
+                               window_s=settings.rate_window_s)
         http = HttpLayer(settings.api_url, api_key=settings.api_key, budget=budget,
                          timeout_s=settings.http_timeout_s, max_attempts=settings.max_attempts,
                          max_backoff_s=settings.max_backoff_s)

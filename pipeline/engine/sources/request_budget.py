@@ -14,7 +14,8 @@ from pyrate_limiter import Limiter, Rate, SQLiteBucket
 
 
 class RequestBudget:
-    """At most `per_window` requests in any sliding window (a minute), across every process on `db_path`.
+    """At most `per_window` requests in any sliding window of `window_s` seconds (by default a minute, as the
+    unified API counts; PMW_RATE_WINDOW_S), across every process on `db_path`.
 
     The window is stretched by `margin_s` so that the server, which counts arrivals rather than sends,
     never sees more than `per_window` inside its own window.
@@ -24,6 +25,8 @@ class RequestBudget:
                  margin_s: float = 2.0) -> None:
         if per_window < 1:
             raise ValueError(f"a request budget needs at least 1 request per window, got {per_window}")
+        if window_s <= 0:
+            raise ValueError(f"a request budget needs a window longer than 0 s, got {window_s}")
         db_path.parent.mkdir(parents=True, exist_ok=True)
         window_ms = int((window_s + margin_s) * 1000)
         bucket = SQLiteBucket.init_from_file(
