@@ -28,7 +28,7 @@ import polars as pl
 from benchmarks.report import Report, Target
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
-from pipeline.engine.warehouse import ensure_raw_views
+from pipeline.engine.warehouse.views import ensure_raw_views
 
 TARGET_RATIO = 1.5
 PLATFORMS = ("polymarket", "kalshi")

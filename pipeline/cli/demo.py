@@ -12,7 +12,7 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import DIRECT_SANDBOX, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Source
-from pipeline.engine.warehouse import connect_read_only, ensure_raw_views
+from pipeline.engine.warehouse.views import connect_read_only, ensure_raw_views
 from pmw_sandbox.catalogue import WorldConfig
 
 EXAMPLE_QUESTION = "Top 5 markets by traded notional (price x size) on the last day"
@@ -29,24 +29,31 @@ FROM marts.platform_daily ORDER BY platform, day
 """
 
 
-def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) -> int:
-    """The pipeline end to end, offline: through the sandbox's unified API, or, with PMW_SOURCE=direct,
-    through its Polymarket- and Kalshi-shaped APIs."""
+def demo_settings(world: WorldConfig) -> Settings:
+    """The environment's settings with the sandbox's world as the source: its unified API, or, with
+    PMW_SOURCE=direct, its Polymarket- and Kalshi-shaped APIs. The environment is read, never written."""
     direct = os.environ.get("PMW_SOURCE") == Source.DIRECT
-    os.environ.update({"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, "PMW_SANDBOX_SEED": str(world.seed),
-                       "PMW_SANDBOX_END": world.end_day.isoformat()})
+    demo = {"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, "PMW_SANDBOX_SEED": str(world.seed),
+            "PMW_SANDBOX_END": world.end_day.isoformat()}
     if direct:
-        os.environ["PMW_DIRECT_URL"] = DIRECT_SANDBOX
-    settings = Settings.from_env()
+        demo["PMW_DIRECT_URL"] = DIRECT_SANDBOX
+    return Settings.from_env({**os.environ, **demo})
+
+
+def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) -> int:
+    """The pipeline end to end, offline, with the settings of `demo_settings`, parsed once for the backfill and
+    the SQL models alike."""
+    settings = demo_settings(world)
+    resource = PipelineResource(base_settings=settings)
     last = world.end_day
     first = last - timedelta(days=days - 1)
-    apis = "the platforms' own APIs" if direct else "the unified API"
+    apis = "the platforms' own APIs" if settings.source == Source.DIRECT else "the unified API"
     say(f"pmw demo: sandbox world (seed {world.seed}), {apis} -> {settings.data_dir}/, days {first} .. {last}")
-    reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=PipelineResource(), say=say)
+    reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=resource, say=say)
     lake = Lake(settings.lake_dir)
     ensure_raw_views(settings.warehouse_path, lake)
     say("")
-    models_built = run_sql(say=say)
+    models_built = run_sql(resource=resource, say=say)
     with connect_read_only(settings.warehouse_path) as db:
         say("\nWhat landed (warehouse " + str(settings.warehouse_path) + "):")
         say(f"  {'table':<14} {'platform':<11} {'partitions':>10} {'rows':>9}")

@@ -14,7 +14,7 @@ import dagster as dg
 
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, sql_assets
-from pipeline.engine.sql.project import Project, Relation, load_project, sql_dir_from_env
+from pipeline.engine.warehouse.project import Project, Relation, load_project, sql_dir_from_env
 
 # Dagster's console log would repeat, with stack traces, what the summary lines below say.
 SILENT_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}

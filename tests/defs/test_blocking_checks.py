@@ -23,7 +23,7 @@ from pipeline.defs.sql_models.assets import FailedIngestionCheck, asset_key, hel
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
-from pipeline.engine.sql.project import DEFAULT_SQL_DIR, Relation, load_project
+from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Relation, load_project
 from tests.defs.test_check_reporting import PARTITION, PLATFORM
 from tests.support.rewritten_markets import markets_rewritten
 from tests.support.runs import DAY

@@ -23,9 +23,9 @@ from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, load_sql_assets, sql_assets
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.sql.build import Built, build, models_dir
-from pipeline.engine.sql.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
-from pipeline.engine.warehouse import connect_read_only
+from pipeline.engine.warehouse.build import Built, build, models_dir
+from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
+from pipeline.engine.warehouse.views import connect_read_only
 from tests.support.frames import trades_frame
 from tests.support.paths import REPO_ROOT
 from tests.support.runs import DAY, materialise
@@ -273,7 +273,7 @@ ANALYST = """
 import sys
 from pathlib import Path
 import duckdb
-from pipeline.engine.warehouse import connect_read_only
+from pipeline.engine.warehouse.views import connect_read_only
 
 connection = connect_read_only(Path(sys.argv[1]))
 stop = Path(sys.argv[2])
@@ -312,14 +312,14 @@ def test_an_analyst_holding_the_warehouse_neither_fails_a_build_nor_misses_new_r
     )
     try:
         assert analyst.stdout.readline() == "100\n", analyst.stderr.read()  # type: ignore[union-attr]
-        with caplog.at_level(logging.WARNING, logger="pipeline.engine.warehouse"):
+        with caplog.at_level(logging.WARNING, logger="pipeline.engine.warehouse.views"):
             day = DAY + timedelta(days=1)
             lake.write_partition("trades", "polymarket", day, trades_frame("polymarket", day, 50))
             assert build_models(load_project(sql_dir)).success  # same definitions: the file is not even opened
-            assert not [r for r in caplog.records if r.name == "pipeline.engine.warehouse"]
+            assert not [r for r in caplog.records if r.name == "pipeline.engine.warehouse.views"]
             write_project(sql_dir, {"marts/trade_days.sql": "SELECT DISTINCT date FROM raw.trades"})
             assert build_models(load_project(sql_dir)).success  # a new view is due, but the file is held
-            [held] = [r for r in caplog.records if r.name == "pipeline.engine.warehouse"]
+            [held] = [r for r in caplog.records if r.name == "pipeline.engine.warehouse.views"]
             assert "in use elsewhere" in held.getMessage()
         stop.touch()
         output, errors = analyst.communicate(timeout=60)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.engine import schema_docs
+from pipeline.cli import schema_docs
 from pipeline.engine.schema import (
     PARTITION_AND_LINEAGE_COLUMNS,
     TABLES,
@@ -71,5 +71,5 @@ def test_nested_types_are_structs_lists_and_maps() -> None:
 
 def test_docs_are_generated_from_the_schema() -> None:
     assert schema_docs.DOC_PATH.read_text() == schema_docs.render(), (
-        "docs/schema.md is stale: run python -m pipeline.engine.schema_docs"
+        "docs/schema.md is stale: run python -m pipeline.cli.schema_docs"
     )

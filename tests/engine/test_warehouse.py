@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
-from pipeline.engine.warehouse import RAW_SCHEMA, connect_read_only, duckdb_type, ensure_raw_views
+from pipeline.engine.warehouse.views import RAW_SCHEMA, connect_read_only, duckdb_type, ensure_raw_views
 from tests.support.frames import DAY, sample_frame, trades_frame
 from tests.support.paths import REPO_ROOT
 
@@ -152,7 +152,7 @@ def test_other_schemas_are_left_alone(lake: Lake, warehouse: Path) -> None:
 ANALYST = """
 import sys
 from pathlib import Path
-from pipeline.engine.warehouse import connect_read_only
+from pipeline.engine.warehouse.views import connect_read_only
 
 connection = connect_read_only(Path(sys.argv[1]))
 stop = Path(sys.argv[2])
@@ -184,7 +184,7 @@ def test_an_analyst_holding_the_file_neither_fails_a_run_nor_misses_new_partitio
     totals = [100]
     try:
         assert analyst.stdout.readline() == "100\n", analyst.stderr.read()
-        with caplog.at_level(logging.WARNING, logger="pipeline.engine.warehouse"):
+        with caplog.at_level(logging.WARNING, logger="pipeline.engine.warehouse.views"):
             for i in range(1, 5):
                 platform, day = ("polymarket", "kalshi")[i % 2], DAY + timedelta(days=i)
                 lake.write_partition("trades", platform, day, trades_frame(platform, day, 50 * i, seed=i))
@@ -199,7 +199,9 @@ def test_an_analyst_holding_the_file_neither_fails_a_run_nor_misses_new_partitio
     assert seen[-1] == totals[-1]
     assert set(seen) <= set(totals)
     assert seen == sorted(seen)
-    warnings = [r for r in caplog.records if r.name == "pipeline.engine.warehouse" and r.levelno == logging.WARNING]
+    warnings = [
+        r for r in caplog.records if r.name == "pipeline.engine.warehouse.views" and r.levelno == logging.WARNING
+    ]
     assert len(warnings) == 4
     assert "in use elsewhere" in warnings[0].getMessage()
     assert ensure_raw_views(warehouse, lake) == RAW_VIEWS

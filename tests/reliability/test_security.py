@@ -3,12 +3,12 @@ loopback, TLS certificates are verified.
 
 Each test fails when its guard is removed (HttpLayer.redact, Secret's masked repr, the table and platform
 validation and the inside-the-root check of pipeline.engine.lake.store, the escaping of SQL string literals in
-pipeline.engine.warehouse, the sandbox's default host, httpx's certificate verification): the closing note of
+pipeline.engine.warehouse.views, the sandbox's default host, httpx's certificate verification): the closing note of
 issue 7 records each removal and the failure it caused.
 
 API values never enter SQL as text: they land in Parquet and are compared through bound parameters. The
 only SQL identifiers are the schema module's names and SQL model names checked against
-`[a-z_][a-z0-9_]*` (pipeline.engine.sql.project), so quoting identifiers is defence in depth that no input from
+`[a-z_][a-z0-9_]*` (pipeline.engine.warehouse.project), so quoting identifiers is defence in depth that no input from
 the API can reach, and no test here fails without it.
 """
 
@@ -37,7 +37,7 @@ from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.http import REDACTED, ApiError, HttpLayer
 from pipeline.engine.sources.unified import is_live_on
-from pipeline.engine.warehouse import connect_read_only
+from pipeline.engine.warehouse.views import connect_read_only
 from pmw_sandbox import SandboxConfig
 from pmw_sandbox.app import SandboxResponse
 from pmw_sandbox.server import SandboxServer

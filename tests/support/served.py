@@ -21,7 +21,7 @@ import pytest
 
 from pipeline.engine.lake.store import DATA_FILE, REJECTS_DIR, REJECTS_FILE, Lake
 from pipeline.engine.schema import TABLES
-from pipeline.engine.warehouse import connect_read_only, raw_views
+from pipeline.engine.warehouse.views import connect_read_only, raw_views
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.app import SandboxResponse
 from pmw_sandbox.server import SandboxServer

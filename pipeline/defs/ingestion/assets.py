@@ -24,7 +24,7 @@ from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.partition import PartitionSource
-from pipeline.engine.warehouse import ensure_raw_views
+from pipeline.engine.warehouse.views import ensure_raw_views
 
 GROUP = "ingestion"
 OWNERS = ["team:data-platform"]

@@ -2,7 +2,7 @@
 
 All models are one subsettable multi-asset, as dbt projects usually are in Dagster: a run builds the
 selected models in one step, in dependency order, in one DuckDB session and under one writer lock (see
-``pipeline.engine.sql.build``). Each model is still its own asset, keyed by folder and name
+``pipeline.engine.warehouse.build``). Each model is still its own asset, keyed by folder and name
 (``["marts", "market_daily"]``), whose dependencies come from its SQL; ``raw.<table>`` is the ingestion
 asset ``<table>``, so lineage runs from the API to the marts. A failed test fails its check and the
 models downstream of the model it checks are not built in that run.
@@ -25,8 +25,8 @@ import polars as pl
 
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS
-from pipeline.engine.sql.build import Built, NotBuilt, Tested, build
-from pipeline.engine.sql.project import Model, Project, Relation, SqlTest, load_project, sql_dir_from_env
+from pipeline.engine.warehouse.build import Built, NotBuilt, Tested, build
+from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest, load_project, sql_dir_from_env
 
 OP_NAME = "dbt_like_sql"
 OWNERS = ["team:analytics"]

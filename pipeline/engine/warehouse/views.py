@@ -28,7 +28,7 @@ RAW_SCHEMA = "raw"
 READ_ONLY_CONNECT_TIMEOUT_S = 10.0
 _RETRY_INTERVAL_S = 0.05
 
-logger = logging.getLogger("pipeline.engine.warehouse")
+logger = logging.getLogger(__name__)
 
 _SCALAR_TYPES: dict[type[pl.DataType], str] = {
     pl.String: "VARCHAR",
@@ -86,7 +86,7 @@ def duckdb_type(dtype: pl.DataType) -> str:
         return "STRUCT(" + ", ".join(f"{quote_identifier(f.name)} {duckdb_type(f.dtype)}" for f in dtype.fields) + ")"
     if type(dtype) in _SCALAR_TYPES:
         return _SCALAR_TYPES[type(dtype)]
-    raise TypeError(f"no DuckDB type for polars type {dtype}: add it to pipeline.engine.warehouse")
+    raise TypeError(f"no DuckDB type for polars type {dtype}: add it to pipeline.engine.warehouse.views")
 
 
 @dataclass(frozen=True)

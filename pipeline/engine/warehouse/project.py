@@ -28,7 +28,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.engine.schema import TABLES
-from pipeline.engine.warehouse import RAW_SCHEMA
+from pipeline.engine.warehouse.views import RAW_SCHEMA
 
 TESTS_FOLDER = "tests"
 DEFAULT_SQL_DIR = Path(__file__).resolve().parents[3] / "dbt_like_sql"

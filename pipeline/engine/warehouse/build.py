@@ -8,7 +8,7 @@ read-write open of it. So nothing is computed inside the file:
 - A ``table`` model is written as one Parquet file, ``<lake>/_models/<schema>/<name>.parquet``: to a
   temporary file first, then renamed over the old one, so a reader sees the old table or the new one.
 - The file holds views only: ``raw.*``, the ``view`` models, and for each ``table`` model a view over its
-  Parquet file. After a build, :func:`pipeline.engine.warehouse.sync_views` writes those definitions to the file
+  Parquet file. After a build, :func:`pipeline.engine.warehouse.views.sync_views` writes those definitions to the file
   only if they changed; when the file is held elsewhere it warns and the run carries on, and the views
   already there serve the new Parquet files.
 
@@ -30,13 +30,13 @@ from filelock import FileLock
 
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.sql.project import Model, Project, Relation, SqlTest
-from pipeline.engine.warehouse import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
+from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
+from pipeline.engine.warehouse.views import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
 
 MODELS_DIR = "_models"
 PREVIEW_ROWS = 5
 
-logger = logging.getLogger("pipeline.engine.sql")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

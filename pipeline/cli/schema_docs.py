@@ -1,6 +1,6 @@
 """Renders the table reference (docs/schema.md, and README sections) from pipeline/engine/schema.py.
 
-`python -m pipeline.engine.schema_docs` rewrites them; a test fails when a committed copy is stale.
+`python -m pipeline.cli.schema_docs` rewrites them; a test fails when a committed copy is stale.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def render() -> str:
     parts = [
         "# Table reference",
         "",
-        "Generated from `pipeline/engine/schema.py` by `python -m pipeline.engine.schema_docs`; do not edit by hand.",
+        "Generated from `pipeline/engine/schema.py` by `python -m pipeline.cli.schema_docs`; do not edit by hand.",
         "",
         "Every table holds the documented fields of its unified-API resource in snake_case, plus the partition",
         "columns `platform` and `date` and the lineage columns `_source` and `_fetched_at`. Times are UTC.",
