@@ -13,6 +13,7 @@ import dagster as dg
 
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
+from pipeline.engine.config import Settings
 from pipeline.engine.schema import TABLES
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -143,8 +144,10 @@ def _root_cause(error: Any) -> str:
 
 def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: Sequence[str] | None = None,
                  resource: PipelineResource | None = None, say: Callable[[str], None] = print) -> list[PartitionReport]:
+    """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
+    environment, parsed here once), one Dagster run each, saying a line per partition as it lands."""
     assets = select_assets(asset_names)
-    resource = resource or PipelineResource()
+    resource = resource or PipelineResource(base_settings=Settings.from_env())
     instance = _instance()
     days = list(days_between(start, end))
     total = len(days) * len(platforms)

@@ -89,15 +89,17 @@ def _run_sandbox(args: argparse.Namespace) -> int:
 
 def _run_backfill(args: argparse.Namespace) -> int:
     from pipeline.cli.backfill import run_backfill
+    from pipeline.defs.resources import PipelineResource
     from pipeline.engine.config import ConfigError, Settings
 
     try:
-        Settings.from_env()
+        settings = Settings.from_env()
     except ConfigError as error:
         print(f"pmw backfill: {error}", file=sys.stderr)
         return 2
     try:
-        reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets)
+        reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets,
+                               resource=PipelineResource(base_settings=settings))
     except ValueError as error:
         print(f"pmw backfill: {error}", file=sys.stderr)
         return 2
@@ -107,14 +109,19 @@ def _run_backfill(args: argparse.Namespace) -> int:
 def _run_demo(args: argparse.Namespace) -> int:
     from pipeline.cli.demo import run_demo
     from pipeline.cli.sandbox import world_config
+    from pipeline.engine.config import ConfigError
 
-    return run_demo(world_config(args), days=args.days)
+    try:
+        return run_demo(world_config(args), days=args.days)
+    except ConfigError as error:
+        print(f"pmw demo: {error}", file=sys.stderr)
+        return 2
 
 
 def _run_sql(args: argparse.Namespace) -> int:
     from pipeline.cli.sql import run_sql
     from pipeline.engine.config import ConfigError
-    from pipeline.engine.sql.project import SqlProjectError
+    from pipeline.engine.warehouse.project import SqlProjectError
 
     try:
         return 0 if run_sql(args.select) else 1

@@ -1,6 +1,7 @@
-"""Dagster resources: the pipeline's settings (from PMW_* variables), its lake and its source."""
+"""Dagster resources: the pipeline's settings, its lake and its source.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: Dagster reads `ResourceDependency` from the live annotation.
+"""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -8,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
@@ -16,16 +18,34 @@ from pipeline.engine.sources.partition import PartitionSource
 
 
 class PipelineResource(dg.ConfigurableResource):
-    """Where data comes from and lands. Empty fields fall back to the environment (see README)."""
+    """Where data comes from and lands, by one `Settings` kept for the whole run.
 
-    data_dir: str = ""
-    sandbox_faults: str = ""
+    The settings are `base_settings` when given (what `pmw backfill` and `pmw demo` parse once at start-up),
+    else the PMW_* variables, read once when the run starts (`Settings.from_env`); `data_dir` and
+    `sandbox_faults`, when set, override theirs. Every `settings()`, `lake()` and `source()` of the run uses
+    that one object, whatever the environment does meanwhile.
+    """
+
+    base_settings: dg.ResourceDependency[Settings | None] = None
+    data_dir: str | None = None
+    sandbox_faults: str | None = None
+
+    _settings: Settings | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._settings = self._resolve()
 
     def settings(self) -> Settings:
-        settings = Settings.from_env()
-        if self.data_dir:
+        """The settings of this run (outside a run: resolved at the first call, then kept)."""
+        if self._settings is None:
+            self._settings = self._resolve()
+        return self._settings
+
+    def _resolve(self) -> Settings:
+        settings = Settings.from_env() if self.base_settings is None else self.base_settings
+        if self.data_dir is not None:
             settings = replace(settings, data_dir=Path(self.data_dir))
-        if self.sandbox_faults:
+        if self.sandbox_faults is not None:
             settings = replace(settings, sandbox_faults=self.sandbox_faults)
         return settings
 
