@@ -10,9 +10,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO_ROOT
+
 TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Queries:")
 BENCHMARKS = ("normalisation", "memory", "requests", "queries")
 
