@@ -117,7 +117,9 @@ def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
     return pl.col([*keys, *(c for c in shown if c not in keys)])
 
 
-def _checks_for(table: Table) -> tuple[Check, ...]:
+def checks_for(table: Table) -> tuple[Check, ...]:
+    """The checks of a table: derived from its schema (required columns, key, enums, time column, market
+    references), plus the price checks of the tables that hold prices."""
     checks = [_not_null_check(table), _unique_key_check(table)]
     checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != "platform"]
     if table.name == "markets":
@@ -134,7 +136,7 @@ def _checks_for(table: Table) -> tuple[Check, ...]:
     return tuple(checks)
 
 
-CHECKS: dict[str, tuple[Check, ...]] = {name: _checks_for(table) for name, table in TABLES.items()}
+CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in TABLES.items()}
 
 
 def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext) -> list[CheckOutcome]:

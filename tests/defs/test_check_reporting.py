@@ -14,7 +14,14 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS, PARTITIONS, _check_specs, _land, json_safe, partition_of
+from pipeline.defs.ingestion.assets import (
+    INGESTION_ASSETS,
+    PARTITIONS,
+    _check_specs,
+    json_safe,
+    land_partition,
+    partition_of,
+)
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
 from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
@@ -134,7 +141,7 @@ def _breaking(check: Check, table: Table) -> pl.DataFrame:
 
 
 class _NoRequests:
-    """What `_land` asks of the source after the rows are in: the requests made (none here) and coverage."""
+    """What `land_partition` asks of the source after the rows are in: the requests made (none here) and coverage."""
 
     def requests(self) -> RequestStats:
         return RequestStats()
@@ -144,13 +151,13 @@ class _NoRequests:
 
 
 def _landing_asset(table: str, rows: pl.DataFrame) -> dg.AssetsDefinition:
-    """The ingestion asset's landing (`_land`: lake, checks, report) of `rows`, with the asset's checks."""
+    """The ingestion asset's landing (`land_partition`: lake, checks, report) of `rows`, with the asset's checks."""
 
     @dg.asset(name=table, partitions_def=PARTITIONS, check_specs=_check_specs(table))
     def landing(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
         platform, day = partition_of(context)
         normalised = Normalised(rows, pl.DataFrame(schema=REJECTS_SCHEMA))
-        return _land(context, pipeline, table, platform, day, normalised, _NoRequests(),  # type: ignore[arg-type]
+        return land_partition(context, pipeline, table, platform, day, normalised, _NoRequests(),  # type: ignore[arg-type]
                      CONTEXT.market_ids)
 
     return landing

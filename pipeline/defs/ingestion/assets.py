@@ -74,7 +74,10 @@ def _check_specs(table: str) -> list[dg.AssetCheckSpec]:
         ]
 
 
-def _asset(table: str, deps: list[str] | None = None) -> Any:
+def ingestion_asset(table: str, deps: list[str] | None = None) -> Any:
+    """The decorator of a table's ingestion asset: partitioned by platform and day, in the source's pool, with
+    the table's schema as column metadata and its registered checks (pipeline.engine.checks) as check specs.
+    The decorated function lands the partition with `land_partition` or `land_partition_stream`."""
     return dg.asset(
         name=table,
         partitions_def=PARTITIONS,
@@ -99,7 +102,7 @@ def _preview(frame: pl.DataFrame) -> dg.MetadataValue:
     return dg.MetadataValue.md("\n".join(lines))
 
 
-def _land(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str, day: date,
+def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str, day: date,
           result: Normalised, source: PartitionSource, market_ids: frozenset[str]) -> dg.MaterializeResult:
     """Write the partition, refresh the catalogue views, run the checks, and say what happened."""
     settings = pipeline.settings()
@@ -110,10 +113,10 @@ def _land(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: 
     return _result(context, settings, written, outcomes, result.rows, source)
 
 
-def _land_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
+def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
                  day: date, chunks: Iterable[Normalised], source: PartitionSource,
                  market_ids: frozenset[str]) -> dg.MaterializeResult:
-    """`_land` for a stream of rows too long to hold: written and checked a market at a time."""
+    """`land_partition` for a stream of rows too long to hold: written and checked a market at a time."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids)
@@ -182,7 +185,7 @@ def json_safe(value: Any) -> Any:
     return str(value)  # Decimal (exact, including NaN and Infinity), timedelta, enums, ...
 
 
-def _markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
+def markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
     """The partition's markets, each once: a market listed twice is the `unique_key` check's to report, and
     its trades and prices are asked for once."""
     frame = lake.read_partition("markets", platform, day)
@@ -191,25 +194,25 @@ def _markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
     return frame.unique("id", keep="first", maintain_order=True)
 
 
-@_asset("markets")
+@ingestion_asset("markets")
 def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
     platform, day = partition_of(context)
     with pipeline.source(platform) as source:
         result = source.markets(platform, day)
         ids = frozenset(result.rows["id"].to_list())
-        return _land(context, pipeline, "markets", platform, day, result, source, ids)
+        return land_partition(context, pipeline, "markets", platform, day, result, source, ids)
 
 
 def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
     """`events` or `series`: the catalogue entries that the partition's markets point at."""
 
-    @_asset(table, deps=["markets"])
+    @ingestion_asset(table, deps=["markets"])
     def member(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
         platform, day = partition_of(context)
-        wanted = set(_markets_partition(pipeline.lake(), platform, day)[id_column].drop_nulls().to_list())
+        wanted = set(markets_partition(pipeline.lake(), platform, day)[id_column].drop_nulls().to_list())
         with pipeline.source(platform) as source:
             result = source.members(platform, day, table, wanted)
-            return _land(context, pipeline, table, platform, day, result, source, frozenset())
+            return land_partition(context, pipeline, table, platform, day, result, source, frozenset())
 
     return member
 
@@ -218,24 +221,24 @@ events = _catalogue_member_asset("events", "event_id")
 series = _catalogue_member_asset("series", "series_id")
 
 
-@_asset("trades", deps=["markets"])
+@ingestion_asset("trades", deps=["markets"])
 def trades(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
     platform, day = partition_of(context)
-    market_rows = _markets_partition(pipeline.lake(), platform, day)
+    market_rows = markets_partition(pipeline.lake(), platform, day)
     with pipeline.source(platform) as source:
         chunks = source.trades(platform, day, market_rows)
         ids = frozenset(market_rows["id"].to_list())
-        return _land_stream(context, pipeline, "trades", platform, day, chunks, source, ids)
+        return land_partition_stream(context, pipeline, "trades", platform, day, chunks, source, ids)
 
 
-@_asset("price_history", deps=["markets"])
+@ingestion_asset("price_history", deps=["markets"])
 def price_history(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
     platform, day = partition_of(context)
-    market_rows = _markets_partition(pipeline.lake(), platform, day)
+    market_rows = markets_partition(pipeline.lake(), platform, day)
     with pipeline.source(platform) as source:
         chunks = source.price_history(platform, day, market_rows)
         ids = frozenset(market_rows["id"].to_list())
-        return _land_stream(context, pipeline, "price_history", platform, day, chunks, source, ids)
+        return land_partition_stream(context, pipeline, "price_history", platform, day, chunks, source, ids)
 
 
 INGESTION_ASSETS = [series, events, markets, trades, price_history]
