@@ -19,10 +19,10 @@ import pytest
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.jobs import ASSET_NAMES
 from pipeline.defs.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
-from pmw_sandbox import SandboxApp, SandboxConfig
+from pmw_sandbox import SandboxApp
 from pmw_sandbox.server import SandboxServer
 from tests.support.paths import REPO_ROOT
-from tests.support.world import strict_budget_world
+from tests.support.world import STRICT_BUDGET, strict_budget_env, strict_budget_world, strict_config
 
 REPO = REPO_ROOT
 BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemon commands
@@ -35,7 +35,7 @@ DEADLINE_S = 150
 
 @pytest.fixture
 def strict_server() -> Iterator[SandboxServer]:
-    app = SandboxApp(SandboxConfig.strict(world=WORLD, api_keys=(SECRET,)))
+    app = SandboxApp(strict_config(world=WORLD, api_keys=(SECRET,)))
     with SandboxServer(app, port=0) as server:
         yield server
 
@@ -67,7 +67,7 @@ def _env(server: SandboxServer, tmp_path: Path, home: Path) -> dict[str, str]:
             "PMW_API_KEY": SECRET,
             "PMW_DATA_DIR": str(tmp_path / "data"),
             "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite"),
-            "PMW_RATE_LIMIT_PER_MIN": "100",
+            **strict_budget_env(),
             "PMW_BACKFILL_START": (END - timedelta(days=1)).isoformat(),
             "PMW_BACKFILL_INTERVAL_S": "5",
         }
@@ -153,5 +153,5 @@ def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: San
         "the unified_api pool admits one run at a time"
     )
     app = strict_server.app
-    assert app.requests_served > 100, "the window must need more than a minute's budget"
-    assert app.rate_limited_answers == 0, "the strict budget of 100 requests a minute was exceeded"
+    assert app.requests_served > STRICT_BUDGET, "the window must need more than one rate window's budget"
+    assert app.rate_limited_answers == 0, "the strict budget of 100 requests per rate window was exceeded"

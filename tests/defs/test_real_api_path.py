@@ -18,7 +18,7 @@ from pipeline.engine.schema import TABLES
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig
 from pmw_sandbox.server import SandboxServer
 from tests.support.runs import DAY, lake_tables, materialise
-from tests.support.world import strict_budget_world
+from tests.support.world import STRICT_BUDGET, strict_budget_env, strict_budget_world, strict_config
 
 SECRET = "sk-sandbox-SECRET-7f3a9c"
 SMALL_WORLD = strict_budget_world(DAY)
@@ -26,7 +26,7 @@ SMALL_WORLD = strict_budget_world(DAY)
 
 @pytest.fixture
 def strict_server() -> Iterator[SandboxServer]:
-    app = SandboxApp(SandboxConfig.strict(world=SMALL_WORLD, api_keys=(SECRET,)))
+    app = SandboxApp(strict_config(world=SMALL_WORLD, api_keys=(SECRET,)))
     with SandboxServer(app, port=0) as server:
         yield server
 
@@ -40,7 +40,7 @@ def _api_env(server: SandboxServer, data_dir: Path, budget_db: Path) -> dict[str
             "PMW_API_KEY": SECRET,
             "PMW_DATA_DIR": str(data_dir),
             "PMW_RATE_LIMIT_DB": str(budget_db),
-            "PMW_RATE_LIMIT_PER_MIN": "100",
+            **strict_budget_env(),
         }
     )
     return env
@@ -76,7 +76,7 @@ def test_two_concurrent_backfills_stay_inside_the_strict_budget(strict_server: S
         assert SECRET not in output
     app = strict_server.app
     assert app.rate_limited_answers == 0, "the budget was exceeded"
-    assert app.requests_served > 100, "the test must need more than one minute of budget"
+    assert app.requests_served > STRICT_BUDGET, "the test must need more than one window of budget"
     for table in TABLES:
         for platform in ("polymarket", "kalshi"):
             assert_frame_equal(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import httpx
@@ -20,7 +21,7 @@ from pipeline.engine.schema import (
 from pmw_sandbox import SandboxApp, SandboxConfig, SandboxTransport, sandbox_client
 from pmw_sandbox.transport import SANDBOX_BASE_URL
 from tests.support.wire_contract import check_record
-from tests.support.world import WORLD
+from tests.support.world import STRICT_BUDGET, TEST_RATE_WINDOW_S, WORLD, strict_config
 
 DAY_START = 1_795_219_200  # 2026-11-21T00:00:00Z, the world's last day
 
@@ -382,6 +383,34 @@ def test_strict_mode_refuses_the_101st_request_in_a_minute(clock) -> None:
         assert c.get("/health").status_code == 200
         # The budget is per key: another key still has all of its own.
         assert c.get("/health", headers={"X-API-Key": app.config.api_keys[1]}).status_code == 200
+
+
+def test_a_configured_rate_window_counts_the_budget_and_sets_retry_after(clock) -> None:
+    """The same 100 requests counted per TEST_RATE_WINDOW_S: the 101st inside it is refused until the window's
+    first request is a window old, and Retry-After says when; a default (one-minute) app still refuses then."""
+    app = SandboxApp(strict_config(world=WORLD), clock=clock)
+    minute = SandboxApp(SandboxConfig.strict(world=WORLD), clock=clock)
+    step = TEST_RATE_WINDOW_S / 192  # exact in binary, so the fake clock adds it exactly; 100 span about half
+    with sandbox_client(app) as c, sandbox_client(minute) as m:
+        for _ in range(STRICT_BUDGET):
+            assert c.get("/health").status_code == 200
+            assert m.get("/health").status_code == 200
+            clock.advance(step)
+        refused = c.get("/health")
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "RATE_LIMITED"
+        assert f"of {STRICT_BUDGET} requests per {TEST_RATE_WINDOW_S:g} s" in refused.json()["error"]["message"]
+        retry_after = int(refused.headers["Retry-After"])
+        wait_s = TEST_RATE_WINDOW_S - STRICT_BUDGET * step  # until the first request leaves the window
+        assert retry_after == max(1, math.ceil(wait_s))
+        assert refused.json()["error"]["details"]["retry_after"] == retry_after
+        clock.advance(wait_s - step / 2)
+        assert c.get("/health").status_code == 429  # not yet a window since the first request
+        clock.advance(retry_after - wait_s + step / 2)
+        assert c.get("/health").status_code == 200
+        late = m.get("/health")  # the same requests, the same time: a minute's window still holds them all
+        assert late.status_code == 429 and "per minute" in late.json()["error"]["message"]
+        assert int(late.headers["Retry-After"]) > TEST_RATE_WINDOW_S
 
 
 # -- determinism -----------------------------------------------------------------------------------

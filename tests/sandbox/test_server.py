@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 
@@ -31,46 +33,63 @@ def test_server_serves_the_app_on_loopback() -> None:
             assert httpx.get(f"{server.url}/health").status_code == 401
 
 
-def test_pmw_sandbox_command_serves_until_stopped() -> None:
+@contextmanager
+def _pmw_sandbox(*options: str) -> Iterator[tuple[str, list[str]]]:
+    """`pmw sandbox <options>` on a free port, once it answers: (its URL, a list that gets its output once it
+    has been stopped with SIGINT)."""
     port = _free_port()
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pipeline.cli.main",
-            "sandbox",
-            "--port",
-            str(port),
-            "--strict",
-            "--end",
-            WORLD.end.isoformat(),
-        ],
+        [sys.executable, "-m", "pipeline.cli.main", "sandbox", "--port", str(port), *options,
+         "--end", WORLD.end.isoformat()],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
+    output: list[str] = []
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while True:
             try:
-                response = httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]}, timeout=1)
+                httpx.get(f"{url}/", timeout=1)
                 break
             except httpx.TransportError:
                 assert process.poll() is None, process.stdout.read() if process.stdout else ""
                 assert time.monotonic() < deadline, "pmw sandbox did not start listening"
                 time.sleep(0.1)
-        assert response.status_code == 200
-        codes = [httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]}).status_code for _ in range(100)]
-        assert codes.count(429) == 1 and codes[-1] == 429  # the 101st request of the minute
+        yield url, output
     finally:
         process.send_signal(signal.SIGINT)
         try:
-            output, _ = process.communicate(timeout=10)
+            output.append(process.communicate(timeout=10)[0])
         except subprocess.TimeoutExpired:
             process.kill()  # never leave the server behind, whatever happened
             process.communicate()
             raise
-    assert f"serving the unified API at http://127.0.0.1:{port}" in output
-    assert DEFAULT_API_KEYS[0] not in output  # keys are never printed or logged
+
+
+def test_pmw_sandbox_command_serves_until_stopped() -> None:
+    with _pmw_sandbox("--strict") as (url, output):
+        response = httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]}, timeout=1)
+        assert response.status_code == 200
+        with httpx.Client(base_url=url, headers={"X-API-Key": DEFAULT_API_KEYS[0]}) as client:  # one client: fast
+            codes = [client.get("/health").status_code for _ in range(100)]
+        assert codes.count(429) == 1 and codes[-1] == 429  # the 101st request of the minute
+    assert f"serving the unified API at {url}" in output[0]
+    assert "rate limit: 100 requests a minute per key" in output[0]
+    assert DEFAULT_API_KEYS[0] not in output[0]  # keys are never printed or logged
+
+
+def test_pmw_sandbox_rate_window_sets_the_window_and_retry_after() -> None:
+    """--rate-window: the limit counts in that many seconds, and a refusal's Retry-After stays inside them."""
+    window_s = 30  # far from a minute, and longer than the few requests below can take on a loaded machine
+    with _pmw_sandbox("--rate-limit", "5", "--rate-window", str(window_s)) as (url, output):
+        started = time.monotonic()
+        codes = [httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]}).status_code for _ in range(5)]
+        refused = httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]})
+        elapsed_s = time.monotonic() - started
+    assert codes == [200] * 5 and refused.status_code == 429
+    assert f"of 5 requests per {window_s} s" in refused.json()["error"]["message"]
+    assert window_s - elapsed_s <= int(refused.headers["Retry-After"]) <= window_s
+    assert f"rate limit: 5 requests per {window_s} s per key" in output[0]

@@ -1,18 +1,37 @@
-"""The test worlds of the sandbox, and a clock that tests move by hand."""
+"""The test worlds of the sandbox, the tests' rate window, and a clock that tests move by hand."""
 
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
-from pmw_sandbox import WorldConfig
+from pmw_sandbox import SandboxConfig, WorldConfig
+from pmw_sandbox.app import STRICT_RATE_LIMIT_PER_MIN
 
 # A fixed world: tests never depend on today's date.
 WORLD = WorldConfig(seed=11, end=date(2026, 11, 21), days=7)
 
+# The window that the tests' strict budgets count in: the real API's 100 requests a minute become 100 per
+# TEST_RATE_WINDOW_S, so that a test which must outlast a window waits seconds, not minutes. The emulator
+# takes it as SandboxConfig.rate_window_s (`pmw sandbox --rate-window`), the pipeline as PMW_RATE_WINDOW_S;
+# time-based expectations are scaled from it.
+TEST_RATE_WINDOW_S = 6.0
+STRICT_BUDGET = STRICT_RATE_LIMIT_PER_MIN  # requests per TEST_RATE_WINDOW_S, as the real API per minute
+
+
+def strict_config(**kwargs: Any) -> SandboxConfig:
+    """The emulator in strict mode, its 100 requests counted per TEST_RATE_WINDOW_S instead of per minute."""
+    return SandboxConfig.strict(rate_window_s=TEST_RATE_WINDOW_S, **kwargs)
+
+
+def strict_budget_env() -> dict[str, str]:
+    """The pipeline's settings for the same strict budget: 100 requests per TEST_RATE_WINDOW_S."""
+    return {"PMW_RATE_LIMIT_PER_MIN": str(STRICT_BUDGET), "PMW_RATE_WINDOW_S": str(TEST_RATE_WINDOW_S)}
+
 
 def strict_budget_world(end: date) -> WorldConfig:
     """A small world whose one-day backfill of both platforms takes about 50 requests: two of them, or a
-    sensor filling two days, need more than one minute of a strict 100-a-minute budget."""
+    sensor filling two days, need more than one window of a strict budget of 100 requests per window."""
     return WorldConfig(
         seed=5,
         end=end,
