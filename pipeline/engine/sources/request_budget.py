@@ -33,7 +33,7 @@ class RequestBudget:
             [Rate(per_window, window_ms)], table=f"budget_{name}_{per_window}_{window_ms}", db_path=str(db_path),
             use_file_lock=True,
         )
-        self.name, self.per_window = name, per_window
+        self.name, self.per_window, self.window_s = name, per_window, window_s
         self._limiter = Limiter(bucket)
 
     def acquire(self) -> float:

@@ -1,0 +1,42 @@
+"""The unified API's request budget counts in the configured window (PMW_RATE_WINDOW_S, a minute by default)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline.engine.config import Secret, Settings
+from pipeline.engine.schema import Source
+from pipeline.engine.sources.factory import open_unified_source
+from pipeline.engine.sources.request_budget import RequestBudget
+
+
+def _api_settings(tmp_path: Path, **changes: object) -> Settings:
+    return Settings(source=Source.API, api_url="http://api.test", api_key=Secret("sk-test"), data_dir=tmp_path / "data",
+                    rate_limit_db=tmp_path / "budget.sqlite", **changes)  # type: ignore[arg-type]
+
+
+def test_the_unified_budget_counts_in_the_configured_window(tmp_path: Path) -> None:
+    with open_unified_source(_api_settings(tmp_path)) as source:
+        assert source.http.budget is not None
+        assert (source.http.budget.per_window, source.http.budget.window_s) == (100, 60.0)  # the API's own
+    with open_unified_source(_api_settings(tmp_path, rate_limit_per_min=7, rate_window_s=6.0)) as source:
+        assert source.http.budget is not None
+        assert (source.http.budget.per_window, source.http.budget.window_s) == (7, 6.0)
+    assert Settings.from_env({"PMW_RATE_WINDOW_S": "6"}).rate_window_s == 6.0
+    assert Settings.from_env({}).rate_window_s == 60.0
+
+
+def test_a_full_budget_waits_out_its_window_and_margin(tmp_path: Path) -> None:
+    budget = RequestBudget("short", 3, tmp_path / "budget.sqlite", window_s=0.5, margin_s=0.1)
+    started = time.perf_counter()
+    waits = [budget.acquire() for _ in range(4)]
+    assert waits[3] > 0  # the fourth request waits for the first to leave the window and its margin
+    assert time.perf_counter() - started >= 0.5 + 0.1
+
+
+def test_a_budget_refuses_an_empty_window(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="longer than 0 s"):
+        RequestBudget("x", 1, tmp_path / "b.sqlite", window_s=0)
