@@ -6,11 +6,14 @@ import os
 import re
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
 
+from pipeline.cli.demo import run_demo
 from pipeline.engine.schema import TABLES
+from pmw_sandbox import WorldConfig
 
 
 @pytest.mark.parametrize("source", ["sandbox", "direct"])
@@ -30,3 +33,18 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path, source: s
     trades_rows = sum(int(m) for m in re.findall(r"^\s+trades\s+\w+\s+1\s+(\d+)$", out, re.MULTILINE))
     assert trades_rows == int(counted.group(1))
     assert ("the platforms' own APIs" in out) == (source == "direct")
+
+
+def test_run_demo_reads_the_environment_and_leaves_it_as_it_found_it(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In process, through the platforms' APIs (the demo then sets the most): a world other than the
+    environment's, and no PMW_DIRECT_URL, so that a write of any of them would show."""
+    monkeypatch.setenv("PMW_SOURCE", "direct")
+    monkeypatch.delenv("PMW_DIRECT_URL", raising=False)
+    before = dict(os.environ)
+    lines: list[str] = []
+    assert run_demo(WorldConfig(seed=5, end=date(2026, 11, 21)), days=1, say=lines.append) == 0, lines
+    assert dict(os.environ) == before
+    assert lines[0].startswith("pmw demo: sandbox world (seed 5), the platforms' own APIs -> " + str(pipeline_env))
+    assert (pipeline_env / "warehouse.duckdb").exists()

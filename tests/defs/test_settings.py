@@ -1,0 +1,159 @@
+"""The pipeline's settings are parsed once per run and kept: an environment that changes mid-run changes nothing.
+
+(No ``from __future__ import annotations``: Dagster reads the test assets' annotations at definition time.)
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.config import ConfigError, Settings
+from pipeline.engine.schema import TABLES, Source
+from pipeline.engine.sources.partition import PartitionSource
+from tests.support.runs import DAY, lake_tables
+
+# What the environment says once a test asset has meddled with it: a re-read would fail (api without its URL
+# and key) or land elsewhere.
+MEDDLED = {"PMW_SOURCE": "api", "PMW_SANDBOX_SEED": "99"}
+
+
+def _meddle(monkeypatch: pytest.MonkeyPatch, elsewhere: Path) -> None:
+    for name, value in {**MEDDLED, "PMW_DATA_DIR": str(elsewhere)}.items():
+        monkeypatch.setenv(name, value)
+
+
+def _two_assets(seen: dict[str, Settings], monkeypatch: pytest.MonkeyPatch,
+                elsewhere: Path) -> list[dg.AssetsDefinition]:
+    """`first` notes its settings then changes the environment; `second`, after it in the same run, notes its
+    settings and writes a marker file into its lake."""
+
+    @dg.asset
+    def first(pipeline: PipelineResource) -> None:
+        seen["first"] = pipeline.settings()
+        _meddle(monkeypatch, elsewhere)
+
+    @dg.asset(deps=[first])
+    def second(pipeline: PipelineResource) -> None:
+        seen["second"] = pipeline.settings()
+        pipeline.lake().root.mkdir(parents=True, exist_ok=True)
+        (pipeline.lake().root / "second-was-here").touch()
+
+    return [first, second]
+
+
+def test_a_run_keeps_the_settings_it_started_with(
+    pipeline_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, Settings] = {}
+    result = dg.materialize(_two_assets(seen, monkeypatch, tmp_path / "elsewhere"),
+                            resources={"pipeline": PipelineResource()}, instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    assert seen["second"] is seen["first"]
+    assert seen["first"].data_dir == pipeline_env and seen["first"].source == Source.SANDBOX
+    assert (pipeline_env / "lake" / "second-was-here").exists()
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_ingestion_assets_of_one_run_land_where_the_run_started(
+    pipeline_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment changes as soon as `markets` has read its source; the four assets after it still read
+    the sandbox and land next to it."""
+    elsewhere = tmp_path / "elsewhere"
+
+    class MeddlingPipeline(PipelineResource):
+        @contextmanager
+        def source(self, platform: str) -> Iterator[PartitionSource]:
+            with super().source(platform) as source:
+                yield source
+            _meddle(monkeypatch, elsewhere)
+
+    result = dg.materialize(
+        INGESTION_ASSETS,
+        partition_key=dg.MultiPartitionKey({"platform": "kalshi", "date": DAY.isoformat()}),
+        resources={"pipeline": MeddlingPipeline()},
+        instance=dg.DagsterInstance.ephemeral(),
+        raise_on_error=False,
+    )
+    assert result.success
+    assert set(lake_tables(pipeline_env, "kalshi")) == set(TABLES)
+    assert not elsewhere.exists()
+
+
+def test_given_settings_are_kept_through_the_run_and_the_environment_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PMW_SOURCE", "no-such-source")  # reading the environment would raise
+    given = Settings(data_dir=tmp_path / "given", sandbox_seed=5)
+    seen: dict[str, Settings] = {}
+    result = dg.materialize(_two_assets(seen, monkeypatch, tmp_path / "elsewhere"),
+                            resources={"pipeline": PipelineResource(base_settings=given)},
+                            instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    assert seen["first"] is given and seen["second"] is given
+    assert (tmp_path / "given" / "lake" / "second-was-here").exists()
+
+
+def test_overrides_replace_their_own_fields_only(pipeline_env: Path, tmp_path: Path) -> None:
+    from_env = PipelineResource().settings()
+    overridden = PipelineResource(data_dir=str(tmp_path / "other"), sandbox_faults="slow").settings()
+    assert (overridden.data_dir, overridden.sandbox_faults) == (tmp_path / "other", "slow")
+    assert overridden.sandbox_seed == from_env.sandbox_seed and overridden.rate_limit_db == from_env.rate_limit_db
+    given = Settings(sandbox_seed=5)
+    moved = PipelineResource(base_settings=given, data_dir="x").settings()
+    assert moved == Settings(sandbox_seed=5, data_dir=Path("x"))
+    assert PipelineResource(base_settings=given).settings() is given
+
+
+def test_outside_a_run_the_settings_are_read_once(pipeline_env: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    resource = PipelineResource()
+    settings = resource.settings()
+    _meddle(monkeypatch, tmp_path / "elsewhere")
+    assert resource.settings() is settings and resource.lake().root == pipeline_env / "lake"
+
+
+def test_a_bad_setting_fails_the_run_at_its_start_naming_the_variable(pipeline_env: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PMW_MAX_ATTEMPTS", "several")
+    ran: list[str] = []
+
+    @dg.asset
+    def untouched(pipeline: PipelineResource) -> None:
+        ran.append("untouched")
+
+    with pytest.raises(Exception) as raised:
+        dg.materialize([untouched], resources={"pipeline": PipelineResource()},
+                       instance=dg.DagsterInstance.ephemeral())
+    causes = [raised.value]
+    while causes[-1].__cause__ is not None:
+        causes.append(causes[-1].__cause__)
+    assert any(isinstance(c, ConfigError) and str(c) == "PMW_MAX_ATTEMPTS must be a whole number, got 'several'"
+               for c in causes), causes
+    assert ran == []
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"PMW_SOURCE": "ftp"}, "PMW_SOURCE must be one of sandbox, api, direct, got 'ftp'"),
+        ({"PMW_SOURCE": "api", "PMW_API_KEY": "k"}, "PMW_SOURCE=api needs PMW_API_URL"),
+        ({"PMW_SOURCE": "api", "PMW_API_URL": "https://x"}, "PMW_SOURCE=api needs PMW_API_KEY"),
+        ({"PMW_API_URL": "x.org"}, "PMW_API_URL must start with http:// or https://, got 'x.org'"),
+        ({"PMW_RATE_LIMIT_PER_MIN": "0"}, "PMW_RATE_LIMIT_PER_MIN must be at least 1, got 0"),
+        ({"PMW_RATE_WINDOW_S": "soon"}, "PMW_RATE_WINDOW_S must be a number of seconds, got 'soon'"),
+        ({"PMW_MAX_BACKOFF_S": "-1"}, "PMW_MAX_BACKOFF_S must not be negative, got -1.0"),
+        ({"PMW_SANDBOX_END": "21/11/2026"}, "PMW_SANDBOX_END must be a day as YYYY-MM-DD, got '21/11/2026'"),
+        ({"PMW_PLATFORMS": "kalshi,manifold"}, "PMW_PLATFORMS: unknown platform 'manifold'"),
+        ({"PMW_PRICE_POINT_LABEL": "middle"}, "PMW_PRICE_POINT_LABEL must be one of period_start, period_end, got"),
+    ],
+)
+def test_a_bad_setting_is_named_with_its_value_and_what_was_expected(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_env(env)
+    assert str(raised.value).startswith(message)
