@@ -21,9 +21,10 @@ class PipelineResource(dg.ConfigurableResource):
     """Where data comes from and lands, by one `Settings` kept for the whole run.
 
     The settings are `base_settings` when given (what `pmw backfill` and `pmw demo` parse once at start-up),
-    else the PMW_* variables, read once when the run starts (`Settings.from_env`); `data_dir` and
-    `sandbox_faults`, when set, override theirs. Every `settings()`, `lake()` and `source()` of the run uses
-    that one object, whatever the environment does meanwhile.
+    else the PMW_* variables, read once when the run starts (`Settings.from_env`; under the multiprocess
+    executor, once in each step's process, which has the run's environment); `data_dir` and `sandbox_faults`,
+    when set, override theirs. Every `settings()`, `lake()` and `source()` of the run uses that one object,
+    whatever the environment does meanwhile.
     """
 
     base_settings: dg.ResourceDependency[Settings | None] = None
