@@ -27,6 +27,7 @@ from pipeline.engine.normalize.attribution import attribute
 from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.normalize.native import normalise_native
 from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
+from pipeline.engine.sources.paging import KalshiCursor, SeenKeys, field_keys
 from pipeline.engine.sources.partition import Coverage, MarketsDone, live_on
 from pipeline.engine.sources.unified import day_bounds
 
@@ -35,7 +36,6 @@ KALSHI_URL = "https://api.elections.kalshi.com/trade-api/v2"
 RATE_WINDOW_S, PER_WINDOW = 10.0, 200  # about 20 reads a second
 MARKETS_PAGE, EVENTS_PAGE, TRADES_PAGE = 1_000, 200, 1_000  # the largest `limit` of each endpoint
 HOURLY = 60
-MAX_PAGES = 100_000  # a cursor walk longer than this is a server that never says it is done
 
 
 class KalshiSource:
@@ -59,7 +59,10 @@ class KalshiSource:
         day_start, _ = day_bounds(day)
         query = {"mve_filter": "exclude", "min_close_ts": day_start + 1, "limit": MARKETS_PAGE}
         paths = ["/markets"] + (["/historical/markets"] if day_start < self.cutoff("market_settled_ts") else [])
-        records = [m for path in paths for m in self._walk(path, "markets", query)]
+        seen = SeenKeys(self.http.stats)  # a market in both tiers is kept once
+        walks = [KalshiCursor(self.http, path, "markets", query, keys=field_keys("ticker"), seen=seen)
+                 for path in paths]
+        records = [m for walk in walks for m in walk.items()]
         by_event: dict[Any, list[Any]] = {}
         for market in records:
             by_event.setdefault(market.get("event_ticker") if isinstance(market, dict) else None, []).append(market)
@@ -68,9 +71,7 @@ class KalshiSource:
         nested = _normalised("events", {"events": events}, day, "markets")
         orphans = _normalised("markets", {"markets": [m for ms in by_event.values() for m in ms]}, day, "markets")
         rows = pl.concat([nested.rows, orphans.rows])
-        deduplicated = rows.unique("id", keep="first", maintain_order=True)
-        self.http.stats.duplicates_dropped += rows.height - deduplicated.height
-        return Normalised(deduplicated.filter(live_on(day)), pl.concat([nested.rejects, orphans.rejects]))
+        return Normalised(rows.filter(live_on(day)), pl.concat([nested.rejects, orphans.rejects]))
 
     def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
         _check(platform)
@@ -83,7 +84,8 @@ class KalshiSource:
     def events(self) -> list[Any]:
         """Every (non-multivariate) event, listed once a session."""
         if self._events is None:
-            self._events = list(self._walk("/events", "events", {"limit": EVENTS_PAGE}))
+            walk = KalshiCursor(self.http, "/events", "events", {"limit": EVENTS_PAGE}, keys=field_keys("event_ticker"))
+            self._events = list(walk.items())
         return self._events
 
     def cutoff(self, name: str) -> int:
@@ -98,23 +100,6 @@ class KalshiSource:
             raise ApiError(f"GET /historical/cutoff: no {name!r} in the answer")
         return self._cutoff[name]
 
-    def _walk(self, path: str, key: str, query: dict[str, Any]) -> Iterator[Any]:
-        """Every item of a cursor-paged Kalshi list (an empty cursor ends it)."""
-        cursor, seen = "", set()
-        for _ in range(MAX_PAGES):
-            body = self.http.get_json(path, {**query, **({"cursor": cursor} if cursor else {})})
-            items = body.get(key) if isinstance(body, dict) else None
-            if not isinstance(items, list):
-                raise ApiError(f"GET {path}: expected '{key}' in the response")
-            yield from items
-            cursor = body.get("cursor") or ""
-            if not cursor:
-                return
-            if cursor in seen:
-                raise ApiError(f"GET {path}: the server returned a cursor it had already given; paging would never end")
-            seen.add(cursor)
-        raise ApiError(f"GET {path}: still more pages after {MAX_PAGES}; paging would never end")
-
     # -- trades and prices -------------------------------------------------------------------------
 
     def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
@@ -125,7 +110,10 @@ class KalshiSource:
         for market in markets.sort("id").iter_slices(1):
             ticker = market["id"][0]
             query = {"ticker": ticker, "min_ts": start, "max_ts": end - 1, "limit": TRADES_PAGE}
-            records = [t for path in paths for t in self._walk(path, "trades", query)]
+            seen = SeenKeys(self.http.stats)  # a trade in both tiers is kept once
+            walks = [KalshiCursor(self.http, path, "trades", query, keys=field_keys("trade_id"), seen=seen)
+                     for path in paths]
+            records = [t for walk in walks for t in walk.items()]
             yield attribute(_normalised("trades", {"trades": records}, day, "trades"), market)[0]
             yield MarketsDone(ticker)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
+from itertools import repeat
 from typing import Any
 
 import polars as pl
@@ -22,7 +23,8 @@ import polars as pl
 from pipeline.engine.normalize.attribution import attribute
 from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.normalize.native import normalise_native
-from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
+from pipeline.engine.sources.http import HttpLayer, RequestStats
+from pipeline.engine.sources.paging import DataApiOffset, GammaOffset, content_keys, field_keys
 from pipeline.engine.sources.partition import Coverage, MarketsDone, combined, live_on
 from pipeline.engine.sources.unified import day_bounds
 
@@ -61,11 +63,10 @@ class PolymarketSource:
         _check(platform)
         start = datetime.combine(day, datetime.min.time(), UTC)
         window = {"end_date_min": _iso(start), "start_date_max": _iso(start + timedelta(days=1))}
-        pages = [_normalised(PLATFORM, "markets", page, day) for page in self._gamma_pages("/markets", window)]
-        listed = _concat(pages)
-        rows = listed.rows.unique("id", keep="first", maintain_order=True)
-        self.gamma.stats.duplicates_dropped += listed.rows.height - rows.height
-        return Normalised(rows.filter(live_on(day)), listed.rejects)
+        walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
+                           keys=field_keys("id"))
+        listed = _concat([_normalised(PLATFORM, "markets", page.body, day) for page in walk.pages()])
+        return Normalised(listed.rows.filter(live_on(day)), listed.rejects)
 
     def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
         _check(platform)
@@ -76,19 +77,6 @@ class PolymarketSource:
             pages.append(_normalised(PLATFORM, table, self.gamma.get_json(f"/{table}", query), day))
         listed = _concat(pages) if pages else _empty(table, day)
         return Normalised(listed.rows.unique("id", keep="first", maintain_order=True), listed.rejects)
-
-    def _gamma_pages(self, path: str, query: dict[str, Any]) -> Iterator[Any]:
-        offset = 0
-        while True:
-            if offset > GAMMA_MAX_OFFSET:
-                raise ApiError(f"GET {path}: more than {GAMMA_MAX_OFFSET} items match; Gamma pages no deeper")
-            page = self.gamma.get_json(path, {**query, "limit": GAMMA_PAGE, "offset": offset})
-            if not isinstance(page, list):
-                raise ApiError(f"GET {path}: expected a JSON array, got {type(page).__name__}")
-            yield page
-            if len(page) < GAMMA_PAGE:
-                return
-            offset += GAMMA_PAGE
 
     # -- trades and prices -------------------------------------------------------------------------
 
@@ -101,26 +89,18 @@ class PolymarketSource:
             yield attribute(_normalised(PLATFORM, "trades", records, day, market_id=market_id), market)[0]
             yield MarketsDone(market_id)
 
-    def _market_trades(self, market_id: str, condition_id: str, day_start: int) -> list[Any]:
-        """The market's trades, newest first, back to the day's start or as deep as the Data API pages."""
-        records: list[Any] = []
-        for offset in range(0, DATA_API_OFFSET_CAP + 1, DATA_PAGE):
-            query = {"market": condition_id, "limit": DATA_PAGE, "offset": offset, "takerOnly": "false"}
-            try:
-                page = self.data.get_json("/trades", query)
-            except ApiError as error:
-                if offset and error.status == 400:  # the offset cap came sooner than documented
-                    break
-                raise
-            page = page.get("data") if isinstance(page, dict) else page  # the newer `{data, pagination}` shape
-            if not isinstance(page, list):
-                raise ApiError(f"GET /trades: expected a JSON array of trades, got {type(page).__name__}")
-            records += page
-            if len(page) < DATA_PAGE or _oldest(page) < day_start:
-                return records
-        if records:
+    def _market_trades(self, market_id: str, condition_id: str, day_start: int) -> Any:
+        """The market's trades, newest first, back to the day's start or as deep as the Data API pages, as one
+        body (a bare array, or the newer `{data, pagination}`)."""
+        query = {"market": condition_id, "takerOnly": "false"}
+        walk = DataApiOffset(self.data, "/trades", query, page_size=DATA_PAGE, cap=DATA_API_OFFSET_CAP,
+                             keys=content_keys, stop=lambda trades: _oldest(trades) < day_start)
+        pages = list(walk.pages())
+        records = [trade for page in pages for trade in page.items]
+        if walk.capped and records:
             self._coverage.incomplete[market_id] = datetime.fromtimestamp(_oldest(records), UTC)
-        return records
+        key = pages[-1].items_key if pages else None
+        return records if key is None else {**pages[-1].body, key: records}
 
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
@@ -151,10 +131,13 @@ def _iso(moment: datetime) -> str:
 
 
 def _oldest(trades: list[Any]) -> float:
-    """The oldest timestamp on a newest-first list of Data API trades (unreadable ones ignored)."""
-    times = [t.get("timestamp") for t in trades if isinstance(t, dict)]
-    numbers = [t for t in times if isinstance(t, int | float)]
-    return min(numbers) if numbers else float("inf")
+    """The oldest timestamp on a list of Data API trades (unreadable ones ignored; infinity without any)."""
+    if set(map(type, trades)) <= {dict}:
+        times = list(map(dict.get, trades, repeat("timestamp")))
+        if set(map(type, times)) <= {int, float}:  # the usual case: no Python bytecode per trade
+            return min(times, default=float("inf"))
+    numbers = [t.get("timestamp") for t in trades if isinstance(t, dict)]
+    return min((t for t in numbers if isinstance(t, int | float)), default=float("inf"))
 
 
 def _normalised(platform: str, entity: str, body: Any, day: date, **context: str) -> Normalised:

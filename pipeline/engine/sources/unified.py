@@ -31,6 +31,7 @@ from filelock import FileLock
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
+from pipeline.engine.sources.paging import UnifiedCursor, field_keys
 
 log = logging.getLogger("pipeline.engine.sources.unified")
 Record = dict[str, Any]
@@ -147,8 +148,8 @@ class UnifiedSource:
     def _list_catalogue(self, platform: str) -> Catalogue:
         fetched_at = datetime.now(UTC)
         listed = {
-            name: list(self.http.paginate(f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
-                                          key=_by_id, smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name]))
+            name: list(UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
+                                     smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id")).items())
             for name in ("series", "events", "markets")
         }
         log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
@@ -170,10 +171,10 @@ class UnifiedSource:
     def market_trades(self, day: date, market_id: str) -> Iterator[Record]:
         """Raw trades of a market, paged until no later page can hold a trade of the day (whichever way the
         server orders them). Trades of other days come along; the caller keeps the day's."""
-        yield from self.http.paginate(
-            "/trades", "trades", {"market_id": market_id}, page_size=MAX_LIMIT["trades"],
-            key=_by_trade_id, stop=PastTheDay(*day_bounds(day)),
-        )
+        yield from UnifiedCursor(
+            self.http, "/trades", "trades", {"market_id": market_id}, page_size=MAX_LIMIT["trades"],
+            keys=field_keys("trade_id"), stop=PastTheDay(*day_bounds(day)),
+        ).items()
 
     def price_points(self, ids: Sequence[str], start: int, end: int) -> list[Record]:
         """Hourly price points of at most 10 markets between two moments (Unix seconds, both included)."""
@@ -245,11 +246,3 @@ def _times(page: list[Any]) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return None if np.isnan(values).any() else values
-
-
-def _by_id(item: Any) -> Any:
-    return item["id"]
-
-
-def _by_trade_id(item: Any) -> Any:
-    return item["trade_id"]

@@ -87,10 +87,10 @@ def test_a_market_read_back_past_the_day_start_is_complete_and_stops_there() -> 
 
 
 def test_a_kalshi_cursor_that_comes_back_is_an_error_not_an_endless_loop() -> None:
-    answer = {"cursor": "same", "markets": []}
+    answer = {"cursor": "same", "events": []}
     source = KalshiSource(layer(lambda request: httpx.Response(200, json=answer)))
     with pytest.raises(ApiError, match="cursor it had already given"):
-        list(source._walk("/markets", "markets", {}))
+        source.events()
 
 
 def test_kalshi_days_before_the_cutoff_read_the_historical_trades_too() -> None:

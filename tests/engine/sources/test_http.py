@@ -1,4 +1,4 @@
-"""The shared HTTP layer: retries, budget, paging, counters, and a key that never leaks."""
+"""The shared HTTP layer: retries, budget, counters, and a key that never leaks (paging: test_paging.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from pipeline.engine.config import Secret
-from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats, SeenKeys, endpoint_of
+from pipeline.engine.sources.http import ApiError, HttpLayer, endpoint_of
 from pipeline.engine.sources.request_budget import RequestBudget
 
 KEY = "sk-live-DO-NOT-LEAK-0042"
@@ -132,103 +132,6 @@ def test_a_body_that_echoes_the_key_is_redacted_everywhere(caplog: pytest.LogCap
     assert KEY not in repr(Secret(KEY))
 
 
-def _paged(
-    items: list[dict], page_size: int, expire_once_at: int | None = None, duplicate: int = 0
-) -> Callable[[httpx.Request], httpx.Response]:
-    state = {"expired": False}
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        offset = int(request.url.params.get("cursor", "0") or 0)
-        if expire_once_at is not None and offset == expire_once_at and not state["expired"]:
-            state["expired"] = True
-            return _error(400, "INVALID_CURSOR", "cursor has expired")
-        page = items[offset : offset + page_size]
-        end = offset + len(page)
-        more = end < len(items)
-        return httpx.Response(
-            200,
-            json={
-                "items": page,
-                "pagination": {
-                    "total": len(items),
-                    "limit": page_size,
-                    "has_more": more,
-                    "next_cursor": str(end - duplicate) if more else None,
-                },
-            },
-        )
-
-    return handler
-
-
-def test_paging_walks_every_item_once_across_restarts_and_duplicates() -> None:
-    items = [{"id": str(i)} for i in range(23)]
-    layer = _layer(_paged(items, 5, expire_once_at=9, duplicate=2))
-    walked = list(layer.paginate("/markets", "items", {}, page_size=5, key=lambda x: x["id"]))
-    assert [w["id"] for w in walked] == [i["id"] for i in items]
-    assert layer.stats.cursor_restarts == 1
-    assert layer.stats.duplicates_dropped > 0
-
-
-def test_paging_asks_for_the_page_size_and_stops_early() -> None:
-    limits = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        limits.append(request.url.params["limit"])
-        return _paged([{"id": str(i)} for i in range(50)], 10)(request)
-
-    layer = _layer(handler)
-    walked = list(
-        layer.paginate(
-            "/trades",
-            "items",
-            {"market_id": "m"},
-            page_size=10,
-            key=lambda x: x["id"],
-            stop=lambda page: page[-1]["id"] == "19",
-        )
-    )
-    assert len(walked) == 20 and limits == ["10", "10"]
-
-
-def test_a_refused_page_size_is_asked_again_at_the_smaller_one() -> None:
-    """A server whose maximum is below the one asked for may refuse it (400 naming `limit`) instead of capping."""
-    limits = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        limits.append(request.url.params["limit"])
-        if int(request.url.params["limit"]) > 4:
-            return _error(400, "VALIDATION_ERROR", "invalid parameter 'limit': must be at most 4, got 10")
-        return _paged([{"id": str(i)} for i in range(9)], 4)(request)
-
-    walked = list(_layer(handler).paginate("/markets", "items", {}, page_size=10, key=lambda x: x["id"],
-                                           smaller_page_size=4))
-    assert [w["id"] for w in walked] == [str(i) for i in range(9)]
-    assert limits == ["10", "4", "4", "4"]
-    with pytest.raises(ApiError, match="must be at most 4"):  # with nothing smaller to ask for, the refusal stands
-        list(_layer(handler).paginate("/markets", "items", {}, page_size=10, key=lambda x: x["id"]))
-
-
-def test_a_cursor_that_repeats_forever_is_stopped() -> None:
-    def loop(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            200,
-            json={
-                "items": [{"id": request.url.params.get("cursor", "0")}],
-                "pagination": {"total": 9, "limit": 1, "has_more": True, "next_cursor": "c"},
-            },
-        )
-
-    with pytest.raises(ApiError, match="already given"):
-        list(_layer(loop).paginate("/markets", "items", {}, page_size=1, key=lambda x: x["id"]))
-
-
-def test_items_without_identity_pass_through_for_the_normaliser_to_reject() -> None:
-    items = [{"id": "a"}, {"no_id": 1}, {"id": ["unhashable"]}, {"id": "a"}]
-    layer = _layer(_paged(items, 10))
-    assert len(list(layer.paginate("/markets", "items", {}, page_size=10, key=lambda x: x["id"]))) == 3
-
-
 def test_endpoint_names_hide_ids() -> None:
     assert endpoint_of("/markets/KXBTCD-26NOV21-T90000/orderbook") == "/markets/{id}/orderbook"
     assert endpoint_of("/events/123") == "/events/{id}"
@@ -265,21 +168,3 @@ def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
 def test_budget_refuses_nonsense(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least 1 request"):
         RequestBudget("x", 0, tmp_path / "b.sqlite")
-
-
-def test_seen_keys_keep_the_first_of_each_identity_across_pages_and_runs() -> None:
-    stats = RequestStats()
-    seen = SeenKeys(stats)
-    kept = [seen.new([f"t{i}" for i in range(start, start + 100)]) for start in range(0, 5000, 100)]
-    assert all(all(k) for k in kept)
-    again = seen.new(["t0", "t4999", "t2500", "new", "new", None, None])
-    assert again == [False, False, False, True, False, True, True]
-    assert stats.duplicates_dropped == 4
-
-
-def test_seen_keys_compare_other_identities_like_python() -> None:
-    stats = RequestStats()
-    seen = SeenKeys(stats)
-    assert seen.new(["a", 1, None, 1.0, True, "1", "a"]) == [True, True, True, False, False, True, False]
-    assert seen.new(["a", "b"]) == [False, True]
-    assert stats.duplicates_dropped == 4

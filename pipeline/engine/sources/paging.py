@@ -1,0 +1,457 @@
+"""Paging: one walking loop, and one paginator class per paging style the sources meet.
+
+- `UnifiedCursor`: the unified API, `{<items>: [...], pagination: {has_more, next_cursor}}`; restarts from the
+  first page when the server says a cursor is invalid or expired, and asks again at a smaller page size when
+  it refuses `limit`.
+- `KalshiCursor`: Kalshi's API v2, `{<items>: [...], cursor}`; an empty cursor ends the list.
+- `GammaOffset`: Polymarket's Gamma, a bare array paged by `limit`/`offset`; a short page ends the list, and
+  Gamma pages no deeper than an offset cap (a list longer than that is an error, not a silent cut).
+- `DataApiOffset`: Polymarket's Data API, a bare array (or `{data, pagination}`) paged by `limit`/`offset`
+  up to a cap past which it refuses to page: reaching the cap ends the list, and `capped` says so.
+
+Every paginator walks with `Paginator.pages`, so that each one drops the items it has met before (by a key
+function, with `SeenKeys`), refuses to loop (a cursor given twice in one pass, or an offset page identical to
+the one before), counts duplicates and restarts in the HTTP layer's `RequestStats`, and stops where its API
+says the list is done or where the caller's `stop` rule says the rest cannot matter.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import partial
+from itertools import compress, repeat
+from typing import Any
+
+import numpy as np
+import orjson
+import polars as pl
+
+from pipeline.engine.sources.http import ApiError, HttpLayer, InvalidCursor, RequestStats, endpoint_of
+
+log = logging.getLogger("pipeline.engine.sources.paging")
+
+Keys = Callable[[list[Any]], list[Hashable | None]]  # a page's items -> their identities (None: none usable)
+Stop = Callable[[list[Any]], bool]  # a page's items -> whether no later page can matter
+Query = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One answer of a paged list: its body as received, less the items met on earlier pages; those items;
+    and where the body holds them (`items_key`, None when the body is the array itself)."""
+
+    body: Any
+    items: list[Any]
+    items_key: str | None
+
+
+class Paginator(ABC):
+    """A paged list at `path`: `pages()` walks it, `items()` gives its items. A paging style says how to ask
+    for the first and the next page, where a body holds its items, and what a loop looks like; the walking
+    loop is this class's alone.
+
+    `keys` identifies a page's items (an item it cannot identify passes through, for the normaliser to
+    reject); `stop` sees each page's items and ends the walk early; `seen` may be shared by several walks
+    whose items must be kept once between them (a live list and its historical twin).
+    """
+
+    max_pages: int | None = None  # more pages than this is a server that never says it is done
+
+    def __init__(
+        self,
+        http: HttpLayer,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        keys: Keys,
+        stop: Stop | None = None,
+        seen: SeenKeys | None = None,
+    ) -> None:
+        self.http, self.path, self.params = http, path, dict(params or {})
+        self.keys, self.stop = keys, stop
+        self.seen = seen if seen is not None else SeenKeys(http.stats)
+
+    @property
+    def endpoint(self) -> str:
+        return endpoint_of(self.path)
+
+    def pages(self) -> Iterator[Page]:
+        """Every page of the list, each item once, until the API or `stop` says the list is done."""
+        query: Query | None = self._first()
+        asked = 0
+        while query is not None:
+            if self._beyond_reach(query):
+                return
+            if self.max_pages is not None and asked >= self.max_pages:
+                raise ApiError(f"GET {self.endpoint}: still more pages after {self.max_pages}; paging would never end")
+            asked += 1
+            try:
+                body = self.http.get_json(self.path, query)
+            except ApiError as error:
+                query = self._instead(error, query)
+                continue
+            key = self._items_key(body)
+            items = body if key is None else body[key]
+            fresh = list(compress(items, self.seen.new(self.keys(items))))
+            yield Page(fresh if key is None else {**body, key: fresh}, fresh, key)
+            query = self._next(query, body, items)
+            if query is None or (self.stop is not None and self.stop(items)):
+                return
+            if self._loops(query, items):
+                raise ApiError(f"GET {self.endpoint}: {self._loop_reason(query)}; paging would never end")
+
+    def items(self) -> Iterator[Any]:
+        """Every item of the list, once."""
+        for page in self.pages():
+            yield from page.items
+
+    # -- what a paging style says ------------------------------------------------------------------
+
+    @abstractmethod
+    def _first(self) -> Query:
+        """The query of the first page."""
+
+    @abstractmethod
+    def _next(self, query: Query, body: Any, items: list[Any]) -> Query | None:
+        """The query of the page after the one `query` asked for, or None when the list is done."""
+
+    @abstractmethod
+    def _items_key(self, body: Any) -> str | None:
+        """Where a body holds its items (None: the body is the array); ApiError when it holds none."""
+
+    @abstractmethod
+    def _loops(self, query: Query, items: list[Any]) -> bool:
+        """Whether asking `query` (after a page of `items`) would go round in a circle."""
+
+    @abstractmethod
+    def _loop_reason(self, query: Query) -> str:
+        """What the loop `_loops` found is, for the error."""
+
+    def _instead(self, error: ApiError, query: Query) -> Query | None:
+        """What to ask instead of `query` that the server refused (None: the list ends here); by default the
+        refusal stands."""
+        raise error
+
+    def _beyond_reach(self, query: Query) -> bool:
+        """Whether the list ends before `query` because the API pages no deeper."""
+        return False
+
+
+class _Cursor(Paginator):
+    """A cursor-paged list: a cursor given twice in one pass is a loop."""
+
+    cursor_param = "cursor"
+
+    def __init__(self, *arguments: Any, **options: Any) -> None:
+        super().__init__(*arguments, **options)
+        self._cursors: set[str] = set()
+
+    def _loops(self, query: Query, items: list[Any]) -> bool:
+        cursor = query[self.cursor_param]
+        if cursor in self._cursors:
+            return True
+        self._cursors.add(cursor)
+        return False
+
+    def _loop_reason(self, query: Query) -> str:
+        return "the server returned a cursor it had already given"
+
+    def _restart(self) -> Query:
+        """The first page again, as a new pass."""
+        self._cursors.clear()
+        return self._first()
+
+
+class UnifiedCursor(_Cursor):
+    """The unified API's cursor paging (`limit`, `cursor`; `pagination.has_more` and `next_cursor`).
+
+    Paging stops when either `has_more` or `next_cursor` says there is no more; a page that is empty while
+    `has_more` is true is an error (before `stop`, which would take it for the end of the data). An invalid or
+    expired cursor restarts from the first page, at most `max_restarts` times (items met before are not
+    kept twice); `smaller_page_size` is asked for instead when the server refuses `page_size`.
+    """
+
+    def __init__(
+        self,
+        http: HttpLayer,
+        path: str,
+        items_key: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        page_size: int,
+        smaller_page_size: int | None = None,
+        max_restarts: int = 5,
+        keys: Keys,
+        stop: Stop | None = None,
+    ) -> None:
+        super().__init__(http, path, params, keys=keys, stop=stop)
+        self.items_key, self.page_size, self.smaller_page_size = items_key, page_size, smaller_page_size
+        self.max_restarts, self.restarts = max_restarts, 0
+
+    def _first(self) -> Query:
+        return {**self.params, "limit": self.page_size}
+
+    def _items_key(self, body: Any) -> str:
+        if not isinstance(body, dict) or not isinstance(body.get(self.items_key), list) or not isinstance(
+                body.get("pagination"), dict):
+            raise ApiError(f"GET {self.endpoint}: expected '{self.items_key}' and 'pagination' in the response")
+        return self.items_key
+
+    def _next(self, query: Query, body: Any, items: list[Any]) -> Query | None:
+        pagination = body["pagination"]
+        cursor = pagination.get("next_cursor")
+        if not (pagination.get("has_more") and cursor):
+            return None
+        if not items:
+            raise ApiError(f"GET {self.endpoint}: has_more is true but the page is empty")
+        return {**query, self.cursor_param: cursor}
+
+    def _instead(self, error: ApiError, query: Query) -> Query:
+        if isinstance(error, InvalidCursor):
+            self.restarts += 1
+            self.http.stats.cursor_restarts += 1
+            if self.restarts > self.max_restarts:
+                raise ApiError(f"{error}; gave up after {self.max_restarts} restarts from the first page") from None
+            log.info("cursor refused on %s, restarting from the first page: %s", self.endpoint, error)
+            return self._restart()
+        smaller = self.smaller_page_size
+        if not refuses_limit(error) or smaller is None or smaller >= self.page_size:
+            raise error
+        log.info("%s refused limit=%d, paging at %d: %s", self.endpoint, self.page_size, smaller, error)
+        self.page_size = smaller
+        return {**query, "limit": smaller}
+
+
+class KalshiCursor(_Cursor):
+    """Kalshi's cursor paging (`limit` in the params, `cursor`; the body's `cursor` is empty on the last page)."""
+
+    max_pages = 100_000
+
+    def __init__(
+        self,
+        http: HttpLayer,
+        path: str,
+        items_key: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        keys: Keys,
+        seen: SeenKeys | None = None,
+    ) -> None:
+        super().__init__(http, path, params, keys=keys, seen=seen)
+        self.items_key = items_key
+
+    def _first(self) -> Query:
+        return dict(self.params)
+
+    def _items_key(self, body: Any) -> str:
+        if not isinstance(body, dict) or not isinstance(body.get(self.items_key), list):
+            raise ApiError(f"GET {self.endpoint}: expected '{self.items_key}' in the response")
+        return self.items_key
+
+    def _next(self, query: Query, body: Any, items: list[Any]) -> Query | None:
+        cursor = body.get("cursor") or ""
+        return {**query, self.cursor_param: cursor} if cursor else None
+
+
+class _Offset(Paginator):
+    """A list paged by `limit` and `offset`: a page shorter than `limit` is the last, and a page identical to
+    the one before (a server ignoring `offset`) is a loop."""
+
+    def __init__(
+        self,
+        http: HttpLayer,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        page_size: int,
+        keys: Keys,
+        stop: Stop | None = None,
+    ) -> None:
+        super().__init__(http, path, params, keys=keys, stop=stop)
+        self.page_size = page_size
+        self._previous: list[Any] | None = None
+
+    def _first(self) -> Query:
+        return {**self.params, "limit": self.page_size, "offset": 0}
+
+    def _next(self, query: Query, body: Any, items: list[Any]) -> Query | None:
+        return None if len(items) < self.page_size else {**query, "offset": query["offset"] + self.page_size}
+
+    def _loops(self, query: Query, items: list[Any]) -> bool:
+        repeated = bool(items) and items == self._previous
+        self._previous = items
+        return repeated
+
+    def _loop_reason(self, query: Query) -> str:
+        return f"the page at offset {query['offset'] - self.page_size} repeats the one before"
+
+
+class GammaOffset(_Offset):
+    """Gamma's offset paging of a bare array, no deeper than `max_offset`: a list that goes on past it is an
+    error, since Gamma will not page to its end."""
+
+    def __init__(
+        self,
+        http: HttpLayer,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        page_size: int,
+        max_offset: int,
+        keys: Keys,
+    ) -> None:
+        super().__init__(http, path, params, page_size=page_size, keys=keys)
+        self.max_offset = max_offset
+
+    def _items_key(self, body: Any) -> None:
+        if not isinstance(body, list):
+            raise ApiError(f"GET {self.endpoint}: expected a JSON array, got {type(body).__name__}")
+        return None
+
+    def _beyond_reach(self, query: Query) -> bool:
+        if query["offset"] > self.max_offset:
+            raise ApiError(f"GET {self.endpoint}: more than {self.max_offset} items match; Gamma pages no deeper")
+        return False
+
+
+class DataApiOffset(_Offset):
+    """The Data API's offset paging (a bare array, or the newer `{data, pagination}`), up to `cap`.
+
+    Past the cap the API refuses to page, sometimes sooner than documented (a 400 at an offset past the
+    first page): either way the list ends there and `capped` is true, for the caller to report how far it
+    reached.
+    """
+
+    def __init__(
+        self,
+        http: HttpLayer,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        page_size: int,
+        cap: int,
+        keys: Keys,
+        stop: Stop | None = None,
+    ) -> None:
+        super().__init__(http, path, params, page_size=page_size, keys=keys, stop=stop)
+        self.cap, self.capped = cap, False
+
+    def _items_key(self, body: Any) -> str | None:
+        if isinstance(body, list):
+            return None
+        if isinstance(body, dict) and isinstance(body.get("data"), list):
+            return "data"
+        raise ApiError(f"GET {self.endpoint}: expected a JSON array of trades, got {type(body).__name__}")
+
+    def _beyond_reach(self, query: Query) -> bool:
+        self.capped = query["offset"] > self.cap
+        return self.capped
+
+    def _instead(self, error: ApiError, query: Query) -> None:
+        if not (query["offset"] and error.status == 400):
+            raise error
+        self.capped = True  # the offset cap came sooner than documented
+        return None
+
+
+# -- identities ----------------------------------------------------------------------------------------------
+
+
+def field_keys(name: str) -> Keys:
+    """Items identified by one field (`id`, `trade_id`, `ticker`)."""
+    return partial(_field_keys, name)
+
+
+def _field_keys(name: str, items: list[Any]) -> list[Hashable | None]:
+    if set(map(type, items)) <= {dict}:
+        identities = list(map(dict.get, items, repeat(name)))
+        if set(map(type, identities)) <= {str, type(None)}:  # the usual case: no Python bytecode per item
+            return identities
+    return [_identity(item, name) for item in items]
+
+
+def _identity(item: Any, name: str) -> Hashable | None:
+    """The item's identity, or None when it has none usable (not an object, missing, or not hashable)."""
+    try:
+        identity = item[name]
+        hash(identity)
+    except (KeyError, TypeError, IndexError):
+        return None
+    return identity
+
+
+def content_keys(items: list[Any]) -> list[Hashable | None]:
+    """Items that carry no id (Data API trades), identified by their whole content as sent (one server writes
+    one record alike each time) and, among identical items of one page (fills that differ in nothing the API
+    shows), by their place among them: a page that starts with the items that ended the page before (new
+    trades pushed them down) repeats none of them."""
+    texts: list[Hashable | None] = list(map(bytes.decode, map(orjson.dumps, items)))
+    column = pl.Series("item", texts, dtype=pl.String())
+    if not column.is_duplicated().any():  # the usual page
+        return texts
+    place = pl.int_range(pl.len()).over("item")
+    return column.to_frame().select(  # the first of identical items is known as the item alone, as on any page
+        pl.when(place == 0).then(pl.col("item")).otherwise(pl.concat_str(pl.col("item"), place.cast(pl.String),
+                                                                          separator="#"))
+    ).to_series().to_list()
+
+
+class SeenKeys:
+    """The identities of the items paging has kept so far, to drop the ones it meets again (after a cursor
+    restart, or when pages overlap), with the counter. Text identities (a trade id) are kept as two 64-bit
+    hashes, 16 bytes each where a Python set of the strings took over 150 (a busy market has millions: 298 MB
+    for 1.9 M ids, most of the memory benchmark's excess over 1 GB), in sorted runs merged as they grow and
+    looked up by binary search; a repeat is one whose 128 bits match. Other identities (numbers) go to a set.
+    """
+
+    def __init__(self, stats: RequestStats) -> None:
+        self.stats = stats
+        self._runs: list[tuple[np.ndarray, np.ndarray]] = []
+        self._others: set[Hashable] = set()
+
+    def new(self, identities: list[Hashable | None]) -> list[bool]:
+        """Per item, whether it is met for the first time (always, when it has no identity); remembers them."""
+        texts = pl.Series([i if type(i) is str else None for i in identities], dtype=pl.String())
+        keep = self._new_texts(texts).to_list()
+        for position, identity in enumerate(identities):
+            if identity is not None and type(identity) is not str:
+                keep[position] = identity not in self._others
+                self._others.add(identity)
+        self.stats.duplicates_dropped += keep.count(False)
+        return keep
+
+    def _new_texts(self, texts: pl.Series) -> pl.Series:
+        hashed = texts.to_frame("id").select(  # one polars call a page: its cost is per call, not per item
+            pl.col("id").hash(seed=0).alias("a"),
+            pl.col("id").hash(seed=1).alias("b"),
+            (pl.col("id").is_first_distinct() | pl.col("id").is_null()).alias("first"),
+            pl.col("id").is_not_null().alias("known"),
+        )
+        a, b, known = hashed["a"].to_numpy(), hashed["b"].to_numpy(), hashed["known"].to_numpy()
+        repeated = np.zeros(len(texts), dtype=bool)
+        for run_a, run_b in self._runs:
+            at = np.minimum(np.searchsorted(run_a, a), len(run_a) - 1)
+            repeated |= (run_a[at] == a) & (run_b[at] == b)
+        keep = hashed["first"].to_numpy() & ~(repeated & known)
+        added = keep & known
+        self._add(a[added], b[added])
+        return pl.Series(keep)
+
+    def _add(self, a: np.ndarray, b: np.ndarray) -> None:
+        if not len(a):
+            return
+        order = np.argsort(a, kind="stable")
+        self._runs.append((a[order], b[order]))
+        while len(self._runs) > 1 and len(self._runs[-2][0]) <= 2 * len(self._runs[-1][0]):
+            (a1, b1), (a2, b2) = self._runs.pop(), self._runs.pop()
+            a, b = np.concatenate([a2, a1]), np.concatenate([b2, b1])
+            order = np.argsort(a, kind="stable")
+            self._runs.append((a[order], b[order]))
+
+
+def refuses_limit(error: ApiError) -> bool:
+    """A 400 that names the `limit` parameter: the server's page size is below the one asked for."""
+    return error.status == 400 and not isinstance(error, InvalidCursor) and "limit" in str(error).lower()

@@ -1,0 +1,393 @@
+"""The paginators, one per paging style, on hand-made answers: every item once (duplicates dropped and
+counted), loops refused, and each list ended where its API says it is done."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
+from pipeline.engine.sources.paging import (
+    DataApiOffset,
+    GammaOffset,
+    KalshiCursor,
+    SeenKeys,
+    UnifiedCursor,
+    content_keys,
+    field_keys,
+)
+
+Handler = Callable[[httpx.Request], httpx.Response]
+BY_ID = field_keys("id")
+
+
+def layer(handler: Handler, asked: list[httpx.Request] | None = None) -> HttpLayer:
+    def handle(request: httpx.Request) -> httpx.Response:
+        if asked is not None:
+            asked.append(request)
+        return handler(request)
+
+    return HttpLayer("http://api.test", transport=httpx.MockTransport(handle), max_attempts=1)
+
+
+def error(status: int, code: str, message: str = "nope") -> httpx.Response:
+    return httpx.Response(status, json={"error": {"code": code, "message": message, "timestamp": "t"}})
+
+
+def ids(items: list[dict[str, Any]]) -> list[str]:
+    return [item["id"] for item in items]
+
+
+# -- the unified API's cursor ------------------------------------------------------------------------------
+
+
+def unified_pages(items: list[dict], page_size: int, expire_once_at: int | None = None, duplicate: int = 0,
+                  cursor_on_last_page: bool = False) -> Handler:
+    """A cursor-paged list whose cursor is the offset; `duplicate` items of each page come again on the next,
+    and the cursor of `expire_once_at` is refused once as expired."""
+    state = {"expired": False}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        offset = int(request.url.params.get("cursor", "0") or 0)
+        if expire_once_at is not None and offset == expire_once_at and not state["expired"]:
+            state["expired"] = True
+            return error(400, "INVALID_CURSOR", "cursor has expired")
+        page = items[offset : offset + page_size]
+        end = offset + len(page)
+        more = end < len(items)
+        cursor = str(end - duplicate) if more or cursor_on_last_page else None
+        return httpx.Response(200, json={
+            "items": page,
+            "pagination": {"total": len(items), "limit": page_size, "has_more": more, "next_cursor": cursor},
+        })
+
+    return handler
+
+
+def unified(handler: Handler, page_size: int = 5, **options: Any) -> UnifiedCursor:
+    return UnifiedCursor(layer(handler), "/markets", "items", {}, page_size=page_size, keys=BY_ID, **options)
+
+
+def test_unified_paging_walks_every_item_once_across_restarts_and_duplicates() -> None:
+    items = [{"id": str(i)} for i in range(23)]
+    walk = unified(unified_pages(items, 5, expire_once_at=9, duplicate=2))
+    assert ids(list(walk.items())) == ids(items)
+    assert walk.http.stats.cursor_restarts == 1
+    assert walk.http.stats.duplicates_dropped > 0
+
+
+def test_unified_pages_keep_their_envelope_with_only_the_new_items() -> None:
+    items = [{"id": str(i)} for i in range(8)]
+    pages = list(unified(unified_pages(items, 5, duplicate=2)).pages())
+    assert [ids(page.items) for page in pages] == [["0", "1", "2", "3", "4"], ["5", "6", "7"]]
+    assert pages[1].body["items"] == pages[1].items and pages[1].body["pagination"]["has_more"] is False
+    assert {page.items_key for page in pages} == {"items"}
+
+
+def test_unified_paging_asks_for_the_page_size_and_stops_early() -> None:
+    asked: list[httpx.Request] = []
+    handler = unified_pages([{"id": str(i)} for i in range(50)], 10)
+    walk = UnifiedCursor(layer(handler, asked), "/trades", "items", {"market_id": "m"}, page_size=10, keys=BY_ID,
+                         stop=lambda page: page[-1]["id"] == "19")
+    assert len(list(walk.items())) == 20
+    assert [r.url.params["limit"] for r in asked] == ["10", "10"]
+    assert all(r.url.params["market_id"] == "m" for r in asked)
+
+
+def test_unified_paging_stops_when_either_has_more_or_the_cursor_says_so() -> None:
+    """The last page may still carry a cursor with `has_more` false (the spec's rule 4)."""
+    asked: list[httpx.Request] = []
+    items = [{"id": str(i)} for i in range(7)]
+    walk = UnifiedCursor(layer(unified_pages(items, 5, cursor_on_last_page=True), asked), "/markets", "items",
+                         page_size=5, keys=BY_ID)
+    assert ids(list(walk.items())) == ids(items)
+    assert len(asked) == 2
+
+
+def test_a_refused_page_size_is_asked_again_at_the_smaller_one() -> None:
+    """A server whose maximum is below the one asked for may refuse it (400 naming `limit`) instead of capping."""
+    limits = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        limits.append(request.url.params["limit"])
+        if int(request.url.params["limit"]) > 4:
+            return error(400, "VALIDATION_ERROR", "invalid parameter 'limit': must be at most 4, got 10")
+        return unified_pages([{"id": str(i)} for i in range(9)], 4)(request)
+
+    walked = list(unified(handler, page_size=10, smaller_page_size=4).items())
+    assert ids(walked) == [str(i) for i in range(9)]
+    assert limits == ["10", "4", "4", "4"]
+    with pytest.raises(ApiError, match="must be at most 4"):  # with nothing smaller to ask for, the refusal stands
+        list(unified(handler, page_size=10).items())
+
+
+def test_a_unified_cursor_that_repeats_forever_is_stopped() -> None:
+    def loop(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={
+            "items": [{"id": request.url.params.get("cursor", "0")}],
+            "pagination": {"total": 9, "limit": 1, "has_more": True, "next_cursor": "c"},
+        })
+
+    with pytest.raises(ApiError, match="already given"):
+        list(unified(loop, page_size=1).items())
+
+
+def test_an_empty_unified_page_that_says_there_is_more_is_an_error_even_with_a_stop_rule() -> None:
+    def empty(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"items": [], "pagination": {"has_more": True, "next_cursor": "more"}})
+
+    with pytest.raises(ApiError, match="has_more is true but the page is empty"):
+        list(unified(empty, stop=lambda page: True).items())
+
+
+def test_unified_paging_gives_up_after_its_restarts() -> None:
+    def always_expired(request: httpx.Request) -> httpx.Response:
+        if request.url.params.get("cursor"):
+            return error(400, "INVALID_CURSOR", "cursor has expired")
+        return unified_pages([{"id": str(i)} for i in range(10)], 5)(request)
+
+    walk = unified(always_expired, max_restarts=2)
+    with pytest.raises(ApiError, match="gave up after 2 restarts"):
+        list(walk.items())
+    assert walk.http.stats.cursor_restarts == 3
+    assert walk.http.stats.duplicates_dropped == 10  # the first page, met again on each restart
+
+
+def test_items_without_identity_pass_through_for_the_normaliser_to_reject() -> None:
+    items = [{"id": "a"}, {"no_id": 1}, {"id": ["unhashable"]}, {"id": "a"}, "not an object", {"id": 7}, {"id": 7}]
+    walked = list(unified(unified_pages(items, 10), page_size=10).items())
+    assert walked == [{"id": "a"}, {"no_id": 1}, {"id": ["unhashable"]}, "not an object", {"id": 7}]
+
+
+def test_a_unified_body_without_its_envelope_is_an_error() -> None:
+    with pytest.raises(ApiError, match="expected 'items' and 'pagination'"):
+        list(unified(lambda request: httpx.Response(200, json={"items": []})).items())
+
+
+# -- Kalshi's cursor ---------------------------------------------------------------------------------------
+
+
+def kalshi_pages(items: list[dict], page_size: int, overlap: int = 0) -> Handler:
+    """Kalshi's shape: `{markets, cursor}`, the cursor empty on the last page; `overlap` items come twice."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        offset = int(request.url.params.get("cursor") or 0)
+        end = min(offset + page_size, len(items))
+        return httpx.Response(200, json={
+            "markets": items[offset:end], "cursor": str(end - overlap) if end < len(items) else ""})
+
+    return handler
+
+
+def kalshi(handler: Handler, **options: Any) -> KalshiCursor:
+    return KalshiCursor(layer(handler), "/markets", "markets", {"limit": 3}, keys=field_keys("ticker"), **options)
+
+
+def test_kalshi_paging_follows_the_cursor_to_an_empty_one_and_drops_overlaps() -> None:
+    items = [{"ticker": f"K-{i}"} for i in range(10)]
+    walk = kalshi(kalshi_pages(items, 3, overlap=1))
+    pages = list(walk.pages())
+    assert [item for page in pages for item in page.items] == items
+    assert all(page.body["markets"] == page.items and page.items_key == "markets" for page in pages)
+    assert walk.http.stats.duplicates_dropped == len(pages) - 1
+
+
+def test_kalshi_walks_sharing_what_they_have_seen_keep_each_item_once() -> None:
+    """A live list and its historical twin, read one after the other, overlap."""
+    live = [{"ticker": f"K-{i}"} for i in range(5)]
+    historical = [{"ticker": f"K-{i}"} for i in range(3, 8)]
+    http = layer(lambda r: kalshi_pages(live if r.url.path == "/markets" else historical, 2)(r))
+    seen = SeenKeys(http.stats)
+    walked = [item for path in ("/markets", "/historical/markets")
+              for item in KalshiCursor(http, path, "markets", keys=field_keys("ticker"), seen=seen).items()]
+    assert [item["ticker"] for item in walked] == [f"K-{i}" for i in range(8)]
+    assert http.stats.duplicates_dropped == 2
+
+
+def test_a_kalshi_cursor_that_comes_back_is_an_error_not_an_endless_loop() -> None:
+    answer = {"cursor": "same", "markets": [{"ticker": "K-1"}]}
+    with pytest.raises(ApiError, match="cursor it had already given"):
+        list(kalshi(lambda request: httpx.Response(200, json=answer)).items())
+
+
+def test_kalshi_paging_that_never_ends_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(KalshiCursor, "max_pages", 4)
+    endless = kalshi(lambda r: httpx.Response(200, json={
+        "markets": [], "cursor": str(int(r.url.params.get("cursor") or 0) + 1)}))
+    with pytest.raises(ApiError, match="still more pages after 4"):
+        list(endless.pages())
+
+
+def test_a_kalshi_body_without_its_items_is_an_error() -> None:
+    with pytest.raises(ApiError, match="expected 'markets'"):
+        list(kalshi(lambda request: httpx.Response(200, json={"cursor": ""})).items())
+
+
+# -- Gamma's offset ----------------------------------------------------------------------------------------
+
+
+def offset_pages(items: list[Any], envelope: bool = False) -> Handler:
+    def handler(request: httpx.Request) -> httpx.Response:
+        offset, limit = int(request.url.params["offset"]), int(request.url.params["limit"])
+        page = items[offset : offset + limit]
+        return httpx.Response(200, json={"data": page, "pagination": {}} if envelope else page)
+
+    return handler
+
+
+def gamma(handler: Handler, asked: list[httpx.Request] | None = None, max_offset: int = 10_000) -> GammaOffset:
+    return GammaOffset(layer(handler, asked), "/markets", {"closed": "false"}, page_size=4, max_offset=max_offset,
+                       keys=BY_ID)
+
+
+def test_gamma_paging_asks_offset_after_offset_until_a_short_page() -> None:
+    asked: list[httpx.Request] = []
+    items = [{"id": str(i)} for i in range(10)]
+    pages = list(gamma(offset_pages(items), asked).pages())
+    assert [page.items for page in pages] == [items[:4], items[4:8], items[8:]]
+    assert all(page.body == page.items and page.items_key is None for page in pages)
+    assert [(r.url.params["offset"], r.url.params["limit"], r.url.params["closed"]) for r in asked] == [
+        ("0", "4", "false"), ("4", "4", "false"), ("8", "4", "false")]
+
+
+def test_gamma_pages_that_overlap_keep_each_item_once() -> None:
+    """A market added while paging pushes the next page's first item back onto it."""
+    items = [{"id": str(i)} for i in range(9)]
+
+    def shifting(request: httpx.Request) -> httpx.Response:
+        offset = int(request.url.params["offset"])
+        listing = items if offset == 0 else [{"id": "new"}, *items]
+        return httpx.Response(200, json=listing[offset : offset + 4])
+
+    walk = gamma(shifting)
+    assert ids(list(walk.items())) == ids(items)
+    assert walk.http.stats.duplicates_dropped == 1
+
+
+def test_a_gamma_page_identical_to_the_one_before_is_a_loop() -> None:
+    """A server that ignores `offset` answers the first page forever."""
+    with pytest.raises(ApiError, match="repeats the one before"):
+        list(gamma(lambda request: httpx.Response(200, json=[{"id": str(i)} for i in range(4)])).items())
+
+
+def test_gamma_refuses_to_page_past_its_offset_cap() -> None:
+    with pytest.raises(ApiError, match="more than 8 items match; Gamma pages no deeper"):
+        list(gamma(offset_pages([{"id": str(i)} for i in range(20)]), max_offset=8).items())
+    assert len(list(gamma(offset_pages([{"id": str(i)} for i in range(11)]), max_offset=8).items())) == 11
+
+
+def test_a_gamma_answer_that_is_no_array_is_an_error() -> None:
+    with pytest.raises(ApiError, match="expected a JSON array, got dict"):
+        list(gamma(lambda request: httpx.Response(200, json={"markets": []})).items())
+
+
+# -- the Data API's offset with a cap ----------------------------------------------------------------------
+
+
+def trade(n: int, at: int) -> dict[str, Any]:
+    return {"transactionHash": f"0x{n:x}", "asset": "111", "size": 1.0, "price": 0.5, "timestamp": at}
+
+
+def data_api(handler: Handler, asked: list[httpx.Request] | None = None, stop_before: int | None = None,
+             cap: int = 12) -> DataApiOffset:
+    stop = None if stop_before is None else (lambda page: min(t["timestamp"] for t in page) < stop_before)
+    return DataApiOffset(layer(handler, asked), "/trades", {"market": "0xc0"}, page_size=4, cap=cap,
+                         keys=content_keys, stop=stop)
+
+
+NEWEST_FIRST = [trade(n, 1_000 - n) for n in range(30)]
+
+
+def test_data_api_paging_stops_at_the_first_page_past_the_rule() -> None:
+    asked: list[httpx.Request] = []
+    walk = data_api(offset_pages(NEWEST_FIRST), asked, stop_before=1_000 - 5)
+    assert list(walk.items()) == NEWEST_FIRST[:8]
+    assert [r.url.params["offset"] for r in asked] == ["0", "4"] and not walk.capped
+
+
+def test_data_api_paging_ends_at_its_cap_and_says_so() -> None:
+    asked: list[httpx.Request] = []
+    walk = data_api(offset_pages(NEWEST_FIRST), asked)
+    assert list(walk.items()) == NEWEST_FIRST[:16]
+    assert [int(r.url.params["offset"]) for r in asked] == [0, 4, 8, 12] and walk.capped
+
+
+def test_a_short_page_before_the_cap_is_the_end_of_a_complete_list() -> None:
+    walk = data_api(offset_pages(NEWEST_FIRST[:10]))
+    assert list(walk.items()) == NEWEST_FIRST[:10] and not walk.capped
+
+
+def test_an_offset_refused_sooner_than_the_cap_ends_the_list_as_capped() -> None:
+    def refusing(request: httpx.Request) -> httpx.Response:
+        if int(request.url.params["offset"]) >= 8:
+            return httpx.Response(400, json={"error": "max historical activity offset exceeded"})
+        return offset_pages(NEWEST_FIRST)(request)
+
+    walk = data_api(refusing)
+    assert list(walk.items()) == NEWEST_FIRST[:8] and walk.capped
+    with pytest.raises(ApiError):  # on the first page, a refusal is an error
+        list(data_api(lambda request: httpx.Response(400, json={"error": "bad market"})).items())
+
+
+def test_data_api_pages_keep_their_envelope() -> None:
+    pages = list(data_api(offset_pages(NEWEST_FIRST[:6], envelope=True)).pages())
+    assert [page.items_key for page in pages] == ["data", "data"]
+    assert pages[1].body == {"data": NEWEST_FIRST[4:6], "pagination": {}}
+
+
+def test_data_api_trades_pushed_onto_the_next_page_come_once_and_identical_fills_stay() -> None:
+    """Trades carry no id: the same trade is known by its content; two identical fills of one page are two."""
+    fills = [trade(1, 990), trade(1, 990)]
+    listing = [*NEWEST_FIRST[:3], *fills, *NEWEST_FIRST[3:5]]
+
+    def shifting(request: httpx.Request) -> httpx.Response:
+        offset = int(request.url.params["offset"])
+        now = listing if offset == 0 else [trade(99, 2_000), *listing]  # a new trade arrived meanwhile
+        return httpx.Response(200, json=now[offset : offset + 4])
+
+    walk = data_api(shifting)
+    assert list(walk.items()) == listing
+    assert walk.http.stats.duplicates_dropped == 1
+
+
+def test_a_data_api_page_identical_to_the_one_before_is_a_loop() -> None:
+    with pytest.raises(ApiError, match="page at offset 4 repeats the one before"):
+        list(data_api(lambda request: httpx.Response(200, json=NEWEST_FIRST[:4])).items())
+
+
+# -- identities --------------------------------------------------------------------------------------------
+
+
+def test_field_keys_give_no_identity_to_what_has_none_usable() -> None:
+    keys = field_keys("id")
+    assert keys([{"id": "a"}, {"id": None}, {}]) == ["a", None, None]
+    assert keys([{"id": "a"}, {"id": 3}, {"id": [1]}, "text", None]) == ["a", 3, None, None, None]
+
+
+def test_content_keys_tell_identical_items_of_a_page_apart_by_their_place() -> None:
+    a, b = {"x": 1, "y": [2]}, {"x": 2}
+    keys = content_keys([a, dict(a), b, dict(a)])
+    assert len(set(keys)) == 4
+    assert content_keys([a]) == keys[:1] and content_keys([b, a]) == [keys[2], keys[0]]  # the first is the item
+    assert content_keys([]) == []
+
+
+def test_seen_keys_keep_the_first_of_each_identity_across_pages_and_runs() -> None:
+    stats = RequestStats()
+    seen = SeenKeys(stats)
+    kept = [seen.new([f"t{i}" for i in range(start, start + 100)]) for start in range(0, 5000, 100)]
+    assert all(all(k) for k in kept)
+    again = seen.new(["t0", "t4999", "t2500", "new", "new", None, None])
+    assert again == [False, False, False, True, False, True, True]
+    assert stats.duplicates_dropped == 4
+
+
+def test_seen_keys_compare_other_identities_like_python() -> None:
+    stats = RequestStats()
+    seen = SeenKeys(stats)
+    assert seen.new(["a", 1, None, 1.0, True, "1", "a"]) == [True, True, True, False, False, True, False]
+    assert seen.new(["a", "b"]) == [False, True]
+    assert stats.duplicates_dropped == 4
