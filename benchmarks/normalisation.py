@@ -224,7 +224,7 @@ def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, floa
 def _progressing(chunks: Iterable[Any], market_ids: list[str]) -> Iterator[Any]:
     """The chunks of markets read in id order, each followed by the `MarketsDone` the sources would have sent
     by then: every market before the chunk's last one is complete."""
-    from pipeline.engine.sources.partition import MarketsDone
+    from pipeline.engine.normalised import MarketsDone
 
     ordered = sorted(market_ids)
     for chunk in chunks:

@@ -12,7 +12,7 @@ from collections import Counter
 from datetime import UTC, date, datetime, time
 
 from pipeline.engine.schema import MAX_LIMIT, MAX_PRICE_HISTORY_MARKETS, Platform
-from pipeline.engine.sources.unified import is_live_on
+from pipeline.engine.sources.liveness import live_records
 from pmw_sandbox.world import World
 
 
@@ -25,7 +25,7 @@ def fewest_requests(world: World, platform: Platform, day: date, catalogue: bool
     ``catalogue=False`` leaves the catalogue out, for the later days of a run that listed it once.
     """
     records = [world.market_record(m) for m in world.markets(platform)]
-    live = [r for r in records if is_live_on(r, day)]
+    live = live_records(records, day)
     day_start = int(datetime.combine(day, time(), UTC).timestamp())
     need: Counter[str] = Counter()
     if catalogue:

@@ -33,9 +33,8 @@ import polars as pl
 
 from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, Check, CheckOutcome, PartitionContext
 from pipeline.engine.lake.store import PARTITION_COLUMNS, REJECTS_SCHEMA, Lake, PartitionWrite, sort_position
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.schema import TABLES, Table
-from pipeline.engine.sources.partition import MarketsDone
 
 BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
 HELD_ROWS = 100_000  # rows of one market kept in memory; beyond, they wait on disk in sorted runs

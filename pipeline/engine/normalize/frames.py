@@ -38,6 +38,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.engine.lake.store import REJECTS_SCHEMA
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.schema import UTC_TIMESTAMP, Field, Source, Table
 
 _NONE = type(None)
@@ -54,14 +55,6 @@ _UNIX_SECONDS = (-1e11, 1e11)
 _MILLISECONDS_UP_TO = 1e14
 _SHOWN_CHARS = 80  # of a bad value, in a reason
 _BLOCK = 2048  # records built at a time (see build)
-
-
-@dataclass(frozen=True)
-class Normalised:
-    """The rows of one table (exactly its polars schema) and the records that could not become rows."""
-
-    rows: pl.DataFrame
-    rejects: pl.DataFrame
 
 
 def utc(moment: dt.datetime) -> dt.datetime:

@@ -8,6 +8,9 @@
 - trades: `/markets/trades` per market with `min_ts`/`max_ts` of the day;
 - price history: hourly candlesticks of each market over the day (`period_interval=60`).
 
+`KalshiPages` reads these as raw pages (extraction, callable on its own); `KalshiSource` normalises them
+(`pipeline.engine.normalize.pages`) into the rows the assets land.
+
 Data older than `/historical/cutoff` is served only by the `/historical/...` endpoints: a day before the
 cutoff also reads `/historical/markets` and `/historical/trades`, and a market whose candlesticks the live
 tier does not know (404: settled before the cutoff) is asked at `/historical/markets/{ticker}/candlesticks`.
@@ -23,12 +26,14 @@ from urllib.parse import quote
 
 import polars as pl
 
-from pipeline.engine.normalize.attribution import attribute
-from pipeline.engine.normalize.frames import Normalised
-from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalize.pages import kalshi_markets, normalise_pages, normalised_stream
+from pipeline.engine.raw_pages import RawPage
+from pipeline.engine.schema import Source
 from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
-from pipeline.engine.sources.paging import KalshiCursor, SeenKeys, field_keys
-from pipeline.engine.sources.partition import Coverage, MarketsDone, live_on
+from pipeline.engine.sources.liveness import live_on
+from pipeline.engine.sources.paging import KalshiCursor, Page, SeenKeys, field_keys
+from pipeline.engine.sources.partition import Coverage
 from pipeline.engine.sources.unified import day_bounds
 
 PLATFORM = "kalshi"
@@ -36,89 +41,53 @@ KALSHI_URL = "https://api.elections.kalshi.com/trade-api/v2"
 RATE_WINDOW_S, PER_WINDOW = 10.0, 200  # about 20 reads a second
 MARKETS_PAGE, EVENTS_PAGE, TRADES_PAGE = 1_000, 200, 1_000  # the largest `limit` of each endpoint
 HOURLY = 60
+DIRECT = Source.DIRECT.value
 
 
-class KalshiSource:
-    """A `PartitionSource` over Kalshi's public API v2."""
+class KalshiPages:
+    """Kalshi's answers for a partition, as raw pages: the extraction stage of `KalshiSource`."""
 
     def __init__(self, http: HttpLayer) -> None:
         self.http = http
-        self._events: list[Any] | None = None
+        self._events: list[tuple[Page, datetime]] | None = None
         self._cutoff: dict[str, int] | None = None
 
-    def requests(self) -> RequestStats:
-        return self.http.stats.snapshot()
-
-    def coverage(self) -> Coverage:
-        return Coverage()
-
-    # -- catalogue ---------------------------------------------------------------------------------
-
-    def markets(self, platform: str, day: date) -> Normalised:
-        _check(platform)
+    def market_pages(self, day: date) -> Iterator[RawPage]:
+        """Markets that may be live on the day (not closed before it starts), from the historical tier too for
+        a day before its cutoff; each market once."""
         day_start, _ = day_bounds(day)
         query = {"mve_filter": "exclude", "min_close_ts": day_start + 1, "limit": MARKETS_PAGE}
         paths = ["/markets"] + (["/historical/markets"] if day_start < self.cutoff("market_settled_ts") else [])
-        seen = SeenKeys(self.http.stats)  # a market in both tiers is kept once
-        walks = [KalshiCursor(self.http, path, "markets", query, keys=field_keys("ticker"), seen=seen)
-                 for path in paths]
-        records = [m for walk in walks for m in walk.items()]
-        by_event: dict[Any, list[Any]] = {}
-        for market in records:
-            by_event.setdefault(market.get("event_ticker") if isinstance(market, dict) else None, []).append(market)
-        events = [{**e, "markets": by_event.pop(e.get("event_ticker"))} for e in self.events() if
-                  isinstance(e, dict) and e.get("event_ticker") in by_event]
-        nested = _normalised("events", {"events": events}, day, "markets")
-        orphans = _normalised("markets", {"markets": [m for ms in by_event.values() for m in ms]}, day, "markets")
-        rows = pl.concat([nested.rows, orphans.rows])
-        return Normalised(rows.filter(live_on(day)), pl.concat([nested.rejects, orphans.rejects]))
+        seen = SeenKeys(self.http.stats)
+        for path in paths:
+            for page in KalshiCursor(self.http, path, "markets", query, keys=field_keys("ticker"), seen=seen).pages():
+                yield _raw("markets", day, page.body, page.items_key)
 
-    def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
-        _check(platform)
-        if table == "events":
-            listed = _normalised("events", {"events": self.events()}, day, "events")
-        else:
-            listed = _normalised("series", self.http.get_json("/series"), day, "series")
-        return Normalised(listed.rows.filter(pl.col("id").is_in(sorted(ids))), listed.rejects)
-
-    def events(self) -> list[Any]:
+    def event_pages(self, day: date) -> list[RawPage]:
         """Every (non-multivariate) event, listed once a session."""
         if self._events is None:
             walk = KalshiCursor(self.http, "/events", "events", {"limit": EVENTS_PAGE}, keys=field_keys("event_ticker"))
-            self._events = list(walk.items())
-        return self._events
+            self._events = [(page, datetime.now(UTC)) for page in walk.pages()]
+        return [_raw("events", day, page.body, page.items_key, fetched_at=at) for page, at in self._events]
 
-    def cutoff(self, name: str) -> int:
-        """Unix seconds of one of `/historical/cutoff`'s moments (`market_settled_ts`, `trades_created_ts`)."""
-        if self._cutoff is None:
-            body = self.http.get_json("/historical/cutoff")
-            try:
-                self._cutoff = {key: _unix(value) for key, value in body.items()}
-            except (AttributeError, TypeError, ValueError):
-                raise ApiError(f"GET /historical/cutoff: unreadable answer {str(body)[:120]!r}") from None
-        if name not in self._cutoff:
-            raise ApiError(f"GET /historical/cutoff: no {name!r} in the answer")
-        return self._cutoff[name]
+    def series_pages(self, day: date) -> Iterator[RawPage]:
+        yield _raw("series", day, self.http.get_json("/series"), "series")
 
-    # -- trades and prices -------------------------------------------------------------------------
-
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        _check(platform)
+    def trade_pages(self, day: date, tickers: list[str]) -> Iterator[RawPage]:
+        """Each market's trades of the day in turn, from the historical tier for the part before its cutoff."""
         start, end = day_bounds(day)
         cutoff = self.cutoff("trades_created_ts")
         paths = (["/historical/trades"] if start < cutoff else []) + (["/markets/trades"] if end > cutoff else [])
-        for market in markets.sort("id").iter_slices(1):
-            ticker = market["id"][0]
+        for ticker in tickers:
             query = {"ticker": ticker, "min_ts": start, "max_ts": end - 1, "limit": TRADES_PAGE}
-            seen = SeenKeys(self.http.stats)  # a trade in both tiers is kept once
-            walks = [KalshiCursor(self.http, path, "trades", query, keys=field_keys("trade_id"), seen=seen)
-                     for path in paths]
-            records = [t for walk in walks for t in walk.items()]
-            yield attribute(_normalised("trades", {"trades": records}, day, "trades"), market)[0]
-            yield MarketsDone(ticker)
+            seen = SeenKeys(self.http.stats)
+            for path in paths:
+                walk = KalshiCursor(self.http, path, "trades", query, keys=field_keys("trade_id"), seen=seen)
+                for page in walk.pages():
+                    yield _raw("trades", day, page.body, page.items_key, asked_for=(ticker,))
 
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        _check(platform)
+    def candlestick_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
+        """Each market's hourly candlesticks over the day (`markets`: rows with `id` and `series_id`)."""
         start, end = day_bounds(day)
         query = {"start_ts": start, "end_ts": end, "period_interval": HOURLY}
         for ticker, series in markets.select("id", "series_id").sort("id").iter_rows():
@@ -132,9 +101,61 @@ class KalshiSource:
                     raise
                 # A market settled before the cutoff has moved to the historical tier.
                 body = self.http.get_json(f"/historical/markets/{market}/candlesticks", query)
-            yield _normalised("price_history", body, day, "price_history", market_id=ticker,
-                              period_interval=str(HOURLY))
-            yield MarketsDone(ticker)
+            yield _raw("price_history", day, body, "candlesticks", asked_for=(ticker,),
+                       context={"market_id": ticker, "period_interval": str(HOURLY)})
+
+    def cutoff(self, name: str) -> int:
+        """Unix seconds of one of `/historical/cutoff`'s moments (`market_settled_ts`, `trades_created_ts`)."""
+        if self._cutoff is None:
+            body = self.http.get_json("/historical/cutoff")
+            try:
+                self._cutoff = {key: _unix(value) for key, value in body.items()}
+            except (AttributeError, TypeError, ValueError):
+                raise ApiError(f"GET /historical/cutoff: unreadable answer {str(body)[:120]!r}") from None
+        if name not in self._cutoff:
+            raise ApiError(f"GET /historical/cutoff: no {name!r} in the answer")
+        return self._cutoff[name]
+
+
+class KalshiSource:
+    """A `PartitionSource` over Kalshi's public API v2: `KalshiPages`, normalised."""
+
+    def __init__(self, http: HttpLayer) -> None:
+        self.http = http
+        self.pages = KalshiPages(http)
+
+    def requests(self) -> RequestStats:
+        return self.http.stats.snapshot()
+
+    def coverage(self) -> Coverage:
+        return Coverage()
+
+    def markets(self, platform: str, day: date) -> Normalised:
+        _check(platform)
+        listed = kalshi_markets(self.pages.market_pages(day), self.pages.event_pages(day))
+        return Normalised(listed.rows.filter(live_on(day)), listed.rejects)
+
+    def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
+        _check(platform)
+        pages = self.pages.event_pages(day) if table == "events" else self.pages.series_pages(day)
+        listed = normalise_pages(table, pages, source=DIRECT)
+        return Normalised(listed.rows.filter(pl.col("id").is_in(sorted(ids))), listed.rejects)
+
+    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        _check(platform)
+        tickers = markets["id"].sort().to_list()
+        yield from normalised_stream(self.pages.trade_pages(day, tickers), markets, source=DIRECT)
+
+    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        _check(platform)
+        yield from normalised_stream(self.pages.candlestick_pages(day, markets), markets, source=DIRECT)
+
+
+def _raw(entity: str, day: date, body: Any, items_key: str, *, asked_for: tuple[str, ...] = (),
+         context: dict[str, str] | None = None, fetched_at: datetime | None = None) -> RawPage:
+    """A page of Kalshi's answers (`fetched_at`: now, unless it was read earlier)."""
+    return RawPage(PLATFORM, entity, PLATFORM, day, fetched_at or datetime.now(UTC), body, items_key, asked_for,
+                   context or {})
 
 
 def _check(platform: str) -> None:
@@ -144,8 +165,3 @@ def _check(platform: str) -> None:
 
 def _unix(value: str) -> int:
     return int(datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC).timestamp())
-
-
-def _normalised(entity: str, body: Any, day: date, table: str, **context: str) -> Normalised:
-    result = normalise_native(PLATFORM, entity, body, day=day, fetched_at=datetime.now(UTC), context=context)
-    return result[table]

@@ -2,25 +2,26 @@
 
 Every source answers in normalised rows (`Normalised`: rows of the table's schema, rejects with reasons), so
 the assets land, check and report the same way whether the rows came from the unified API, the sandbox or
-a platform's own API. The unified API's adapter is here; the platforms' are in polymarket.py and kalshi.py.
+a platform's own API. A source composes two stages that can also run apart: extraction, which reads an API's
+answers as raw pages (`pipeline.engine.raw_pages.RawPage`), and normalisation, which turns pages into rows
+(`pipeline.engine.normalize.pages`). The unified API's source is here (its extraction in unified.py); the
+platforms' are in polymarket.py and kalshi.py.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from datetime import UTC, date, datetime, timedelta
-from itertools import islice
+from datetime import date, datetime, timedelta
 from typing import Any, Protocol
 
 import polars as pl
 
 from pipeline.engine.config import PriceLabel
-from pipeline.engine.normalize.attribution import attribute, outcome_names, with_outcome_names
-from pipeline.engine.normalize.frames import Normalised
-from pipeline.engine.normalize.unified import NORMALISE_CHUNK, normalise
+from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalize.attribution import attribute
+from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
 from pipeline.engine.schema import MAX_PRICE_HISTORY_MARKETS
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.unified import HOURLY, UnifiedSource, day_bounds
@@ -46,14 +47,6 @@ class Coverage:
             "reached_back_to": min(self.incomplete.values()).isoformat(),
             "incomplete_examples": {market: moment.isoformat() for market, moment in shown.items()},
         }
-
-
-@dataclass(frozen=True)
-class MarketsDone:
-    """An item of a trades or price-history stream: every market whose id sorts at or before `through` has
-    delivered all its rows, so the lake may write them (see `pipeline.engine.lake.stream`)."""
-
-    through: str
 
 
 class PartitionSource(Protocol):
@@ -97,16 +90,6 @@ def combined(stats: list[RequestStats]) -> RequestStats:
     return total
 
 
-def live_on(day: date) -> pl.Expr:
-    """Normalised markets tradable at some moment of the day: the rule `unified.is_live_on` applies to raw
-    records, in polars. A market whose start or end is unknown counts as live, so it is not lost here."""
-    day_start = datetime.combine(day, datetime.min.time(), UTC)
-    start = pl.coalesce("trading_start_at", "created_at")
-    end = pl.col("trading_end_at")
-    stop = pl.min_horizontal(end, pl.col("resolved_at"))  # nulls ignored: no resolution means the end
-    return start.is_null() | end.is_null() | ((start < day_start + timedelta(days=1)) & (stop > day_start))
-
-
 def last_trade_times(markets: pl.DataFrame) -> list[tuple[str, int | None]]:
     """Each market with the time of its latest trade as the listing reported it (None if it did not)."""
     latest = markets.select(
@@ -130,34 +113,17 @@ class UnifiedPartitions:
         self.source, self.lineage, self.price_label = source, lineage, price_label
 
     def markets(self, platform: str, day: date) -> Normalised:
-        records, fetched_at = self.source.markets_live_on(platform, day)
-        return normalise("markets", records, platform=platform, day=day, source=self.lineage, fetched_at=fetched_at)
+        return normalise_pages("markets", self.source.market_pages(platform, day), source=self.lineage)
 
     def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
-        records, fetched_at = self.source.members_of(platform, table, ids)
-        return normalise(table, records, platform=platform, day=day, source=self.lineage, fetched_at=fetched_at)
+        return normalise_pages(table, self.source.member_pages(platform, day, table, ids), source=self.lineage)
 
     def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Each market's trades in turn, normalised ``NORMALISE_CHUNK`` records at a time across markets, every
-        record attributed to the market it was asked for."""
+        """Each market's trades in turn (except markets whose listing says they last traded before the day),
+        normalised across markets, every record attributed to the market it was asked for."""
         day_start, _ = day_bounds(day)
         asked = [market for market, last in last_trade_times(markets) if last is None or last >= day_start]
-        read = ((market, trade) for market in asked for trade in self.source.market_trades(day, market))
-        every = markets["id"].sort().to_list()
-        names = outcome_names(markets)  # once per partition, for every chunk
-        fetched_at = datetime.now(UTC)
-        while chunk := list(islice(read, NORMALISE_CHUNK)):
-            owners, records = zip(*chunk, strict=True)
-            del chunk
-            result = normalise("trades", list(records), platform=platform, day=day, source=self.lineage,
-                               fetched_at=fetched_at, asked_for=owners)
-            del records  # the raw records are most of the memory: let them go before the next chunk is read
-            yield Normalised(with_outcome_names(result.rows, names), result.rejects)
-            before = bisect_left(every, owners[-1])  # the markets before the chunk's last one are complete
-            if before:
-                yield MarketsDone(every[before - 1])
-        if every:
-            yield MarketsDone(every[-1])
+        yield from normalised_stream(self.source.trade_pages(platform, day, asked), markets, source=self.lineage)
 
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         ordered = markets.sort("id")
@@ -170,10 +136,8 @@ class UnifiedPartitions:
         start, end = day_bounds(day)
         period = timedelta(minutes=HOURLY)
         seconds = int(period.total_seconds())
-        points = self.source.price_points(markets["id"].to_list(), start - seconds, end + seconds)
-        result = normalise("price_history", points, platform=platform, day=day, source=self.lineage,
-                           fetched_at=datetime.now(UTC), attributed=True)
-        attributed, unattributed = attribute(result, markets)
+        pages = self.source.price_pages(platform, day, markets["id"].to_list(), start - seconds, end + seconds)
+        attributed, unattributed = attribute(normalise_pages("price_history", pages, source=self.lineage), markets)
         if unattributed and markets.height > 1:
             half = markets.height // 2
             yield from self._price_batch(platform, day, markets.head(half))

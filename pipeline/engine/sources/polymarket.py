@@ -9,6 +9,8 @@
 - price history: CLOB `/prices-history` of each outcome token over the day, hourly.
 
 Each host has its own HTTP layer and request budget (sliding windows of 10 s, from spec/platforms.md).
+`PolymarketPages` reads the answers as raw pages (extraction, callable on its own); `PolymarketSource`
+normalises them (`pipeline.engine.normalize.pages`) into the rows the assets land.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalize.attribution import attribute
-from pipeline.engine.normalize.frames import Normalised
-from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
+from pipeline.engine.raw_pages import RawPage
+from pipeline.engine.schema import Source
 from pipeline.engine.sources.http import HttpLayer, RequestStats
-from pipeline.engine.sources.paging import DataApiOffset, GammaOffset, content_keys, field_keys
-from pipeline.engine.sources.partition import Coverage, MarketsDone, combined, live_on
+from pipeline.engine.sources.liveness import live_on
+from pipeline.engine.sources.paging import DataApiOffset, GammaOffset, Stop, content_keys, field_keys
+from pipeline.engine.sources.partition import Coverage, combined
 from pipeline.engine.sources.unified import day_bounds
 
 PLATFORM = "polymarket"
@@ -42,83 +46,97 @@ MEMBERS_PER_REQUEST = 50  # ids in one Gamma request (`id=..&id=..`), keeping th
 DATA_PAGE = 500
 DATA_API_OFFSET_CAP = 3_000  # the Data API refuses offsets past about this
 HOURLY = 60
+DIRECT = Source.DIRECT.value
 
 
-class PolymarketSource:
-    """A `PartitionSource` over Gamma, the CLOB and the Data API."""
+class PolymarketPages:
+    """Polymarket's answers for a partition, as raw pages: the extraction stage of `PolymarketSource`.
+    `coverage` keeps the markets whose trades the Data API would not page back to the day's start."""
 
     def __init__(self, gamma: HttpLayer, clob: HttpLayer, data: HttpLayer) -> None:
         self.gamma, self.clob, self.data = gamma, clob, data
-        self._coverage = Coverage()
+        self.coverage = Coverage()
+
+    def market_pages(self, day: date) -> Iterator[RawPage]:
+        """Gamma markets whose dates overlap the day, each once."""
+        start = datetime.combine(day, datetime.min.time(), UTC)
+        window = {"end_date_min": _iso(start), "start_date_max": _iso(start + timedelta(days=1))}
+        walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
+                           keys=field_keys("id"))
+        for page in walk.pages():
+            yield _raw("markets", day, page.body, page.items_key)
+
+    def member_pages(self, day: date, table: str, ids: set[str]) -> Iterator[RawPage]:
+        """Gamma `events` or `series` by id, `MEMBERS_PER_REQUEST` ids a request."""
+        wanted = sorted(ids)
+        for i in range(0, len(wanted), MEMBERS_PER_REQUEST):
+            query = [("id", one) for one in wanted[i : i + MEMBERS_PER_REQUEST]] + [("limit", GAMMA_PAGE)]
+            yield _raw(table, day, self.gamma.get_json(f"/{table}", query), None)
+
+    def trade_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
+        """Each market's trades in turn (`markets`: rows with `id` and the condition id as `platform_id`),
+        newest first, back to the day's start or as deep as the Data API pages."""
+        day_start, _ = day_bounds(day)
+        for market_id, condition_id in markets.select("id", "platform_id").sort("id").iter_rows():
+            query = {"market": condition_id, "takerOnly": "false"}
+            walk = DataApiOffset(self.data, "/trades", query, page_size=DATA_PAGE, cap=DATA_API_OFFSET_CAP,
+                                 keys=content_keys, stop=_reached_before(day_start))
+            oldest = float("inf")
+            for page in walk.pages():
+                oldest = min(oldest, _oldest(page.items))
+                yield _raw("trades", day, page.body, page.items_key, asked_for=(market_id,),
+                           context={"market_id": market_id})
+            if walk.capped and oldest < float("inf"):
+                self.coverage.incomplete[market_id] = datetime.fromtimestamp(oldest, UTC)
+
+    def price_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
+        """The CLOB's hourly price history of each outcome token of each market over the day."""
+        start, end = day_bounds(day)
+        outcomes = markets.select("id", pl.col("outcomes").list.eval(pl.element().struct.field("id"))).sort("id")
+        for market_id, tokens in outcomes.iter_rows():
+            for token in tokens or []:
+                body = self.clob.get_json("/prices-history", {
+                    "market": token, "startTs": start, "endTs": end - 1, "fidelity": HOURLY})
+                yield _raw("price_history", day, body, "history", asked_for=(market_id,),
+                           context={"market_id": market_id, "outcome_id": token})
+
+
+class PolymarketSource:
+    """A `PartitionSource` over Gamma, the CLOB and the Data API: `PolymarketPages`, normalised."""
+
+    def __init__(self, gamma: HttpLayer, clob: HttpLayer, data: HttpLayer) -> None:
+        self.gamma, self.clob, self.data = gamma, clob, data
+        self.pages = PolymarketPages(gamma, clob, data)
 
     def requests(self) -> RequestStats:
         return combined([layer.stats for layer in (self.gamma, self.clob, self.data)])
 
     def coverage(self) -> Coverage:
-        return self._coverage
-
-    # -- catalogue ---------------------------------------------------------------------------------
+        return self.pages.coverage
 
     def markets(self, platform: str, day: date) -> Normalised:
         _check(platform)
-        start = datetime.combine(day, datetime.min.time(), UTC)
-        window = {"end_date_min": _iso(start), "start_date_max": _iso(start + timedelta(days=1))}
-        walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
-                           keys=field_keys("id"))
-        listed = _concat([_normalised(PLATFORM, "markets", page.body, day) for page in walk.pages()])
+        listed = normalise_pages("markets", self.pages.market_pages(day), source=DIRECT)
         return Normalised(listed.rows.filter(live_on(day)), listed.rejects)
 
     def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
         _check(platform)
-        wanted = sorted(ids)
-        pages = []
-        for i in range(0, len(wanted), MEMBERS_PER_REQUEST):
-            query = [("id", one) for one in wanted[i : i + MEMBERS_PER_REQUEST]] + [("limit", GAMMA_PAGE)]
-            pages.append(_normalised(PLATFORM, table, self.gamma.get_json(f"/{table}", query), day))
-        listed = _concat(pages) if pages else _empty(table, day)
+        listed = normalise_pages(table, self.pages.member_pages(day, table, ids), source=DIRECT)
         return Normalised(listed.rows.unique("id", keep="first", maintain_order=True), listed.rejects)
-
-    # -- trades and prices -------------------------------------------------------------------------
 
     def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
-        day_start, _ = day_bounds(day)
-        for market in markets.sort("id").iter_slices(1):
-            market_id, condition_id = market["id"][0], market["platform_id"][0]
-            records = self._market_trades(market_id, condition_id, day_start)
-            yield attribute(_normalised(PLATFORM, "trades", records, day, market_id=market_id), market)[0]
-            yield MarketsDone(market_id)
-
-    def _market_trades(self, market_id: str, condition_id: str, day_start: int) -> Any:
-        """The market's trades, newest first, back to the day's start or as deep as the Data API pages, as one
-        body (a bare array, or the newer `{data, pagination}`)."""
-        query = {"market": condition_id, "takerOnly": "false"}
-        walk = DataApiOffset(self.data, "/trades", query, page_size=DATA_PAGE, cap=DATA_API_OFFSET_CAP,
-                             keys=content_keys, stop=lambda trades: _oldest(trades) < day_start)
-        pages = list(walk.pages())
-        records = [trade for page in pages for trade in page.items]
-        if walk.capped and records:
-            self._coverage.incomplete[market_id] = datetime.fromtimestamp(_oldest(records), UTC)
-        key = pages[-1].items_key if pages else None
-        return records if key is None else {**pages[-1].body, key: records}
+        yield from normalised_stream(self.pages.trade_pages(day, markets), markets, source=DIRECT)
 
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
-        start, end = day_bounds(day)
-        outcomes = markets.select("id", pl.col("outcomes").list.eval(pl.element().struct.field("id"))).sort("id")
-        for market_id, tokens in outcomes.iter_rows():
-            pages = [
-                _normalised(
-                    PLATFORM, "price_history",
-                    self.clob.get_json("/prices-history", {
-                        "market": token, "startTs": start, "endTs": end - 1, "fidelity": HOURLY}),
-                    day, market_id=market_id, outcome_id=token,
-                )
-                for token in tokens or []
-            ]
-            if pages:
-                yield _concat(pages)
-            yield MarketsDone(market_id)
+        yield from normalised_stream(self.pages.price_pages(day, markets), markets, source=DIRECT)
+
+
+def _raw(entity: str, day: date, body: Any, items_key: str | None, *, asked_for: tuple[str, ...] = (),
+         context: dict[str, str] | None = None) -> RawPage:
+    """A page of Polymarket's answers, fetched now."""
+    return RawPage(PLATFORM, entity, PLATFORM, day, datetime.now(UTC), body, items_key, asked_for, context or {})
 
 
 def _check(platform: str) -> None:
@@ -130,6 +148,11 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _reached_before(day_start: int) -> Stop:
+    """Data API trades come newest first: a page reaching back before the day is the last that matters."""
+    return lambda trades: _oldest(trades) < day_start
+
+
 def _oldest(trades: list[Any]) -> float:
     """The oldest timestamp on a list of Data API trades (unreadable ones ignored; infinity without any)."""
     if set(map(type, trades)) <= {dict}:
@@ -138,16 +161,3 @@ def _oldest(trades: list[Any]) -> float:
             return min(times, default=float("inf"))
     numbers = [t.get("timestamp") for t in trades if isinstance(t, dict)]
     return min((t for t in numbers if isinstance(t, int | float)), default=float("inf"))
-
-
-def _normalised(platform: str, entity: str, body: Any, day: date, **context: str) -> Normalised:
-    result = normalise_native(platform, entity, body, day=day, fetched_at=datetime.now(UTC), context=context)
-    return result[entity]
-
-
-def _concat(parts: list[Normalised]) -> Normalised:
-    return Normalised(pl.concat([p.rows for p in parts]), pl.concat([p.rejects for p in parts]))
-
-
-def _empty(table: str, day: date) -> Normalised:
-    return _normalised(PLATFORM, table, [], day)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from itertools import repeat
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,10 @@ import orjson
 from filelock import FileLock
 
 from pipeline.engine.files import replaced_atomically
+from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
+from pipeline.engine.sources.liveness import live_records
 from pipeline.engine.sources.paging import UnifiedCursor, field_keys
 
 log = logging.getLogger("pipeline.engine.sources.unified")
@@ -45,41 +47,9 @@ def day_bounds(day: date) -> tuple[int, int]:
     return start, start + DAY_S
 
 
-def _moment(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def is_live_on(market: Record, day: date) -> bool:
-    """Tradable at some moment of the day, judged from the documented fields.
-
-    A record whose times cannot be read counts as live, so that it reaches the normaliser (and the rejects
-    area) instead of vanishing here.
-    """
-    start = _moment(market.get("trading_start_at")) or _moment(market.get("created_at"))
-    end = _moment(market.get("trading_end_at"))
-    resolved = _moment(market.get("resolved_at"))
-    if start is None or end is None:
-        return True
-    stop = min(end, resolved) if resolved else end
-    day_start = datetime.combine(day, datetime.min.time(), UTC)
-    return start < day_start + timedelta(days=1) and stop > day_start
-
-
-def last_trade_time(market: Record) -> int | None:
-    """Unix seconds of the market's latest trade according to the listing, if it says."""
-    last_trades = market.get("last_trades")
-    if not isinstance(last_trades, dict) or not last_trades:
-        return None
-    moments = [_moment(info.get("timestamp")) if isinstance(info, dict) else None for info in last_trades.values()]
-    if any(m is None for m in moments):
-        return None
-    return int(max(moments).timestamp())  # type: ignore[type-var]
+    """Whether one raw market record is live on the day, by the one rule (`liveness.live_on`)."""
+    return bool(live_records([market], day))
 
 
 @dataclass(frozen=True)
@@ -156,49 +126,51 @@ class UnifiedSource:
                  len(listed["series"]), len(listed["events"]), len(listed["markets"]))
         return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at)
 
-    def markets_live_on(self, platform: str, day: date) -> tuple[list[Record], datetime]:
+    def market_pages(self, platform: str, day: date) -> Iterator[RawPage]:
+        """The catalogue's markets live on the day, as one page."""
         catalogue = self.catalogue(platform)
-        return [m for m in catalogue.markets if is_live_on(m, day)], catalogue.fetched_at
+        live = live_records(catalogue.markets, day)
+        yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": live}, "markets")
 
-    def members_of(self, platform: str, kind: str, ids: set[str]) -> tuple[list[Record], datetime]:
-        """The catalogue's `events` or `series` with these ids."""
+    def member_pages(self, platform: str, day: date, kind: str, ids: set[str]) -> Iterator[RawPage]:
+        """The catalogue's `events` or `series` with these ids, as one page."""
         catalogue = self.catalogue(platform)
         members = {"events": catalogue.events, "series": catalogue.series}[kind]
-        return [m for m in members if m.get("id") in ids], catalogue.fetched_at
+        wanted = [m for m in members if isinstance(m, dict) and m.get("id") in ids]
+        yield RawPage(UNIFIED, kind, platform, day, catalogue.fetched_at, {kind: wanted}, kind)
 
     # -- trades and prices -------------------------------------------------------------------------
 
-    def market_trades(self, day: date, market_id: str) -> Iterator[Record]:
-        """Raw trades of a market, paged until no later page can hold a trade of the day (whichever way the
-        server orders them). Trades of other days come along; the caller keeps the day's."""
-        yield from UnifiedCursor(
-            self.http, "/trades", "trades", {"market_id": market_id}, page_size=MAX_LIMIT["trades"],
-            keys=field_keys("trade_id"), stop=PastTheDay(*day_bounds(day)),
-        ).items()
+    def trade_pages(self, platform: str, day: date, market_ids: Iterable[str]) -> Iterator[RawPage]:
+        """Each market's trades in turn, page by page, until no later page can hold a trade of the day (whichever
+        way the server orders them). Trades of other days come along; the caller keeps the day's."""
+        for market_id in market_ids:
+            walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": market_id},
+                                 page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
+                                 stop=PastTheDay(*day_bounds(day)))
+            for page in walk.pages():
+                yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
+                              (market_id,))
 
-    def price_points(self, ids: Sequence[str], start: int, end: int) -> list[Record]:
-        """Hourly price points of at most 10 markets between two moments (Unix seconds, both included)."""
-        return list(self._price_batch(list(ids), start, end))
-
-    def _price_batch(self, ids: list[str], start: int, end: int) -> Iterator[Record]:
+    def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int) -> Iterator[RawPage]:
+        """Hourly price points of at most 10 markets between two moments (Unix seconds, both included): one
+        answer, or several when one may have been cut at the cap (asked again in halves)."""
         limit = MAX_LIMIT["price_history"]
         body = self.http.get_json("/price-history", {
             "market_ids": ",".join(ids), "start_ts": start, "end_ts": end, "interval": HOURLY, "limit": limit})
         points = body.get("data") if isinstance(body, dict) else None
         if not isinstance(points, list):
             raise ApiError("GET /price-history: expected 'data' in the response")
-        if len(points) < limit:
-            yield from points
-        elif len(ids) > 1:  # possibly cut at the cap: ask again in halves
+        if len(points) >= limit and len(ids) > 1:  # possibly cut at the cap: ask again in halves
             half = len(ids) // 2
-            yield from self._price_batch(ids[:half], start, end)
-            yield from self._price_batch(ids[half:], start, end)
-        elif end > start:
+            yield from self.price_pages(platform, day, ids[:half], start, end)
+            yield from self.price_pages(platform, day, ids[half:], start, end)
+        elif len(points) >= limit and end > start:
             middle = (start + end) // 2
-            yield from self._price_batch(ids, start, middle)
-            yield from self._price_batch(ids, middle + 1, end)
+            yield from self.price_pages(platform, day, ids, start, middle)
+            yield from self.price_pages(platform, day, ids, middle + 1, end)
         else:
-            yield from points
+            yield RawPage(UNIFIED, "price_history", platform, day, datetime.now(UTC), body, "data", tuple(ids))
 
 
 class PastTheDay:

@@ -90,7 +90,7 @@ def test_a_kalshi_cursor_that_comes_back_is_an_error_not_an_endless_loop() -> No
     answer = {"cursor": "same", "events": []}
     source = KalshiSource(layer(lambda request: httpx.Response(200, json=answer)))
     with pytest.raises(ApiError, match="cursor it had already given"):
-        source.events()
+        source.pages.event_pages(DAY)
 
 
 def test_kalshi_days_before_the_cutoff_read_the_historical_trades_too() -> None:

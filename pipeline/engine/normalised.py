@@ -1,0 +1,25 @@
+"""What normalisation hands on: a table's rows with the records that could not become rows (`Normalised`),
+and, in a stream of a partition's trades or price history, the news that markets are complete
+(`MarketsDone`), which the lake's streaming writer (`pipeline.engine.lake.stream`) waits for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """The rows of one table (exactly its polars schema) and the records that could not become rows."""
+
+    rows: pl.DataFrame
+    rejects: pl.DataFrame
+
+
+@dataclass(frozen=True)
+class MarketsDone:
+    """An item of a trades or price-history stream: every market whose id sorts at or before `through` has
+    delivered all its rows, so the lake may write them."""
+
+    through: str
