@@ -21,6 +21,7 @@ from pipeline.defs.automation.jobs import ASSET_NAMES
 from pipeline.defs.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
 from pmw_sandbox import SandboxApp
 from pmw_sandbox.server import SandboxServer
+from tests.support.loopback import LoopbackServer
 from tests.support.paths import REPO_ROOT
 from tests.support.world import STRICT_BUDGET, strict_budget_env, strict_budget_world, strict_config
 
@@ -36,7 +37,7 @@ DEADLINE_S = 150
 @pytest.fixture
 def strict_server() -> Iterator[SandboxServer]:
     app = SandboxApp(strict_config(world=WORLD, api_keys=(SECRET,)))
-    with SandboxServer(app, port=0) as server:
+    with LoopbackServer(app) as server:
         yield server
 
 

@@ -14,6 +14,7 @@ import pytest
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.server import SandboxServer
+from tests.support.loopback import LoopbackServer
 from tests.support.runs import DAY, lake_tables, materialise
 
 # A small world whose busiest markets trade more in three days than the Data API pages back through.
@@ -60,7 +61,7 @@ ONLY_DIRECT: dict[str, dict[str, set[str]]] = {p: {t: set() for t in TABLES} for
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[SandboxServer]:
-    with SandboxServer(SandboxApp(SandboxConfig(world=SMALL_WORLD)), port=0) as served:
+    with LoopbackServer(SandboxApp(SandboxConfig(world=SMALL_WORLD))) as served:
         yield served
 
 

@@ -17,6 +17,7 @@ from polars.testing import assert_frame_equal
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig
 from pmw_sandbox.server import SandboxServer
+from tests.support.loopback import LoopbackServer
 from tests.support.runs import DAY, lake_tables, materialise
 from tests.support.world import STRICT_BUDGET, strict_budget_env, strict_budget_world, strict_config
 
@@ -27,7 +28,7 @@ SMALL_WORLD = strict_budget_world(DAY)
 @pytest.fixture
 def strict_server() -> Iterator[SandboxServer]:
     app = SandboxApp(strict_config(world=SMALL_WORLD, api_keys=(SECRET,)))
-    with SandboxServer(app, port=0) as server:
+    with LoopbackServer(app) as server:
         yield server
 
 
@@ -114,7 +115,7 @@ def test_the_api_key_appears_nowhere(
 
 def test_a_killed_run_leaves_the_previous_partition_intact(tmp_path: Path) -> None:
     app = SandboxApp(SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET,), faults=Faults(latency_ms=40)))
-    with SandboxServer(app, port=0) as server:
+    with LoopbackServer(app) as server:
         env = _api_env(server, tmp_path / "data", tmp_path / "budget.sqlite")
         env["PMW_RATE_LIMIT_PER_MIN"] = "100000"
         first = _backfill(env)

@@ -26,7 +26,7 @@ from polars.testing import assert_frame_equal
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import SandboxConfig
-from pmw_sandbox.server import SandboxServer
+from tests.support.loopback import LoopbackServer
 from tests.support.served import (
     DAY,
     PLATFORMS,
@@ -82,7 +82,7 @@ def test_two_runs_of_the_same_partition_at_once_land_one_correct_result(tmp_path
         served.app.watch(hook)
         # A second address for the same app: the runs' first requests list the catalogue under a lock on its
         # cache entry, which is per API address, so each run must have its own for both to reach the barrier.
-        with SandboxServer(served.app, port=0) as other:
+        with LoopbackServer(served.app) as other:
             envs = [api_env(served.url, shared_dir), api_env(other.url, shared_dir, PMW_API_KEY=OTHER_KEY)]
             with backfill_process(envs[0], backfill_args(["kalshi"])) as first, backfill_process(
                 envs[1], backfill_args(["kalshi"])

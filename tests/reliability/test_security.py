@@ -41,6 +41,7 @@ from pipeline.engine.warehouse.views import connect_read_only
 from pmw_sandbox import SandboxConfig
 from pmw_sandbox.app import SandboxResponse
 from pmw_sandbox.server import SandboxServer
+from tests.support.loopback import LoopbackServer
 from tests.support.served import (
     DAY,
     SECRET,
@@ -89,7 +90,7 @@ def test_the_api_key_appears_in_no_output_log_event_exception_or_file(tmp_path: 
     home, data_dir = tmp_path / "dagster_home", tmp_path / "data"
     home.mkdir()
     app = EchoingSandbox(SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET,)))
-    with SandboxServer(app, port=0) as server:
+    with LoopbackServer(app) as server:
         env = api_env(server.url, data_dir, DAGSTER_HOME=str(home), PMW_MAX_ATTEMPTS="2")
         code, out, err = run_backfill(env, backfill_args())
     assert code == 1, "both partitions must fail: each has a failing asset"
@@ -186,7 +187,7 @@ def test_hostile_identifiers_from_the_api_land_as_data_never_as_paths_or_sql(tmp
     renames = dict(zip(chosen, HOSTILE_IDS, strict=True))
     clean_dir = tmp_path / "clean"
     hostile_dir = tmp_path / "it's; DROP VIEW raw.markets; --" / "data"
-    with SandboxServer(clean_app, port=0) as clean, SandboxServer(RenamingSandbox(config, renames), port=0) as bad:
+    with LoopbackServer(clean_app) as clean, LoopbackServer(RenamingSandbox(config, renames)) as bad:
         for url, data_dir in ((clean.url, clean_dir), (bad.url, hostile_dir)):
             code, out, err = run_backfill(api_env(url, data_dir), backfill_args())
             assert code == 0, out + err

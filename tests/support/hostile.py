@@ -85,6 +85,7 @@ class HostileServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once (see tests/support/loopback.py)
 
             def do_GET(self) -> None:
                 url = urlsplit(self.path)

@@ -25,6 +25,7 @@ from pipeline.engine.warehouse.views import connect_read_only, raw_views
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.app import SandboxResponse
 from pmw_sandbox.server import SandboxServer
+from tests.support.loopback import LoopbackServer
 from tests.support.paths import REPO_ROOT
 from tests.support.world import strict_budget_world
 
@@ -97,7 +98,7 @@ class Served:
 def serve(config: SandboxConfig | None = None) -> Iterator[Served]:
     """A WatchedSandbox of the small world on 127.0.0.1 (an ephemeral port), stopped on exit."""
     app = WatchedSandbox(config or SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET,)))
-    with SandboxServer(app, port=0) as server:
+    with LoopbackServer(app) as server:
         report = server.httpd.handle_error
 
         def handle_error(request: object, client_address: object) -> None:
