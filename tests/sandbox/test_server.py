@@ -45,6 +45,8 @@ def _pmw_sandbox(*options: str) -> Iterator[tuple[str, list[str]]]:
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # A runner started in the background ignores SIGINT, and children inherit that: the command must see it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     output: list[str] = []
     try:
@@ -73,7 +75,10 @@ def test_pmw_sandbox_command_serves_until_stopped() -> None:
     with _pmw_sandbox("--strict") as (url, output):
         response = httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]}, timeout=1)
         assert response.status_code == 200
-        with httpx.Client(base_url=url, headers={"X-API-Key": DEFAULT_API_KEYS[0]}) as client:  # one client: fast
+        # One client (no TLS context per request), each request on its own connection: on a kept-alive one
+        # the server's headers and body wait ~40 ms for the client's delayed ACK (Nagle; tests/support/loopback.py).
+        headers = {"X-API-Key": DEFAULT_API_KEYS[0], "Connection": "close"}
+        with httpx.Client(base_url=url, headers=headers) as client:
             codes = [client.get("/health").status_code for _ in range(100)]
         assert codes.count(429) == 1 and codes[-1] == 429  # the 101st request of the minute
     assert f"serving the unified API at {url}" in output[0]
@@ -86,8 +91,9 @@ def test_pmw_sandbox_rate_window_sets_the_window_and_retry_after() -> None:
     window_s = 30  # far from a minute, and longer than the few requests below can take on a loaded machine
     with _pmw_sandbox("--rate-limit", "5", "--rate-window", str(window_s)) as (url, output):
         started = time.monotonic()
-        codes = [httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]}).status_code for _ in range(5)]
-        refused = httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]})
+        with httpx.Client(base_url=url, headers={"X-API-Key": DEFAULT_API_KEYS[0], "Connection": "close"}) as c:
+            codes = [c.get("/health").status_code for _ in range(5)]
+            refused = c.get("/health")
         elapsed_s = time.monotonic() - started
     assert codes == [200] * 5 and refused.status_code == 429
     assert f"of 5 requests per {window_s} s" in refused.json()["error"]["message"]
