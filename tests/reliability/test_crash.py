@@ -8,23 +8,33 @@ with request N of the uninterrupted run), so each N is one distinct point of the
 middle of the trades and price-history streams too, where the partition's temporary file is half written.
 Kills come in rounds of four: a run killed early, then reruns from its leftovers killed later and later,
 then a rerun that must converge. Half the rounds start from an empty lake (new partitions must appear whole or not
-at all), half from a complete one (a rewritten partition must stay the previous one until its rename).
+at all), half from a complete one (a rewritten partition must stay the previous one until its rename). Rounds
+run side by side (as many at once as there are CHAIN_KEYS), each in its own data dir and with its own API key,
+by which the server numbers each run's requests apart; the converging reruns run in this process, one at a time,
+while later rounds go on.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import signal
-from dataclasses import dataclass
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
+import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.cli import main as cli
+from pmw_sandbox import SandboxConfig
 from tests.support.served import (
     SECRET,
+    SMALL_WORLD,
     SeenRequest,
     Served,
     api_env,
@@ -40,6 +50,11 @@ from tests.support.served import (
 
 KILL_POINTS = 20
 KILLS_PER_ROUND = 4
+# One API key per round running at the same time: three at once kept two cores busiest (two, or five, took longer).
+CHAIN_KEYS = (SECRET, "sk-live-RELIABILITY-second-chain", "sk-live-RELIABILITY-third-chain")
+RERUN_KEY = "sk-live-RELIABILITY-reruns"  # the converging reruns' key: never armed, so never counted
+# Held while reading os.environ for a killed run and while a rerun in this process has changed it.
+ENVIRON = threading.Lock()
 
 
 @dataclass
@@ -69,34 +84,108 @@ def _rerun_in_process(url: str, data_dir: Path, monkeypatch: pytest.MonkeyPatch)
     """The rerun, through the same command-line entry point, in this process (it spares a Dagster import)."""
     with monkeypatch.context() as patch:
         patch.delenv("DAGSTER_HOME", raising=False)
-        for name, value in api_env(url, data_dir).items():
+        for name, value in api_env(url, data_dir, PMW_API_KEY=RERUN_KEY).items():
             if name.startswith("PMW_"):
                 patch.setenv(name, value)
         assert cli.main(backfill_args()) == 0
 
 
-def _killed_run(served: Served, data_dir: Path, point: int, expected: str) -> str:
-    """Run a backfill over `data_dir` and SIGKILL it when it sends request `point`; return that request.
+@dataclass
+class _Armed:
+    point: int
+    pid: int | None = None
+    started: threading.Event = field(default_factory=threading.Event)
+    seen: int = 0
+    killing: list[SeenRequest] = field(default_factory=list)
+
+
+class Kills:
+    """The server's request hook: SIGKILLs a run when its own request number `point` arrives. Runs are told
+    apart by their API key, so that two runs with different keys can each be killed at their own point."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._armed: dict[str, _Armed] = {}
+
+    def arm(self, key: str, point: int) -> _Armed:
+        with self._lock:
+            self._armed[key] = armed = _Armed(point)
+        return armed
+
+    def disarm(self, key: str) -> None:
+        with self._lock:
+            self._armed.pop(key, None)
+
+    def __call__(self, request: SeenRequest) -> None:
+        with self._lock:
+            armed = self._armed.get(request.key or "")
+            if armed is None:
+                return
+            armed.seen += 1
+            if armed.seen != armed.point:
+                return
+        armed.started.wait()  # the pid is known once Popen has returned, long before the run's first request
+        assert armed.pid is not None
+        os.kill(armed.pid, signal.SIGKILL)
+        armed.killing.append(request)
+
+
+def _killed_run(served: Served, kills: Kills, key: str, data_dir: Path, point: int, expected: str) -> str:
+    """Run a backfill with `key` over `data_dir` and SIGKILL it when it sends its request `point`; return
+    that request.
 
     The catalogue cache is dropped first, so that the run makes the uninterrupted run's requests in order.
     """
     shutil.rmtree(data_dir / "cache", ignore_errors=True)
-    killing: list[SeenRequest] = []
-    with backfill_process(api_env(served.url, data_dir), backfill_args()) as process:
-
-        def kill_at_point(request: SeenRequest) -> None:
-            if request.number == point:
-                os.kill(process.pid, signal.SIGKILL)
-                killing.append(request)
-
-        served.app.watch(kill_at_point)
-        try:
+    armed = kills.arm(key, point)
+    with ENVIRON:
+        env = api_env(served.url, data_dir, PMW_API_KEY=key)
+    try:
+        with backfill_process(env, backfill_args()) as process:
+            armed.pid = process.pid
+            armed.started.set()
             process.communicate(timeout=120)  # drains the pipes while it waits
-        finally:
-            served.app.watch(None)
+    finally:
+        kills.disarm(key)
     assert process.returncode == -signal.SIGKILL, f"the run was not killed at request {point}"
-    assert killing[0].work == expected, "the requests of a run must come in the same order every run"
-    return killing[0].work
+    assert armed.killing[0].work == expected, "the requests of a run must come in the same order every run"
+    return armed.killing[0].work
+
+
+@dataclass(frozen=True)
+class Round:
+    """What every round shares: the server, its kill hook, and the uninterrupted run's requests and rows."""
+
+    served: Served
+    kills: Kills
+    keys: queue.Queue[str]  # the API keys no running round is using
+    work: list[str]
+    reference_dir: Path
+    reference: dict[tuple[str, str, date], pl.DataFrame]
+
+    def run_kills(self, data_dir: Path, start: str, points: list[int]) -> list[KillReport]:
+        """Kills at `points`, each run starting from the previous one's leftovers and checked after it. Runs on
+        a worker thread, with an API key that no other round uses meanwhile."""
+        key = self.keys.get()
+        try:
+            return self._kills(key, data_dir, start, points)
+        finally:
+            self.keys.put(key)
+
+    def _kills(self, key: str, data_dir: Path, start: str, points: list[int]) -> list[KillReport]:
+        if start == "complete":
+            copy_lake(self.reference_dir, data_dir)
+        reports = []
+        for kill, point in enumerate(points):
+            before = _partition_files(data_dir)
+            request = _killed_run(self.served, self.kills, key, data_dir, point, self.work[point - 1])
+            leftovers = assert_lake_consistent(data_dir)
+            for name, frame in lake_rows(data_dir).items():
+                assert_frame_equal(frame, self.reference[name])  # a partition is whole or absent, never torn
+            after = _partition_files(data_dir)
+            changed = sorted(path for path, inode in after.items() if before.get(path) != inode)
+            reports.append(KillReport(point, start if kill == 0 else "killed", request, changed, len(leftovers)))
+        return reports
 
 
 def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_converge(
@@ -104,7 +193,7 @@ def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_conv
 ) -> None:
     """Rounds of four kills then a rerun: each run of a round starts from the previous one's leftovers and is
     killed later than it, then an uninterrupted rerun must land exactly what the reference run landed."""
-    with serve() as served:
+    with serve(SandboxConfig(world=SMALL_WORLD, api_keys=(*CHAIN_KEYS, RERUN_KEY))) as served:
         reference_dir = tmp_path / "reference"
         code, out, err = run_backfill(api_env(served.url, reference_dir), backfill_args())
         assert code == 0, out + err
@@ -114,28 +203,30 @@ def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_conv
 
         points = _spread(len(work), KILL_POINTS)
         rounds = len(points) // KILLS_PER_ROUND
-        reports = []
-        for number in range(rounds):
-            data_dir = tmp_path / f"round-{number}"
-            start = "empty" if number % 2 == 0 else "complete"
-            if start == "complete":
-                copy_lake(reference_dir, data_dir)
-            for kill, point in enumerate(points[number::rounds]):
-                before = _partition_files(data_dir)
-                request = _killed_run(served, data_dir, point, work[point - 1])
-                leftovers = assert_lake_consistent(data_dir)
-                for key, frame in lake_rows(data_dir).items():
-                    assert_frame_equal(frame, reference[key])  # a partition is whole or absent, never torn
-                after = _partition_files(data_dir)
-                changed = sorted(path for path, inode in after.items() if before.get(path) != inode)
-                reports.append(KillReport(point, start if kill == 0 else "killed", request, changed, len(leftovers)))
-
-            _rerun_in_process(served.url, data_dir, monkeypatch)
-            assert not assert_lake_consistent(data_dir), "the rerun must clean the temporary files it meets"
-            converged = lake_rows(data_dir)
-            assert converged.keys() == reference.keys()
-            for key, frame in converged.items():
-                assert_frame_equal(frame, reference[key])
+        kills = Kills()
+        served.app.watch(kills)
+        keys: queue.Queue[str] = queue.Queue()
+        for key in CHAIN_KEYS:
+            keys.put(key)
+        shared = Round(served, kills, keys, work, reference_dir, reference)
+        with ThreadPoolExecutor(max_workers=len(CHAIN_KEYS)) as pool:
+            futures = [
+                pool.submit(shared.run_kills, tmp_path / f"round-{number}", "empty" if number % 2 == 0 else "complete",
+                            points[number::rounds])
+                for number in range(rounds)
+            ]
+            reports = []
+            for number, future in enumerate(futures):  # each round's rerun while later rounds go on killing
+                reports += future.result()
+                data_dir = tmp_path / f"round-{number}"
+                with ENVIRON:
+                    _rerun_in_process(served.url, data_dir, monkeypatch)
+                assert not assert_lake_consistent(data_dir), "the rerun must clean the temporary files it meets"
+                converged = lake_rows(data_dir)
+                assert converged.keys() == reference.keys()
+                for name, frame in converged.items():
+                    assert_frame_equal(frame, reference[name])
+        served.app.watch(None)
 
     _print_table(pytestconfig, len(work), reports)
     assert len({r.point for r in reports}) >= 20
