@@ -1,0 +1,78 @@
+"""The layers hold: production runs never load the emulator, the engine never loads Dagster, and no two
+packages import each other, directly or round a loop."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.import_graph import ImportGraph, import_graph, project_modules
+from tests.support.paths import REPO_ROOT
+
+# What a production process does: load the code location, open a source for a partition, and run the CLI.
+PRODUCTION_STEPS = """
+import json, sys
+import pipeline.definitions
+from pipeline.defs.resources import PipelineResource
+with PipelineResource().source("polymarket"):
+    pass
+from pipeline.cli.main import main
+try:
+    main(["backfill", "--help"])
+except SystemExit:
+    pass
+print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] == "pmw_sandbox")))
+"""
+
+
+def _loaded_emulator_modules(tmp_path: Path, source: str) -> list[str]:
+    env = {**os.environ, "PMW_SOURCE": source, "PMW_API_URL": "http://127.0.0.1:9", "PMW_API_KEY": "key",
+           "PMW_DATA_DIR": str(tmp_path / "data"), "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite")}
+    run = subprocess.run([sys.executable, "-c", PRODUCTION_STEPS], env=env, cwd=REPO_ROOT, capture_output=True,
+                         text=True, timeout=120, check=True)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_a_production_run_loads_no_emulator_module(tmp_path: Path) -> None:
+    assert _loaded_emulator_modules(tmp_path, "api") == []
+
+
+def test_a_sandbox_run_loads_the_emulator(tmp_path: Path) -> None:
+    """The counter-proof: the same steps with PMW_SOURCE=sandbox do load it, so the test above can fail."""
+    assert "pmw_sandbox.plug" in _loaded_emulator_modules(tmp_path, "sandbox")
+
+
+def test_the_engine_loads_without_dagster() -> None:
+    engine = [name for name in project_modules() if name.startswith("pipeline.engine")]
+    script = (f"import importlib, sys\nfor name in {engine!r}:\n    importlib.import_module(name)\n"
+              "print(sorted(n for n in sys.modules if n.split('.')[0] == 'dagster'))")
+    run = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert run.stdout.strip() == "[]"
+
+
+def test_no_two_packages_import_each_other() -> None:
+    graph = import_graph()
+    loops = {" <-> ".join(group): graph.lines_between(group) for group in graph.cycles()}
+    assert not loops, json.dumps(loops, indent=2)
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["module-level", "inside-a-function"])
+def test_the_cycle_finder_sees_a_loop(tmp_path: Path, lazy: bool) -> None:
+    """Two packages importing each other, one of them lazily, make one cycle."""
+    for package, other in (("a", "b"), ("b", "a")):
+        (tmp_path / "pipeline" / package).mkdir(parents=True)
+        (tmp_path / "pipeline" / package / "__init__.py").write_text("")
+        body = f"from pipeline.{other}.mod import thing\n"
+        if lazy and package == "b":
+            body = f"def later():\n    from pipeline.{other}.mod import thing\n    return thing\n"
+        (tmp_path / "pipeline" / package / "mod.py").write_text(body + "thing = 1\n")
+    (tmp_path / "pmw_sandbox").mkdir()
+    (tmp_path / "pmw_sandbox" / "__init__.py").write_text("")
+    graph: ImportGraph = import_graph(tmp_path)
+    assert graph.cycles() == [["pipeline.a", "pipeline.b"]]
