@@ -14,6 +14,7 @@ import dagster as dg
 
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, sql_assets
+from pipeline.engine.config import Settings
 from pipeline.engine.warehouse.project import Project, Relation, load_project, sql_dir_from_env
 
 # Dagster's console log would repeat, with stack traces, what the summary lines below say.
@@ -49,7 +50,7 @@ def run_sql(
         say(f"pmw sql: no models in {project.root}")
         return True
     relations = select_models(project, selectors)
-    resource = resource or PipelineResource()
+    resource = resource or PipelineResource(base_settings=Settings.from_env())  # parsed once, here
     say(f"pmw sql: {len(relations)} model(s) of {project.root} -> {resource.settings().warehouse_path}")
     result = dg.materialize(
         sql_assets(project),
