@@ -21,6 +21,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
+import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.engine.lake.store import Lake
@@ -38,7 +39,7 @@ from tests.support.served import (
     backfill_args,
     backfill_process,
     lake_rows,
-    run_backfill,
+    run_backfill_in_process,
     serve,
 )
 
@@ -71,12 +72,14 @@ def _meet_at_first_request(keys: tuple[str, ...]) -> tuple[threading.Barrier, Ca
     return barrier, hook
 
 
-def test_two_runs_of_the_same_partition_at_once_land_one_correct_result(tmp_path: Path) -> None:
+def test_two_runs_of_the_same_partition_at_once_land_one_correct_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET, OTHER_KEY))
     with serve(config) as served:
         reference_dir, shared_dir = tmp_path / "reference", tmp_path / "shared"
-        code, out, err = run_backfill(api_env(served.url, reference_dir), backfill_args(["kalshi"]))
-        assert code == 0, out + err
+        reference_env = api_env(served.url, reference_dir)
+        assert run_backfill_in_process(reference_env, backfill_args(["kalshi"]), monkeypatch) == 0
 
         barrier, hook = _meet_at_first_request((SECRET, OTHER_KEY))
         served.app.watch(hook)
@@ -145,13 +148,14 @@ class Analyst(threading.Thread):
                         self.seen += [(name, row) for row in rows]
 
 
-def test_parallel_backfills_of_different_partitions_while_an_analyst_queries(tmp_path: Path) -> None:
+def test_parallel_backfills_of_different_partitions_while_an_analyst_queries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data_dir = tmp_path / "data"
     before, days = DAY - timedelta(days=2), (DAY - timedelta(days=1), DAY)
     config = SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET, OTHER_KEY))
     with serve(config) as served:
-        code, out, err = run_backfill(api_env(served.url, data_dir), backfill_args(start=before))
-        assert code == 0, out + err
+        assert run_backfill_in_process(api_env(served.url, data_dir), backfill_args(start=before), monkeypatch) == 0
         lake = Lake(data_dir / "lake")
         assert all(lake.partitions(table) == [(p, before) for p in sorted(PLATFORMS)] for table in TABLES), (
             "the backfilled partitions must not exist yet: see the module's docstring"

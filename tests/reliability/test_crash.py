@@ -30,7 +30,6 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.cli import main as cli
 from pmw_sandbox import SandboxConfig
 from tests.support.served import (
     SECRET,
@@ -45,6 +44,7 @@ from tests.support.served import (
     lake_rows,
     print_table,
     run_backfill,
+    run_backfill_in_process,
     serve,
 )
 
@@ -82,12 +82,7 @@ def _partition_files(data_dir: Path) -> dict[str, int]:
 
 def _rerun_in_process(url: str, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The rerun, through the same command-line entry point, in this process (it spares a Dagster import)."""
-    with monkeypatch.context() as patch:
-        patch.delenv("DAGSTER_HOME", raising=False)
-        for name, value in api_env(url, data_dir, PMW_API_KEY=RERUN_KEY).items():
-            if name.startswith("PMW_"):
-                patch.setenv(name, value)
-        assert cli.main(backfill_args()) == 0
+    assert run_backfill_in_process(api_env(url, data_dir, PMW_API_KEY=RERUN_KEY), backfill_args(), monkeypatch) == 0
 
 
 @dataclass

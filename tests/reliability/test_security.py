@@ -50,6 +50,7 @@ from tests.support.served import (
     api_env,
     assert_lake_consistent,
     backfill_args,
+    backfill_process,
     lake_rows,
     run_backfill,
 )
@@ -187,10 +188,16 @@ def test_hostile_identifiers_from_the_api_land_as_data_never_as_paths_or_sql(tmp
     renames = dict(zip(chosen, HOSTILE_IDS, strict=True))
     clean_dir = tmp_path / "clean"
     hostile_dir = tmp_path / "it's; DROP VIEW raw.markets; --" / "data"
-    with LoopbackServer(clean_app) as clean, LoopbackServer(RenamingSandbox(config, renames)) as bad:
-        for url, data_dir in ((clean.url, clean_dir), (bad.url, hostile_dir)):
-            code, out, err = run_backfill(api_env(url, data_dir), backfill_args())
-            assert code == 0, out + err
+    # The two runs side by side: their servers and data dirs are their own.
+    with (
+        LoopbackServer(clean_app) as clean,
+        LoopbackServer(RenamingSandbox(config, renames)) as bad,
+        backfill_process(api_env(clean.url, clean_dir), backfill_args()) as clean_run,
+        backfill_process(api_env(bad.url, hostile_dir), backfill_args()) as hostile_run,
+    ):
+        outputs = [clean_run.communicate(timeout=300), hostile_run.communicate(timeout=300)]
+    for run, (out, err) in zip((clean_run, hostile_run), outputs, strict=True):
+        assert run.returncode == 0, out + err
 
     assert not assert_lake_consistent(hostile_dir)
     layout = re.compile(

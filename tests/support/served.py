@@ -160,6 +160,22 @@ def run_backfill(env: Mapping[str, str], args: Sequence[str], timeout: float = 3
         return process.returncode, out, err
 
 
+def run_backfill_in_process(env: Mapping[str, str], args: Sequence[str], monkeypatch: pytest.MonkeyPatch) -> int:
+    """`pmw <args>` through the command line's entry point in this process, with the PMW_ settings of `env` and
+    nothing else of them: for the runs that only set a test up (a reference, a lake to start from). It spares
+    the Python start and the Dagster import that a process of its own costs."""
+    from pipeline.cli import main as cli
+
+    with monkeypatch.context() as patch:
+        patch.delenv("DAGSTER_HOME", raising=False)
+        for name in [name for name in os.environ if name.startswith("PMW_")]:
+            patch.delenv(name)
+        for name, value in env.items():
+            if name.startswith("PMW_"):
+                patch.setenv(name, value)
+        return cli.main(list(args))
+
+
 def lake_rows(data_dir: Path, platforms: Sequence[str] = PLATFORMS, days: Sequence[date] = (DAY,)) -> dict[
     tuple[str, str, date], pl.DataFrame
 ]:
