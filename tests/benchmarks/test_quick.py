@@ -12,12 +12,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.paths import REPO_ROOT
 
 TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Queries:")
 BENCHMARKS = ("normalisation", "memory", "requests", "queries")
 
 
+@pytest.mark.slow
 def test_the_quick_benchmarks_print_every_table_and_record_their_figures(tmp_path: Path) -> None:
     results = tmp_path / "results.json"
     completed = subprocess.run(

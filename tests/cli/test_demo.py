@@ -16,6 +16,7 @@ from pipeline.engine.schema import TABLES
 from pmw_sandbox import WorldConfig
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["sandbox", "direct"])
 def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path, source: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
@@ -35,6 +36,7 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path, source: s
     assert ("the platforms' own APIs" in out) == (source == "direct")
 
 
+@pytest.mark.slow
 def test_run_demo_reads_the_environment_and_leaves_it_as_it_found_it(
     pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

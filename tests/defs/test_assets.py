@@ -65,6 +65,7 @@ def test_partition_contents_follow_the_partition_semantics(pipeline_env: Path) -
     assert frames["trades"]["trade_id"].n_unique() == frames["trades"].height
 
 
+@pytest.mark.slow
 def test_rerunning_a_partition_leaves_the_same_rows(pipeline_env: Path) -> None:
     assert materialise("polymarket").success
     first = lake_tables(pipeline_env, "polymarket")
@@ -74,6 +75,7 @@ def test_rerunning_a_partition_leaves_the_same_rows(pipeline_env: Path) -> None:
         assert_frame_equal(first[table], second[table])
 
 
+@pytest.mark.slow
 def test_faults_converge_to_the_fault_free_rows(pipeline_env: Path, tmp_path: Path) -> None:
     assert materialise("kalshi").success
     clean = lake_tables(pipeline_env, "kalshi")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import dagster as dg
 import polars as pl
+import pytest
 
 from pipeline.cli.backfill import run_backfill
 from pipeline.definitions import defs
@@ -90,6 +91,7 @@ def test_held_back_are_the_models_reading_the_failed_table_directly_or_through_o
     assert str(markets) == f"markets.status_enum failed (kalshi {DAY}, 3 violations)"
 
 
+@pytest.mark.slow
 def test_a_failed_markets_check_lands_the_whole_partition_and_holds_back_only_the_models_reading_markets(
     pipeline_env: Path,
 ) -> None:

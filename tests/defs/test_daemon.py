@@ -141,6 +141,7 @@ def _wait_for_window(instance: dg.DagsterInstance, daemon: subprocess.Popen[byte
     )
 
 
+@pytest.mark.slow
 def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: SandboxServer, tmp_path: Path) -> None:
     home = _dagster_home(tmp_path)
     env = _env(strict_server, tmp_path, home)

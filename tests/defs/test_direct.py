@@ -112,6 +112,7 @@ def _filled(frame: pl.DataFrame) -> set[str]:
     return {c for c in frame.columns if frame[c].null_count() < frame.height}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("day", [DAY, FIRST_DAY], ids=["last day", "first day, behind the Kalshi cutoff"])
 def test_api_and_direct_land_the_same_tables(
     pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, server: SandboxServer, day: date

@@ -67,6 +67,7 @@ def _backfill(env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_two_concurrent_backfills_stay_inside_the_strict_budget(strict_server: SandboxServer, tmp_path: Path) -> None:
     budget = tmp_path / "budget.sqlite"
     runs = [_backfill(_api_env(strict_server, tmp_path / f"data{i}", budget)) for i in range(2)]
@@ -113,6 +114,7 @@ def test_the_api_key_appears_nowhere(
         assert SECRET.encode() not in path.read_bytes(), f"the key leaked into {path}"
 
 
+@pytest.mark.slow
 def test_a_killed_run_leaves_the_previous_partition_intact(tmp_path: Path) -> None:
     app = SandboxApp(SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET,), faults=Faults(latency_ms=40)))
     with LoopbackServer(app) as server:

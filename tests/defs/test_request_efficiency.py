@@ -6,6 +6,8 @@ import math
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from benchmarks.request_bound import fewest_requests
 from pipeline.cli.backfill import run_backfill
 from pipeline.defs.resources import PipelineResource
@@ -15,6 +17,7 @@ from tests.support.runs import DAY
 from tests.support.world import WORLD
 
 
+@pytest.mark.slow
 def test_a_one_day_backfill_stays_within_ten_percent_of_the_fewest_requests(pipeline_env: Path) -> None:
     reports = run_backfill(["polymarket", "kalshi"], DAY, DAY, resource=PipelineResource(), say=lambda _: None)
     assert all(r.success for r in reports)
@@ -27,6 +30,7 @@ def test_a_one_day_backfill_stays_within_ten_percent_of_the_fewest_requests(pipe
             assert made[endpoint] >= fewest, f"{endpoint}: {made[endpoint]} requests, fewer than possible {fewest}"
 
 
+@pytest.mark.slow
 def test_a_several_day_backfill_lists_the_catalogue_once(pipeline_env: Path) -> None:
     first = DAY.replace(day=DAY.day - 2)
     reports = run_backfill(["kalshi"], first, DAY, resource=PipelineResource(), say=lambda _: None)

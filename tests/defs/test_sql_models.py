@@ -88,6 +88,7 @@ def test_every_sql_file_is_an_asset_keyed_by_folder_and_name_with_lineage_from_t
     assert graph.get_check_spec(reference).additional_deps[0].asset_key == dg.AssetKey(["marts", "dim_markets"])
 
 
+@pytest.mark.slow
 def test_one_run_lands_a_partition_builds_every_model_and_every_sql_test_passes(pipeline_env: Path) -> None:
     assert materialise("polymarket").success
     project = load_project(DEFAULT_SQL_DIR)

@@ -72,6 +72,7 @@ def _meet_at_first_request(keys: tuple[str, ...]) -> tuple[threading.Barrier, Ca
     return barrier, hook
 
 
+@pytest.mark.slow
 def test_two_runs_of_the_same_partition_at_once_land_one_correct_result(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -148,6 +149,7 @@ class Analyst(threading.Thread):
                         self.seen += [(name, row) for row in rows]
 
 
+@pytest.mark.slow
 def test_parallel_backfills_of_different_partitions_while_an_analyst_queries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -183,6 +183,7 @@ class Round:
         return reports
 
 
+@pytest.mark.slow
 def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_converge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pytestconfig: pytest.Config
 ) -> None:

@@ -84,6 +84,7 @@ class EchoingSandbox(WatchedSandbox):
         return answer
 
 
+@pytest.mark.slow
 def test_the_api_key_appears_in_no_output_log_event_exception_or_file(tmp_path: Path) -> None:
     """A backfill whose failing requests come back with the key in their bodies, run as users run it (the
     command line, a persistent Dagster instance): the key is in none of its output, Python logs (on stderr),
@@ -176,6 +177,7 @@ def _live_markets(app: WatchedSandbox, platform: str) -> list[str]:
     return [m["id"] for m in markets]
 
 
+@pytest.mark.slow
 def test_hostile_identifiers_from_the_api_land_as_data_never_as_paths_or_sql(tmp_path: Path) -> None:
     """Market ids and slugs with `../`, quotes, semicolons and NULs flow through the real pipeline (command
     line, Dagster, lake, warehouse) next to an identical run with the ids as the world has them. They land
