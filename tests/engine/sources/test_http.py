@@ -143,6 +143,7 @@ def test_endpoint_names_hide_ids() -> None:
     assert endpoint_of("/historical/markets/KX-1/candlesticks") == "/historical/markets/{id}/candlesticks"
 
 
+@pytest.mark.slow
 def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
     """Three processes, 12 requests each, 10 allowed per 1.5 s window: never more than 10 in any window."""
     db = tmp_path / "budget.sqlite"
