@@ -104,7 +104,7 @@ class Settings:
             direct_url=direct_url.rstrip("/") if direct_url else None,
             data_dir=Path(env.get("PMW_DATA_DIR") or defaults.data_dir),
             rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
-            rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s),
+            rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s, positive=True),
             platforms=_platforms(env.get("PMW_PLATFORMS")),
             sandbox_seed=_integer(env, "PMW_SANDBOX_SEED", defaults.sandbox_seed, minimum=0),
             sandbox_end=_day(env, "PMW_SANDBOX_END"),
@@ -154,7 +154,7 @@ def _integer(env: Mapping[str, str], name: str, default: int, minimum: int = 1) 
     return value
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def _seconds(env: Mapping[str, str], name: str, default: float, *, positive: bool = False) -> float:
     raw = env.get(name)
     if not raw:
         return default
@@ -162,8 +162,8 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
-    if value < 0:
-        raise ConfigError(f"{name} must not be negative, got {value}")
+    if value < 0 or (positive and value == 0):
+        raise ConfigError(f"{name} must be {'more than 0' if positive else 'at least 0'}, got {value}")
     return value
 
 
@@ -232,7 +232,7 @@ class AutomationSettings:
             backfill_order=_backfill_order(env),
             backfill_interval_s=_integer(env, "PMW_BACKFILL_INTERVAL_S", defaults.backfill_interval_s),
             rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
-            rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s),
+            rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s, positive=True),
             platforms=_platforms(env.get("PMW_PLATFORMS")),
         )
 
