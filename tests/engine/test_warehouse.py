@@ -131,6 +131,33 @@ def test_an_empty_view_becomes_a_view_over_files_on_the_next_run(lake: Lake, war
     assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(9,)]
 
 
+def test_unchanged_views_in_an_unchanged_file_are_not_written_again(lake: Lake, warehouse: Path) -> None:
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 9))
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
+    stamp = os.stat(warehouse).st_mtime_ns
+    assert ensure_raw_views(warehouse, lake) == []  # the same views, the file as this process left it
+    assert os.stat(warehouse).st_mtime_ns == stamp
+    lake.write_partition("markets", "kalshi", DAY, sample_frame("markets", "kalshi", DAY))
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS  # markets got its first partition: its view changes
+    assert query(warehouse, "SELECT count(*) FROM raw.markets") != [(0,)]
+
+
+def test_views_dropped_by_another_writer_are_written_again(lake: Lake, warehouse: Path) -> None:
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 9))
+    ensure_raw_views(warehouse, lake)
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute("DROP VIEW raw.trades")
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
+    assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(9,)]
+
+
+def test_a_deleted_warehouse_file_is_written_again(lake: Lake, warehouse: Path) -> None:
+    ensure_raw_views(warehouse, lake)
+    warehouse.unlink()
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
+    assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(0,)]
+
+
 def test_views_use_absolute_paths(tmp_path: Path, warehouse: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     lake = Lake(Path("lake"))
@@ -184,9 +211,11 @@ def test_an_analyst_holding_the_file_neither_fails_a_run_nor_misses_new_partitio
     totals = [100]
     try:
         assert analyst.stdout.readline() == "100\n", analyst.stderr.read()
+        first_partitions = [table for table in TABLES if table != "trades"]  # each changes its view: a write
         with caplog.at_level(logging.WARNING, logger="pipeline.engine.warehouse.views"):
-            for i in range(1, 5):
+            for i, table in enumerate(first_partitions, start=1):
                 platform, day = ("polymarket", "kalshi")[i % 2], DAY + timedelta(days=i)
+                lake.write_partition(table, platform, day, sample_frame(table, platform, day))
                 lake.write_partition("trades", platform, day, trades_frame(platform, day, 50 * i, seed=i))
                 totals.append(totals[-1] + 50 * i)
                 assert ensure_raw_views(warehouse, lake) == []
@@ -202,13 +231,14 @@ def test_an_analyst_holding_the_file_neither_fails_a_run_nor_misses_new_partitio
     warnings = [
         r for r in caplog.records if r.name == "pipeline.engine.warehouse.views" and r.levelno == logging.WARNING
     ]
-    assert len(warnings) == 4
+    assert len(warnings) == len(first_partitions)
     assert "in use elsewhere" in warnings[0].getMessage()
     assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
 
 
 def test_a_read_only_connection_of_this_process_is_also_skipped(lake: Lake, warehouse: Path) -> None:
     ensure_raw_views(warehouse, lake)
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 3))  # the trades view must change
     with connect_read_only(warehouse):
         assert ensure_raw_views(warehouse, lake) == []
 

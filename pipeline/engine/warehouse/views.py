@@ -6,12 +6,15 @@ run: DuckDB cannot open a file read-write while another process holds it, so :fu
 gives up (with a warning) instead of failing or waiting, and the existing views keep serving new data.
 The only time a view must change is when its table gets its first partition (DuckDB refuses a glob that
 matches no file, so until then the view is an empty relation of the same columns and types); that
-switch happens on the first run that finds the file free.
+switch happens on the first run that finds the file free. A process that has already written the same views
+into the file, and finds the file unchanged since, does not open it again (every asset of a run asks).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,20 +43,30 @@ _SCALAR_TYPES: dict[type[pl.DataType], str] = {
 
 
 def ensure_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
-    """Create or replace schema ``raw`` and its views over the lake; return the views created.
+    """Create or replace schema ``raw`` and its views over the lake; return the views written.
 
-    Returns [] and logs a warning when another process holds the warehouse file (an analyst's read-only
-    session): the glob-based views already show new partitions, so a pipeline run must not fail for it.
+    Returns [] without opening the file when this process wrote these very views into it and the file has
+    not changed since (its identity, size and modification time are those seen after that write): opening a
+    DuckDB file costs tens of milliseconds, and every asset of every run asks. Returns [] and logs a warning
+    when another process holds the warehouse file (an analyst's read-only session): the glob-based views
+    already show new partitions, so a pipeline run must not fail for it.
     """
+    views = raw_views(lake)
+    with _WRITTEN_LOCK:
+        if _WRITTEN.get(warehouse_path) == (_file_stamp(warehouse_path), views):
+            return []
     connection = _open_for_writing(warehouse_path, "raw views left as they are")
     if connection is None:
         return []
     with connection:
         connection.begin()
         connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(RAW_SCHEMA)}")
-        views = [_create_view(connection, table, lake) for table in TABLES.values()]
+        for view in views:
+            connection.execute(view.statement)
         connection.commit()
-    return views
+    with _WRITTEN_LOCK:
+        _WRITTEN[warehouse_path] = (_file_stamp(warehouse_path), views)
+    return [f"{view.schema}.{view.name}" for view in views]
 
 
 def connect_read_only(warehouse_path: Path) -> duckdb.DuckDBPyConnection:
@@ -105,9 +118,25 @@ class View:
 def raw_views(lake: Lake) -> list[View]:
     """The views of schema ``raw`` exactly as ensure_raw_views creates them, for catalogues built elsewhere."""
     return [
-        View(RAW_SCHEMA, spec.name, _parquet_source(spec, lake) if lake.partitions(spec.name) else _empty_source(spec))
+        View(RAW_SCHEMA, spec.name,
+             _parquet_source(spec, lake) if lake.has_partitions(spec.name) else _empty_source(spec))
         for spec in TABLES.values()
     ]
+
+
+# What this process last wrote into each warehouse file, with the file's stamp right after: ensure_raw_views
+# skips the file while both still hold. A change by any other writer changes the stamp.
+_WRITTEN: dict[Path, tuple[tuple[int, int, int] | None, list[View]]] = {}
+_WRITTEN_LOCK = threading.Lock()
+
+
+def _file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """The file's inode, size and modification time in nanoseconds; None when it does not exist."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return status.st_ino, status.st_size, status.st_mtime_ns
 
 
 def parquet_view(schema: str, name: str, path: Path) -> View:
@@ -193,13 +222,6 @@ def _file_view_catalogue(
         return None
     with connection:
         return _view_catalogue(connection, schemas)
-
-
-def _create_view(connection: duckdb.DuckDBPyConnection, spec: Table, lake: Lake) -> str:
-    view = f"{RAW_SCHEMA}.{spec.name}"
-    source = _parquet_source(spec, lake) if lake.partitions(spec.name) else _empty_source(spec)
-    connection.execute(f"CREATE OR REPLACE VIEW {qualified_name(RAW_SCHEMA, spec.name)} AS {source}")
-    return view
 
 
 def _parquet_source(spec: Table, lake: Lake) -> str:
