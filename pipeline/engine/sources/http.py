@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 import email.utils
+import functools
 import logging
 import random
+import ssl
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -108,6 +110,16 @@ def _retry_after_seconds(response: httpx.Response, body: Any) -> float | None:
     return None
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The process's one verifying TLS context (httpx's defaults, SSL_CERT_FILE and SSL_CERT_DIR honoured).
+
+    Loading the CA bundle costs about 30 ms, and a partition opens several clients; a context is safe to
+    share between clients and threads.
+    """
+    return httpx.create_ssl_context()
+
+
 class HttpLayer:
     """A JSON-over-HTTP client with budget and retries; one per API and run. Paging is paging.py's."""
 
@@ -128,7 +140,9 @@ class HttpLayer:
         if api_key is not None:
             headers[key_header] = api_key.value
         self._secret = api_key.value if api_key is not None else None
-        self._client = httpx.Client(base_url=base_url, headers=headers, timeout=timeout_s, transport=transport)
+        self._client = httpx.Client(
+            base_url=base_url, headers=headers, timeout=timeout_s, transport=transport, verify=tls_context()
+        )
         self.budget = budget
         self.stats = RequestStats()
         self._max_attempts, self._max_backoff_s, self._sleep = max_attempts, max_backoff_s, sleep

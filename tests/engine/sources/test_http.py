@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,8 @@ import httpx
 import pytest
 
 from pipeline.engine.config import Secret
-from pipeline.engine.sources.http import ApiError, HttpLayer, endpoint_of
+from pipeline.engine.sources import http
+from pipeline.engine.sources.http import ApiError, HttpLayer, endpoint_of, tls_context
 from pipeline.engine.sources.request_budget import RequestBudget
 
 KEY = "sk-live-DO-NOT-LEAK-0042"
@@ -38,6 +40,25 @@ def test_the_key_travels_in_the_header() -> None:
     layer = _layer(lambda r: (seen.append(r.headers.get("X-API-Key")), httpx.Response(200, json={}))[1])
     layer.get_json("/health")
     assert seen == [KEY]
+
+
+def test_clients_share_one_verifying_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[ssl.SSLContext] = []
+
+    def create_ssl_context() -> ssl.SSLContext:
+        built.append(context := ssl.create_default_context())
+        return context
+
+    monkeypatch.setattr(http.httpx, "create_ssl_context", create_ssl_context)
+    tls_context.cache_clear()
+    try:
+        for _ in range(3):
+            HttpLayer("https://api.test").close()
+        assert len(built) == 1, "the CA bundle is loaded once per process, not once per client"
+        assert tls_context() is built[0]
+        assert (built[0].verify_mode, built[0].check_hostname) == (ssl.CERT_REQUIRED, True)
+    finally:
+        tls_context.cache_clear()
 
 
 def test_retries_transient_failures_honouring_retry_after() -> None:
