@@ -11,6 +11,12 @@ from pmw_sandbox.plug import sandbox_app
 from tests.support.world import WORLD, FakeClock
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked slow first, so that the workers of `-n auto` (pytest-xdist hands tests out in this
+    order as workers free up) do not end with one of them still running a long test while the others idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def pipeline_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A private data dir and budget, the in-process sandbox of the test world, fast retries."""

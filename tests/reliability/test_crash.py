@@ -139,7 +139,7 @@ def _killed_run(served: Served, kills: Kills, key: str, data_dir: Path, point: i
         with backfill_process(env, backfill_args()) as process:
             armed.pid = process.pid
             armed.started.set()
-            process.communicate(timeout=120)  # drains the pipes while it waits
+            process.communicate(timeout=120)
     finally:
         kills.disarm(key)
     assert process.returncode == -signal.SIGKILL, f"the run was not killed at request {point}"

@@ -1,11 +1,11 @@
 """Shared pieces of the reliability tests: a sandbox server that sees every request, backfills run as
-`python -m pipeline.cli.main backfill` subprocesses, and checks that a lake is whole and readable."""
+`pmw backfill` processes of their own (forked warm: tests.support.warm), and checks that a lake is whole and
+readable."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,6 +27,7 @@ from pmw_sandbox.app import SandboxResponse
 from pmw_sandbox.server import SandboxServer
 from tests.support.loopback import LoopbackServer
 from tests.support.paths import REPO_ROOT
+from tests.support.warm import WarmProcess
 from tests.support.world import strict_budget_world
 
 SECRET = "sk-live-RELIABILITY-5ec2e7-DO-NOT-LEAK"
@@ -135,16 +136,10 @@ def backfill_args(platforms: Sequence[str] = PLATFORMS, start: date = DAY, end: 
 
 
 @contextmanager
-def backfill_process(env: Mapping[str, str], args: Sequence[str]) -> Iterator[subprocess.Popen[str]]:
-    """`python -m pipeline.cli.main <args>` with stdout and stderr piped; killed on exit if still running."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli.main", *args],
-        env=dict(env),
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def backfill_process(env: Mapping[str, str], args: Sequence[str]) -> Iterator[WarmProcess]:
+    """`pmw <args>` in a process of its own, forked warm (tests.support.warm), with the environment `env` and
+    stdout and stderr captured; killed on exit if still running."""
+    process = WarmProcess(env, args)
     try:
         yield process
     finally:
