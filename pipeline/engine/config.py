@@ -113,7 +113,7 @@ class Settings:
             price_point_label=_price_label(env),
             rate_limit_db=Path(env.get("PMW_RATE_LIMIT_DB") or defaults.rate_limit_db),
             catalogue_ttl_s=float(_integer(env, "PMW_CATALOGUE_TTL_S", int(defaults.catalogue_ttl_s), minimum=0)),
-            http_timeout_s=float(_integer(env, "PMW_HTTP_TIMEOUT_S", int(defaults.http_timeout_s))),
+            http_timeout_s=_seconds(env, "PMW_HTTP_TIMEOUT_S", defaults.http_timeout_s, positive=True),
             max_attempts=_integer(env, "PMW_MAX_ATTEMPTS", defaults.max_attempts),
             max_backoff_s=_seconds(env, "PMW_MAX_BACKOFF_S", defaults.max_backoff_s),
         )

@@ -149,6 +149,8 @@ def test_a_bad_setting_fails_the_run_at_its_start_naming_the_variable(pipeline_e
         ({"PMW_RATE_WINDOW_S": "soon"}, "PMW_RATE_WINDOW_S must be a number of seconds, got 'soon'"),
         ({"PMW_RATE_WINDOW_S": "0"}, "PMW_RATE_WINDOW_S must be more than 0, got 0.0"),
         ({"PMW_MAX_BACKOFF_S": "-1"}, "PMW_MAX_BACKOFF_S must be at least 0, got -1.0"),
+        ({"PMW_HTTP_TIMEOUT_S": "0"}, "PMW_HTTP_TIMEOUT_S must be more than 0, got 0.0"),
+        ({"PMW_HTTP_TIMEOUT_S": "a while"}, "PMW_HTTP_TIMEOUT_S must be a number of seconds, got 'a while'"),
         ({"PMW_SANDBOX_END": "21/11/2026"}, "PMW_SANDBOX_END must be a day as YYYY-MM-DD, got '21/11/2026'"),
         ({"PMW_PLATFORMS": "kalshi,manifold"}, "PMW_PLATFORMS: unknown platform 'manifold'"),
         ({"PMW_PRICE_POINT_LABEL": "middle"}, "PMW_PRICE_POINT_LABEL must be one of period_start, period_end, got"),

@@ -58,7 +58,7 @@ def cut_mid_body(_request: Request, answer: Answer) -> Answer:
 
 
 def slow(_request: Request, answer: Answer) -> Answer:
-    return Answer(answer.status, answer.body, answer.headers, delay_s=1.6)  # the client times out after 1 s
+    return Answer(answer.status, answer.body, answer.headers, delay_s=0.8)  # the client times out after 0.5 s
 
 
 def half_5xx(request: Request, answer: Answer) -> Answer:
@@ -211,7 +211,7 @@ CASES = [
     Case("HTML page with status 200", every(4, html_page(200))),
     Case("HTML page with status 502", every(4, html_page(502))),
     Case("connection closed mid-body", every(5, cut_mid_body)),
-    Case("slower than the timeout", every(7, slow), env={"PMW_HTTP_TIMEOUT_S": "1"}),
+    Case("slower than the timeout", every(7, slow), env={"PMW_HTTP_TIMEOUT_S": "0.5"}),
     Case("truncated JSON", sandbox="malformed_page_rate=0.2,seed=5"),
     Case("cursor repeating forever", repeating_cursor("/markets"), fails_with="already given"),
     Case("has_more with an empty catalogue page", on_items("/markets", empty_page_with_more),
@@ -228,7 +228,7 @@ CASES = [
             ("HTML page with status 200", every(4, html_page(200)), {}, None),
             ("HTML page with status 502", every(4, html_page(502)), {}, None),
             ("connection closed mid-body", every(5, cut_mid_body), {}, None),
-            ("slower than the timeout", every(7, slow), {"PMW_HTTP_TIMEOUT_S": "1"}, None),
+            ("slower than the timeout", every(7, slow), {"PMW_HTTP_TIMEOUT_S": "0.5"}, None),
         ]
     ),
     _tampered("nulls and missing required fields", "trades",
@@ -316,7 +316,7 @@ def baselines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return landed
 
 
-SLOW_CASES = {"slower than the timeout (direct)"}  # waits out several real one-second timeouts
+SLOW_CASES = {"slower than the timeout (direct)"}  # waits out several real half-second timeouts
 
 
 @pytest.mark.parametrize(
