@@ -35,7 +35,8 @@ from pipeline.cli.main import build_parser
 from pipeline.engine.config import Secret
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
-from pipeline.engine.sources.http import REDACTED, ApiError, HttpLayer
+from pipeline.engine.sources.http import ApiError, HttpLayer
+from pipeline.engine.sources.redaction import REDACTED
 from pipeline.engine.sources.unified import is_live_on
 from pipeline.engine.warehouse.views import connect_read_only
 from pmw_sandbox import SandboxConfig

@@ -1,7 +1,8 @@
 """The HTTP layer every source is built on: auth, a machine-wide request budget, retries, counters.
 
 - Authentication: the key travels in a header and nowhere else; any text that could echo it (an error body,
-  an exception) is redacted before it reaches a log line, an exception message or metadata.
+  an exception) is redacted (redaction.py: the key whole, URL-encoded or in pieces, before any cut) before it
+  reaches a log line, an exception message or metadata.
 - Budget: each request first takes its place in the host's RequestBudget (request_budget.py), shared by
   every process on the machine.
 - Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with
@@ -29,10 +30,10 @@ import orjson
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from pipeline.engine.config import Secret
+from pipeline.engine.sources.redaction import Redactor
 from pipeline.engine.sources.request_budget import RequestBudget
 
 log = logging.getLogger("pipeline.http")
-REDACTED = "***"
 
 
 class ApiError(Exception):
@@ -139,7 +140,7 @@ class HttpLayer:
         headers = {"User-Agent": "pm-warehouse", "Accept": "application/json"}
         if api_key is not None:
             headers[key_header] = api_key.value
-        self._secret = api_key.value if api_key is not None else None
+        self.redact = Redactor(api_key.value if api_key is not None else None)
         self._client = httpx.Client(
             base_url=base_url, headers=headers, timeout=timeout_s, transport=transport, verify=tls_context()
         )
@@ -155,9 +156,6 @@ class HttpLayer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def redact(self, text: str) -> str:
-        return text.replace(self._secret, REDACTED) if self._secret else text
 
     # -- single requests ---------------------------------------------------------------------------
 
@@ -192,7 +190,7 @@ class HttpLayer:
         except httpx.TimeoutException as error:
             raise _Transient(f"timed out ({type(error).__name__})") from None
         except httpx.TransportError as error:
-            raise _Transient(f"connection failed: {self.redact(str(error))[:200]}") from None
+            raise _Transient(f"connection failed: {self.redact(str(error), limit=200)}") from None
         return self._read(path, response)
 
     def _read(self, path: str, response: httpx.Response) -> Any:
@@ -223,14 +221,14 @@ class HttpLayer:
             return None, None
         code, message = error.get("code"), error.get("message")
         return (str(code) if code is not None else None,
-                self.redact(str(message))[:300] if message is not None else None)
+                self.redact(str(message), limit=300) if message is not None else None)
 
     def _error_text(self, response: httpx.Response, body: Any) -> str:
         code, message = self._error_fields(body)
         return f"{code}: {message}" if code else self._snippet(response)
 
     def _snippet(self, response: httpx.Response) -> str:
-        return self.redact(response.text[:120].replace("\n", " "))
+        return self.redact(response.text, limit=120).replace("\n", " ")
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None

@@ -190,3 +190,13 @@ def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
 def test_budget_refuses_nonsense(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least 1 request"):
         RequestBudget("x", 0, tmp_path / "b.sqlite")
+
+
+def test_an_error_page_echoing_the_key_at_the_cut_leaks_no_piece_of_it() -> None:
+    for at in (100, 110, 119):
+        page = "<html><body>" + "x" * (at - 12) + f"{KEY} was refused</body></html>"
+        layer = _layer(lambda _request, page=page: httpx.Response(502, text=page), max_attempts=1)
+        with pytest.raises(ApiError) as caught:
+            layer.get_json("/markets")
+        message = str(caught.value)
+        assert not [KEY[i : i + 8] for i in range(len(KEY) - 7) if KEY[i : i + 8] in message], (at, message)
