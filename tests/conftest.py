@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,12 +9,6 @@ import pytest
 from pmw_sandbox import SandboxApp, SandboxConfig, sandbox_client
 from pmw_sandbox.plug import sandbox_app
 from tests.support.world import WORLD, FakeClock
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: one worker more than there are cores. A test waiting on a subprocess, a server or a sleep
-    leaves its core to the spare worker (on 2 cores: 307 s with 3 workers, 322-332 s with 2, 331 s with 4)."""
-    return (os.cpu_count() or 1) + 1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
