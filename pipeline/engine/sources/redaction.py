@@ -33,19 +33,21 @@ class Redactor:
         if limit is not None:
             text = text[: limit + self._longest]  # whatever starts before the cut ends inside this
         if self._pieces is not None:
-            text = self._replaced(text)
+            text = _replaced(self._pieces, text)
         return text if limit is None else text[:limit]
 
-    def _replaced(self, text: str) -> str:
-        spans: list[list[int]] = []
-        for match in self._pieces.finditer(text):  # type: ignore[union-attr]
-            start, end = match.start(), match.start() + len(match.group(1))
-            if spans and start <= spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], end)
-            else:
-                spans.append([start, end])
-        kept, position = [], 0
-        for start, end in spans:
-            kept += [text[position:start], REDACTED]
-            position = end
-        return "".join([*kept, text[position:]])
+
+def _replaced(pieces: re.Pattern[str], text: str) -> str:
+    """`text` with each stretch covered by overlapping matches of `pieces` replaced by one REDACTED."""
+    spans: list[list[int]] = []
+    for match in pieces.finditer(text):
+        start, end = match.start(), match.start() + len(match.group(1))
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([start, end])
+    kept, position = [], 0
+    for start, end in spans:
+        kept += [text[position:start], REDACTED]
+        position = end
+    return "".join([*kept, text[position:]])
