@@ -34,7 +34,7 @@ from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
 from pmw_sandbox.native import NativeApi, is_native
 from pmw_sandbox.readings import Readings
-from pmw_sandbox.world import Record, World, iso
+from pmw_sandbox.world import Record, iso, shared_world
 
 API_VERSION = "2.0.0"
 DEFAULT_API_KEYS: tuple[str, ...] = ("sandbox-key", "sandbox-key-2")
@@ -168,7 +168,7 @@ class SandboxApp:
 
     def __init__(self, config: SandboxConfig | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config or SandboxConfig()
-        self.world = World(self.config.world)
+        self.world = shared_world(self.config.world)
         self.native = NativeApi(self.world)
         self.clock = clock
         self.cursors = CursorBook(f"sandbox-{self.config.world.seed}".encode(), self.config.cursor_ttl_s, clock)

@@ -8,9 +8,11 @@ Records are deterministic: the same config gives the same bytes.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -21,8 +23,21 @@ from pmw_sandbox.catalogue import Catalogue, Event, Market, Series, WorldConfig,
 
 Record = dict[str, Any]
 _ACTIVITY_CACHE_SIZE = 256
+_SHARED_WORLDS = 8  # worlds kept by shared_world: tests and benchmarks use a handful
 _ADJECTIVES = ("Quiet", "Bold", "Lucky", "Rapid", "Calm", "Sharp", "Wise", "Brave")
 _ANIMALS = ("Otter", "Falcon", "Badger", "Heron", "Lynx", "Marten", "Ibis", "Walrus")
+
+
+def shared_world(config: WorldConfig) -> World:
+    """The world of `config`, built once per process: a world is deterministic and read-only (its caches aside),
+    so the sandboxes of one config share it rather than each building the catalogue and simulating the
+    markets again. A config without an end is the world ending yesterday, as of now."""
+    return _world(replace(config, end=config.end_day))
+
+
+@lru_cache(maxsize=_SHARED_WORLDS)
+def _world(config: WorldConfig) -> World:
+    return World(config)
 
 
 def iso(moment: datetime) -> str:
@@ -47,6 +62,7 @@ class World:
         self._markets = {(m.platform, m.id): m for c in self.catalogues.values() for m in c.markets}
         self._events = {(e.platform, e.id): e for c in self.catalogues.values() for e in c.events}
         self._activity: OrderedDict[tuple[Platform, str], MarketActivity] = OrderedDict()
+        self._activity_lock = threading.Lock()  # apps on threaded servers share a world
         self._stats: dict[tuple[Platform, str], Record] = {}
 
     # -- lookups (the unified API's view: multivariate markets and their events are hidden) ---------
@@ -90,14 +106,16 @@ class World:
 
     def activity(self, market: Market) -> MarketActivity:
         key = (market.platform, market.id)
-        cached = self._activity.get(key)
-        if cached is not None:
-            self._activity.move_to_end(key)
-            return cached
+        with self._activity_lock:
+            cached = self._activity.get(key)
+            if cached is not None:
+                self._activity.move_to_end(key)
+                return cached
         activity = simulate(market, self.config.seed, self.config.window_start, self.as_of)
-        self._activity[key] = activity
-        if len(self._activity) > _ACTIVITY_CACHE_SIZE:
-            self._activity.popitem(last=False)
+        with self._activity_lock:
+            self._activity[key] = activity
+            if len(self._activity) > _ACTIVITY_CACHE_SIZE:
+                self._activity.popitem(last=False)
         return activity
 
     def _market_stats(self, market: Market) -> Record:

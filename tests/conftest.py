@@ -6,9 +6,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pmw_sandbox import SandboxApp, SandboxConfig, sandbox_client
-from pmw_sandbox.plug import sandbox_app
-from tests.support.world import WORLD, FakeClock
+from pmw_sandbox import SandboxApp, SandboxConfig, plug, sandbox_client
+from tests.support.world import PIPELINE_WORLD, WORLD, FakeClock, pipeline_sandbox
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -19,18 +18,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture
 def pipeline_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private data dir and budget, the in-process sandbox of the test world, fast retries."""
+    """A private data dir and budget, the in-process sandbox of the pipeline's test world, fast retries."""
     for name in ("PMW_API_URL", "PMW_API_KEY", "PMW_PLATFORMS", "PMW_SANDBOX_FAULTS", "DAGSTER_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PMW_SOURCE", "sandbox")
     monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("PMW_SANDBOX_SEED", str(WORLD.seed))
-    monkeypatch.setenv("PMW_SANDBOX_END", WORLD.end_day.isoformat())
+    monkeypatch.setenv("PMW_SANDBOX_SEED", str(PIPELINE_WORLD.seed))
+    monkeypatch.setenv("PMW_SANDBOX_END", PIPELINE_WORLD.end_day.isoformat())
     monkeypatch.setenv("PMW_RATE_LIMIT_DB", str(tmp_path / "budget.sqlite"))
     monkeypatch.setenv("PMW_MAX_BACKOFF_S", "0.01")
-    sandbox_app.cache_clear()
+    monkeypatch.setattr(plug, "sandbox_app", pipeline_sandbox)
+    pipeline_sandbox.cache_clear()
     yield tmp_path / "data"
-    sandbox_app.cache_clear()
+    pipeline_sandbox.cache_clear()
 
 
 @pytest.fixture(scope="session")

@@ -12,10 +12,10 @@ from polars.testing import assert_frame_equal
 from pipeline.definitions import defs
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import TABLES, Platform
+from pipeline.engine.schema import MAX_LIMIT, TABLES, Platform
 from pmw_sandbox.world import World
 from tests.support.runs import DAY, lake_tables, materialise
-from tests.support.world import WORLD
+from tests.support.world import PIPELINE_WORLD
 
 
 @pytest.mark.parametrize("platform", ["polymarket", "kalshi"])
@@ -56,7 +56,7 @@ def test_partition_contents_follow_the_partition_semantics(pipeline_env: Path) -
     assert set(frames["series"]["id"]) == set(frames["markets"]["series_id"])
     assert frames["trades"]["timestamp"].dt.date().unique().to_list() == [DAY]
     # Every trade of the day in the world landed, once.
-    world = World(WORLD)
+    world = World(PIPELINE_WORLD)
     day_start = int(datetime.combine(DAY, time(), UTC).timestamp())
     in_day = [
         (a.ts >= day_start) & (a.ts < day_start + 86_400) for a in map(world.activity, world.markets(Platform.KALSHI))
@@ -76,7 +76,10 @@ def test_rerunning_a_partition_leaves_the_same_rows(pipeline_env: Path) -> None:
 
 
 @pytest.mark.slow
-def test_faults_converge_to_the_fault_free_rows(pipeline_env: Path, tmp_path: Path) -> None:
+def test_faults_converge_to_the_fault_free_rows(
+    pipeline_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(MAX_LIMIT, "markets", 40)  # listings of several pages: boundaries to repeat items across
     assert materialise("kalshi").success
     clean = lake_tables(pipeline_env, "kalshi")
     faulty_dir = tmp_path / "faulty"

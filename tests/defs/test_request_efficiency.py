@@ -14,14 +14,14 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.engine.schema import MAX_LIMIT, Platform
 from pmw_sandbox.world import World
 from tests.support.runs import DAY
-from tests.support.world import WORLD
+from tests.support.world import PIPELINE_WORLD
 
 
 @pytest.mark.slow
 def test_a_one_day_backfill_stays_within_ten_percent_of_the_fewest_requests(pipeline_env: Path) -> None:
     reports = run_backfill(["polymarket", "kalshi"], DAY, DAY, resource=PipelineResource(), say=lambda _: None)
     assert all(r.success for r in reports)
-    world = World(WORLD)
+    world = World(PIPELINE_WORLD)
     for report in reports:
         bound = fewest_requests(world, Platform(report.platform), DAY)
         made = report.requests
@@ -35,7 +35,7 @@ def test_a_several_day_backfill_lists_the_catalogue_once(pipeline_env: Path) -> 
     first = DAY.replace(day=DAY.day - 2)
     reports = run_backfill(["kalshi"], first, DAY, resource=PipelineResource(), say=lambda _: None)
     assert len(reports) == 3 and all(r.success for r in reports)
-    world = World(WORLD)
+    world = World(PIPELINE_WORLD)
     listed = sum((r.requests for r in reports), Counter())
     assert listed["/markets"] == math.ceil(len(world.markets(Platform.KALSHI)) / MAX_LIMIT["markets"])
     assert listed["/series"] == 1 and listed["/events"] == 1

@@ -10,9 +10,9 @@ from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
-from tests.support.world import WORLD
+from tests.support.world import PIPELINE_WORLD
 
-DAY = WORLD.end  # the world's last day
+DAY = PIPELINE_WORLD.end  # the world's last day
 assert DAY is not None
 
 

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
+from functools import cache
 from typing import Any
 
-from pmw_sandbox import SandboxConfig, WorldConfig
+from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.app import STRICT_RATE_LIMIT_PER_MIN
+from pmw_sandbox.readings import Readings
 
-# A fixed world: tests never depend on today's date.
+# A fixed world: tests never depend on today's date. The emulator's own tests read it at the default sizes,
+# which every status, market type and paging path of the emulator needs.
 WORLD = WorldConfig(seed=11, end=date(2026, 11, 21), days=7)
+# The world that the pipeline's tests land (`pipeline_env`, `tests.support.runs`): the same seed and days with
+# a quarter of the markets, still about a hundred a platform (a partition's trades span several pages), so that
+# each run costs a quarter of the requests and rows.
+PIPELINE_WORLD = replace(WORLD, series_per_platform=4, events_per_series=4, markets_per_event=6,
+                         multivariate_markets=2)
 
 # The window that the tests' strict budgets count in: the real API's 100 requests a minute become 100 per
 # TEST_RATE_WINDOW_S, so that a test which must outlast a window waits seconds, not minutes. The emulator
@@ -17,6 +26,14 @@ WORLD = WorldConfig(seed=11, end=date(2026, 11, 21), days=7)
 # time-based expectations are scaled from it.
 TEST_RATE_WINDOW_S = 6.0
 STRICT_BUDGET = STRICT_RATE_LIMIT_PER_MIN  # requests per TEST_RATE_WINDOW_S, as the real API per minute
+
+
+@cache
+def pipeline_sandbox(seed: int, end: date | None, faults: str, readings: str = "") -> SandboxApp:
+    """`pmw_sandbox.plug.sandbox_app` for the pipeline's tests: the in-process sandbox of PIPELINE_WORLD (under
+    the seed and end of the settings), one per process and world like the plug's own."""
+    world = replace(PIPELINE_WORLD, seed=seed, end=end)
+    return SandboxApp(SandboxConfig(world=world, faults=Faults.parse(faults), readings=Readings.parse(readings)))
 
 
 def strict_config(**kwargs: Any) -> SandboxConfig:
