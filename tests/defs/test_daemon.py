@@ -10,7 +10,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import UTC, datetime
 from itertools import pairwise
 from pathlib import Path
 
@@ -30,8 +31,10 @@ REPO = REPO_ROOT
 BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemon commands
 SECRET = "sk-daemon-test-5b1e"
 END = newest_scheduled_day(datetime.now(UTC))  # yesterday, once the daily tick of 00:30 UTC has passed
-WINDOW = [PartitionRef(END - timedelta(days=n), p) for n in (0, 1) for p in ("polymarket", "kalshi")]
-WORLD = strict_budget_world(END)
+WINDOW = [PartitionRef(END, p) for p in ("polymarket", "kalshi")]
+# Three times the markets of the strict-budget world, each trading less: the window's two partitions take about 126
+# requests, more than one rate window's budget, in two runs (each run is a process that loads the definitions).
+WORLD = replace(strict_budget_world(END), markets_per_event=15, trades_per_market_day=100)
 DEADLINE_S = 150
 
 
@@ -85,7 +88,7 @@ def _env(server: SandboxServer, tmp_path: Path, home: Path) -> dict[str, str]:
             "PMW_DATA_DIR": str(tmp_path / "data"),
             "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite"),
             **strict_budget_env(),
-            "PMW_BACKFILL_START": (END - timedelta(days=1)).isoformat(),
+            "PMW_BACKFILL_START": END.isoformat(),
             "PMW_BACKFILL_INTERVAL_S": "5",
         }
     )
