@@ -40,7 +40,7 @@ class Sizes:
 
 
 FULL = Sizes(trades_per_platform=300_000, catalogue_series=64, repeats=3)
-QUICK = Sizes(trades_per_platform=20_000, catalogue_series=4, repeats=1)
+QUICK = Sizes(trades_per_platform=5_000, catalogue_series=2, repeats=1)
 
 
 def run(quick: bool, workdir: Path) -> Report:
