@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
 from pipeline.engine.schema import MarketStatus, MarketType, Platform
+from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.activity import period_ohlc
 from pmw_sandbox.catalogue import build_catalogue
-from pmw_sandbox.world import World
+from pmw_sandbox.world import World, shared_world
 from tests.support.world import WORLD
 
 KALSHI_SERIES = re.compile(r"^KX[A-Z0-9]+$")
@@ -22,6 +24,21 @@ KALSHI_MARKET = re.compile(r"^KX[A-Z0-9]+-\d{2}[A-Z]{3}\d{2}[A-Z0-9]*-[A-Z0-9.]+
 @pytest.fixture(scope="module")
 def world() -> World:
     return World(WORLD)
+
+
+def test_sandboxes_of_one_world_share_it_and_other_worlds_get_their_own() -> None:
+    first, second = SandboxApp(SandboxConfig(world=WORLD)), SandboxApp(SandboxConfig(world=WORLD))
+    assert first.world is second.world is shared_world(WORLD)
+    other = shared_world(replace(WORLD, seed=WORLD.seed + 1))
+    assert other is not first.world and other.config.seed == WORLD.seed + 1
+    yesterday = datetime.now(UTC).date() - timedelta(days=1)
+    assert shared_world(replace(WORLD, end=None)) is shared_world(replace(WORLD, end=yesterday))
+
+
+def test_a_shared_world_answers_like_a_world_of_its_own() -> None:
+    shared, own = shared_world(WORLD), World(WORLD)
+    market = own.markets(Platform.KALSHI)[0]
+    assert shared.trade_records(market, 0, 50) == own.trade_records(market, 0, 50)
 
 
 def test_catalogue_is_deterministic_and_seed_dependent() -> None:
