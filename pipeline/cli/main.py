@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline.cli import normalize as normalize_cli
@@ -60,6 +61,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     backfill.add_argument("--end", type=day, default=None, help="last day (default: the start day)")
     backfill.add_argument("--assets", type=_asset_list, default=None,
                           help="comma list of assets (default: all five)")
+    backfill.add_argument("--allow-shrink", action="store_true",
+                          help="let reruns replace landed partitions with fewer rows, or none (a deliberate "
+                               "correction; as PMW_ALLOW_SHRINK=1)")
 
     demo = commands.add_parser("demo", help="run the pipeline end to end on the offline sandbox")
     demo.add_argument("--days", type=positive, default=2, help="how many recent days to pull (default 2)")
@@ -97,6 +101,8 @@ def _run_backfill(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"pmw backfill: {error}", file=sys.stderr)
         return 2
+    if args.allow_shrink:
+        settings = replace(settings, allow_shrink=True)
     try:
         reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets,
                                resource=PipelineResource(base_settings=settings))

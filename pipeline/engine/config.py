@@ -63,6 +63,9 @@ class Settings:
     http_timeout_s: float = 30.0
     max_attempts: int = 8
     max_backoff_s: float = 60.0  # cap on one retry wait, even when the server asks for longer
+    max_shrink: float = 0.5  # share of a landed partition's rows a rerun may lose (pipeline.engine.lake.replacement)
+    max_reject_share: float = 0.5  # share of a partition's records that may be rejected
+    allow_shrink: bool = False  # let reruns shrink partitions, to empty included (a deliberate correction)
 
     @property
     def lake_dir(self) -> Path:
@@ -116,6 +119,9 @@ class Settings:
             http_timeout_s=_seconds(env, "PMW_HTTP_TIMEOUT_S", defaults.http_timeout_s, positive=True),
             max_attempts=_integer(env, "PMW_MAX_ATTEMPTS", defaults.max_attempts),
             max_backoff_s=_seconds(env, "PMW_MAX_BACKOFF_S", defaults.max_backoff_s),
+            max_shrink=_share(env, "PMW_MAX_SHRINK", defaults.max_shrink),
+            max_reject_share=_share(env, "PMW_MAX_REJECT_SHARE", defaults.max_reject_share),
+            allow_shrink=_flag(env, "PMW_ALLOW_SHRINK"),
         )
 
 
@@ -165,6 +171,28 @@ def _seconds(env: Mapping[str, str], name: str, default: float, *, positive: boo
     if value < 0 or (positive and value == 0):
         raise ConfigError(f"{name} must be {'more than 0' if positive else 'at least 0'}, got {value}")
     return value
+
+
+def _share(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a share between 0 and 1, got {raw!r}") from None
+    if not 0 <= value <= 1:
+        raise ConfigError(f"{name} must be a share between 0 and 1, got {value}")
+    return value
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = (env.get(name) or "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise ConfigError(f"{name} must be 1 or 0 (true or false), got {env.get(name)!r}")
 
 
 def _day(env: Mapping[str, str], name: str) -> date | None:

@@ -154,9 +154,19 @@ def test_a_bad_setting_fails_the_run_at_its_start_naming_the_variable(pipeline_e
         ({"PMW_SANDBOX_END": "21/11/2026"}, "PMW_SANDBOX_END must be a day as YYYY-MM-DD, got '21/11/2026'"),
         ({"PMW_PLATFORMS": "kalshi,manifold"}, "PMW_PLATFORMS: unknown platform 'manifold'"),
         ({"PMW_PRICE_POINT_LABEL": "middle"}, "PMW_PRICE_POINT_LABEL must be one of period_start, period_end, got"),
+        ({"PMW_MAX_SHRINK": "half"}, "PMW_MAX_SHRINK must be a share between 0 and 1, got 'half'"),
+        ({"PMW_MAX_REJECT_SHARE": "1.5"}, "PMW_MAX_REJECT_SHARE must be a share between 0 and 1, got 1.5"),
+        ({"PMW_ALLOW_SHRINK": "maybe"}, "PMW_ALLOW_SHRINK must be 1 or 0 (true or false), got 'maybe'"),
     ],
 )
 def test_a_bad_setting_is_named_with_its_value_and_what_was_expected(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as raised:
         Settings.from_env(env)
     assert str(raised.value).startswith(message)
+
+
+def test_the_replacement_settings_are_read_with_their_defaults() -> None:
+    defaults = Settings.from_env({})
+    assert (defaults.max_shrink, defaults.max_reject_share, defaults.allow_shrink) == (0.5, 0.5, False)
+    chosen = Settings.from_env({"PMW_MAX_SHRINK": "0.2", "PMW_MAX_REJECT_SHARE": "0.05", "PMW_ALLOW_SHRINK": "true"})
+    assert (chosen.max_shrink, chosen.max_reject_share, chosen.allow_shrink) == (0.2, 0.05, True)

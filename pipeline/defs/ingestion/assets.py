@@ -18,6 +18,7 @@ import polars as pl
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, run_checks
 from pipeline.engine.config import Settings, partitions_start, platforms_from_env, source_from_env
+from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
@@ -104,10 +105,12 @@ def _preview(frame: pl.DataFrame) -> dg.MetadataValue:
 
 def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str, day: date,
           result: Normalised, source: PartitionSource, market_ids: frozenset[str]) -> dg.MaterializeResult:
-    """Write the partition, refresh the catalogue views, run the checks, and say what happened."""
+    """Write the partition (unless the replacement rule refuses it), refresh the catalogue views, run the checks,
+    and say what happened."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir)
-    written = lake.write_partition(table, platform, day, result.rows, result.rejects)
+    approve = ReplacementRule.of(settings).approver(table, platform, day)
+    written = lake.write_partition(table, platform, day, result.rows, result.rejects, approve)
     ensure_raw_views(settings.warehouse_path, lake)
     outcomes = run_checks(table, result.rows, PartitionContext(platform, day, market_ids))
     return _result(context, settings, written, outcomes, result.rows, source)
@@ -119,7 +122,8 @@ def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineR
     """`land_partition` for a stream of rows too long to hold: written and checked a market at a time."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir)
-    landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids)
+    approve = ReplacementRule.of(settings).approver(table, platform, day)
+    landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)
     return _result(context, settings, landed.written, landed.outcomes, landed.head, source)
 
@@ -199,6 +203,8 @@ def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg
     platform, day = partition_of(context)
     with pipeline.source(platform) as source:
         result = source.markets(platform, day)
+        ReplacementRule.of(pipeline.settings()).refuse_empty_listing(pipeline.lake(), platform, day,
+                                                                     result.rows.height + result.rejects.height)
         ids = frozenset(result.rows["id"].to_list())
         return land_partition(context, pipeline, "markets", platform, day, result, source, ids)
 

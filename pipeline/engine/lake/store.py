@@ -67,6 +67,11 @@ REJECTS_FILE = "rejects.parquet"
 REJECTS_DIR = "_rejects"
 REJECTS_SCHEMA = pl.Schema({"raw": pl.String(), "reason": pl.String(), "_fetched_at": UTC_TIMESTAMP})
 
+# A caller's last word before a write is published: called with the partition's rows before the write (None
+# when it had none, or its file cannot be read), the rows written and the rejects; raising keeps the previous
+# partition (pipeline.engine.lake.replacement).
+Approve = Callable[[int | None, int, pl.DataFrame | None], None]
+
 # Characters that would turn the root into a glob pattern of its own in Lake.glob.
 _GLOB_CHARACTERS = frozenset("*?[]{}")
 _PLATFORMS: tuple[str, ...] = tuple(p.value for p in MARKET_PLATFORMS)
@@ -105,6 +110,7 @@ class Lake:
         day: date,
         rows: pl.DataFrame,
         rejects: pl.DataFrame | None = None,
+        approve: Approve | None = None,
     ) -> PartitionWrite:
         """Replace the partition with ``rows`` and its rejects with ``rejects``.
 
@@ -117,7 +123,7 @@ class Lake:
         _check_rows_belong(table, rows, _platform(platform), _day(day))
         if rejects is not None:
             _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
-        return self.write_partition_batches(table, platform, day, [rows], lambda: rejects)
+        return self.write_partition_batches(table, platform, day, [rows], lambda: rejects, approve)
 
     def write_partition_batches(
         self,
@@ -126,6 +132,7 @@ class Lake:
         day: date,
         batches: Iterable[pl.DataFrame],
         rejects: Callable[[], pl.DataFrame | None] = lambda: None,
+        approve: Approve | None = None,
     ) -> PartitionWrite:
         """Replace the partition with rows that arrive in batches, holding one batch in memory at a time.
 
@@ -135,7 +142,8 @@ class Lake:
         its stream where the sort key allows (trades: between markets). ``rejects`` is called once the
         batches are exhausted, because a stream's rejects are only known then. Nothing is visible until
         every batch is on disk; an error midway (a refused batch, a failing source) leaves the previous
-        partition as it was, as with :meth:`write_partition`.
+        partition as it was, as with :meth:`write_partition`; so does ``approve`` raising, which is called
+        once everything is staged, before anything is published.
         """
         spec = _table(table)
         platform = _platform(platform)
@@ -157,6 +165,8 @@ class Lake:
                     staging.write(
                         rejects_path, lambda file: _write_frames(file, [rejected], _arrow_schema(REJECTS_SCHEMA))
                     )
+                if approve is not None:
+                    approve(_row_count(data_path), rows, rejected)
                 bytes_written = staging.publish()
             if not has_rejects:
                 _remove_file(rejects_path)
@@ -199,6 +209,10 @@ class Lake:
             for group in range(parquet.num_row_groups):
                 rows = pl.from_arrow(parquet.read_row_group(group))
                 yield rows.with_columns(partition).select(spec.column_names)
+
+    def row_count(self, table: str, platform: str, day: date) -> int | None:
+        """The partition's rows, from its file's footer; None if it was never written or cannot be read."""
+        return _row_count(self.partition_path(table, platform, day))
 
     def read_rejects(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
         """The partition's rejects as written, or None if its last write had none."""
@@ -457,6 +471,15 @@ def _remove_file(path: Path) -> None:
     except FileNotFoundError:
         return
     fsync_directory(path.parent)
+
+
+def _row_count(path: Path) -> int | None:
+    try:
+        return pq.read_metadata(path).num_rows
+    except FileNotFoundError:
+        return None
+    except (OSError, pa.ArrowException):  # unreadable: nothing there worth keeping from a replacement
+        return None
 
 
 def _read_parquet(path: Path) -> pl.DataFrame | None:

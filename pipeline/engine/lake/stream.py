@@ -32,7 +32,14 @@ from typing import IO, Any
 import polars as pl
 
 from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, Check, CheckOutcome, PartitionContext
-from pipeline.engine.lake.store import PARTITION_COLUMNS, REJECTS_SCHEMA, Lake, PartitionWrite, sort_position
+from pipeline.engine.lake.store import (
+    PARTITION_COLUMNS,
+    REJECTS_SCHEMA,
+    Approve,
+    Lake,
+    PartitionWrite,
+    sort_position,
+)
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.schema import TABLES, Table
 
@@ -61,13 +68,14 @@ def land_stream(
     stream: Iterable[Normalised | MarketsDone],
     *,
     market_ids: frozenset[str],
+    approve: Approve | None = None,
 ) -> StreamLanding:
     """Check and write a stream of normalised chunks as the (table, platform, day) partition.
 
     Rows may arrive in any order; `MarketsDone` items let complete markets go out early (see the module's
     docstring). Rows outside the day are dropped (trades of later days come along on a market's first page).
     Rows of a market the stream already declared complete are a broken promise of the source: ValueError,
-    and the previous partition stays intact.
+    and the previous partition stays intact, as when `approve` (see `Lake.write_partition_batches`) refuses it.
     """
     spec = TABLES[table]
     if spec.sort_key[0] != MARKET:
@@ -77,7 +85,7 @@ def land_stream(
     with cyclic_gc_per_chunk(), _SpillFile(lake.root) as spill:
         items = _day_rows(spec, stream, day, rejects)
         batches = tally.watch(_sliced(_in_file_order(spec, items, spill)))
-        written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects))
+        written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects), approve)
         outcomes = tally.outcomes(lake.read_partition_batches(table, platform, day))
     return StreamLanding(written, outcomes, tally.head)
 

@@ -111,7 +111,8 @@ class UnifiedSource:
                 catalogue = self.cache.load(key)
                 if catalogue is None:
                     catalogue = self._list_catalogue(platform)
-                    self.cache.store(key, catalogue)
+                    if catalogue.markets:  # an empty listing is an outage to retry, not a catalogue to keep
+                        self.cache.store(key, catalogue)
         self._catalogues[platform] = catalogue
         return catalogue
 

@@ -1,0 +1,80 @@
+"""When a new version of a partition may replace the lake's: never by less without a reason.
+
+A rerun whose source answers 200 with empty lists (an outage page that keeps the envelope, an API URL pointing
+at an empty environment) or whose records are all rejected would otherwise land an empty partition over a good
+one, exit 0 and fail no check. The rule, applied by the lake just before the new files are renamed onto the old
+ones (`Lake.write_partition_batches(approve=...)`), refuses:
+
+- a partition whose records were rejected beyond ``max_reject_share`` (PMW_MAX_REJECT_SHARE, default 0.5);
+- a rerun that would leave a landed partition empty, or with fewer than ``1 - max_shrink`` of its rows
+  (PMW_MAX_SHRINK, default 0.5), unless shrinking is allowed (PMW_ALLOW_SHRINK=1, `pmw backfill
+  --allow-shrink`) for a deliberate correction;
+
+and `refuse_empty_listing` refuses an empty markets listing for a platform whose markets the lake holds (this
+day's or another's). A refusal raises `PartitionRefused` naming the partition and the counts; the previous files stay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import polars as pl
+
+from pipeline.engine.config import Settings
+from pipeline.engine.lake.store import Approve, Lake
+
+
+class PartitionRefused(Exception):
+    """A new version of a partition that must not replace the lake's; the lake keeps the previous one."""
+
+
+@dataclass(frozen=True)
+class ReplacementRule:
+    max_shrink: float = 0.5  # the share of a landed partition's rows a rerun may lose
+    max_reject_share: float = 0.5  # the share of a partition's records that may be rejected
+    allow_shrink: bool = False  # a deliberate correction: any shrink, to empty included, is allowed
+
+    @classmethod
+    def of(cls, settings: Settings) -> ReplacementRule:
+        return cls(settings.max_shrink, settings.max_reject_share, settings.allow_shrink)
+
+    def approver(self, table: str, platform: str, day: date) -> Approve:
+        """The check that `Lake.write_partition_batches` calls before it publishes this partition."""
+        return lambda before, rows, rejects: self.judge(f"{table} {platform} {day}", before, rows, rejects)
+
+    def judge(self, partition: str, before: int | None, rows: int, rejects: pl.DataFrame | None) -> None:
+        rejected = 0 if rejects is None else rejects.height
+        records = rows + rejected
+        if rejected and rejected > self.max_reject_share * records:
+            reason = rejects["reason"].mode().sort().first() if rejects is not None else None
+            raise PartitionRefused(
+                f"{partition}: {rejected} of {records} records were rejected, more than PMW_MAX_REJECT_SHARE="
+                f"{self.max_reject_share:g} of them (most often: {reason}); the partition was not replaced"
+            )
+        if self.allow_shrink or not before:
+            return
+        if rows == 0 or rows < (1 - self.max_shrink) * before:
+            limit = "none of them" if rows == 0 else f"more than PMW_MAX_SHRINK={self.max_shrink:g} of them"
+            raise PartitionRefused(
+                f"{partition}: a rerun would replace {before} rows with {rows}, losing {before - rows}, {limit} "
+                "allowed; the partition was not replaced. If the source really holds less now, rerun with "
+                "`pmw backfill --allow-shrink` (PMW_ALLOW_SHRINK=1)"
+            )
+
+    def refuse_empty_listing(self, lake: Lake, platform: str, day: date, listed: int) -> None:
+        """Refuse a markets listing that came back empty while the lake holds markets of the platform, this day's
+        or the nearest other day's: real platforms always have markets live, so it is an outage or an empty
+        environment."""
+        if listed or self.allow_shrink:
+            return
+        landed = sorted((abs((other - day).days), other) for p, other in lake.partitions("markets")
+                        if p == platform)
+        for _, other in landed:
+            count = lake.row_count("markets", platform, other)
+            if count:
+                raise PartitionRefused(
+                    f"markets {platform} {day}: the markets listing came back empty, but the lake holds {count} "
+                    f"markets of {platform} on {other}: an outage, or an API URL pointing at an empty "
+                    "environment? Nothing was landed (`pmw backfill --allow-shrink` lands the empty day)"
+                )
