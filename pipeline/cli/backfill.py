@@ -6,14 +6,14 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import dagster as dg
 
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.config import Settings
+from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.schema import TABLES
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -75,8 +75,15 @@ class PartitionReport:
 
 
 def days_between(start: date, end: date) -> Iterator[date]:
+    """The days from `start` to `end`, each a daily partition: ValueError naming the day otherwise."""
     if end < start:
         raise ValueError(f"--end {end} is before --start {start}")
+    first = date.fromisoformat(partitions_start())
+    last = datetime.now(UTC).date() - timedelta(days=1)  # a day is a partition once it is over
+    if start < first:
+        raise ValueError(f"--start {start} is before the first partition, {first} (PMW_START_DATE)")
+    if end > last:
+        raise ValueError(f"--end {end} has no partition yet: the last is yesterday, {last} (UTC)")
     day = start
     while day <= end:
         yield day
@@ -146,10 +153,10 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
                  resource: PipelineResource | None = None, say: Callable[[str], None] = print) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
     environment, parsed here once), one Dagster run each, saying a line per partition as it lands."""
+    days = list(days_between(start, end))
     assets = select_assets(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
     instance = _instance()
-    days = list(days_between(start, end))
     total = len(days) * len(platforms)
     reports = []
     for day in days:
