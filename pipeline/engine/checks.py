@@ -94,6 +94,14 @@ def _price_check(prices: Callable[[], pl.Expr]) -> Check:
     return Check("prices_in_unit_interval", "every price is a number within [0, 1]", run)
 
 
+def _positive_size_check() -> Check:
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        return df.filter(pl.col("size").is_nan() | (pl.col("size") <= 0)).select(_key_columns(df, "size"))
+
+    return Check("sizes_positive", "every `size` is a number above 0 (a trade of nothing, or of less, is no trade)",
+                 run)
+
+
 def _inside_day_check(column: str) -> Check:
     def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
         start = datetime.combine(ctx.day, datetime.min.time(), UTC)
@@ -119,13 +127,14 @@ def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
 
 def checks_for(table: Table) -> tuple[Check, ...]:
     """The checks of a table: derived from its schema (required columns, key, enums, time column, market
-    references), plus the price checks of the tables that hold prices."""
+    references), plus the price checks of the tables that hold prices and the size check of trades."""
     checks = [_not_null_check(table), _unique_key_check(table)]
     checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != "platform"]
     if table.name == "markets":
         checks.append(_price_check(lambda: pl.col("current_prices").list.eval(pl.element().struct.field("price"))))
     if table.name == "trades":
         checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
+        checks.append(_positive_size_check())
     if table.name == "price_history":
         checks.append(_price_check(lambda: pl.concat_list(
             [pl.col("price").struct.field(f) for f in ("open", "high", "low", "close")])))

@@ -133,6 +133,8 @@ def _breaking(check: Check, table: Table) -> pl.DataFrame:
         return _row(table, row_id, **{check.name.removesuffix("_enum"): "not-in-the-enum"})
     if check.name == "prices_in_unit_interval":
         return pl.concat([_row(table, row_id, number=1.5), _row(table, f"{row_id}-nan", number=math.nan)])
+    if check.name == "sizes_positive":
+        return pl.concat([_row(table, row_id, size=-1.0), _row(table, f"{row_id}-zero", size=0.0)])
     if check.name == "timestamps_inside_day" and table.time_column is not None:
         return _row(table, row_id, **{table.time_column: NOON - timedelta(days=1)})
     if check.name == "references_partition_markets":

@@ -268,6 +268,8 @@ CASES = [
               [setter("price", "NaN"), setter("size", "12.5"), setter("price", True)], rejected=3),
     _tampered("negative and >1 prices", "trades", [setter("price", -0.25), setter("price", 1.5)],
               flagged={"trades.prices_in_unit_interval": 2}),
+    _tampered("negative and zero trade sizes", "trades", [setter("size", -12.0), setter("size", 0.0)], rejected=1,
+              flagged={"trades.sizes_positive": 1}),
     _tampered("unknown enum values", "markets", [setter("status", "halted"), setter("market_type", "parlay")],
               flagged={"markets.status_enum": 1, "markets.market_type_enum": 1}),
     _tampered("huge, non-ASCII, quote-laden titles", "markets", [setter("title", HUGE_TITLE)]),
