@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from enum import StrEnum
 from pathlib import Path
+from typing import TypeVar
 
 from pipeline.engine.schema import MARKET_PLATFORMS, Platform, Source
+
+N = TypeVar("N", int, float)
 
 # PMW_DIRECT_URL=sandbox reads the platform APIs from the in-process sandbox (how `pmw demo` runs direct).
 DIRECT_SANDBOX = "sandbox"
@@ -147,40 +150,39 @@ def _price_label(env: Mapping[str, str]) -> PriceLabel | None:
         raise ConfigError(f"PMW_PRICE_POINT_LABEL must be one of {allowed}, got {raw!r}") from None
 
 
-def _integer(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+def _number(env: Mapping[str, str], name: str, parse: Callable[[str], N], expected: str) -> N | None:
+    """The variable parsed with `parse`, None when unset or empty; ConfigError naming it and `expected`."""
     raw = env.get(name)
     if not raw:
-        return default
+        return None
     try:
-        value = int(raw)
+        return parse(raw)
     except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+        raise ConfigError(f"{name} must be {expected}, got {raw!r}") from None
+
+
+def _integer(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    value = _number(env, name, int, "a whole number")
+    if value is None:
+        return default
     if value < minimum:
         raise ConfigError(f"{name} must be at least {minimum}, got {value}")
     return value
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float, *, positive: bool = False) -> float:
-    raw = env.get(name)
-    if not raw:
+    value = _number(env, name, float, "a number of seconds")
+    if value is None:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number of seconds, got {raw!r}") from None
     if value < 0 or (positive and value == 0):
         raise ConfigError(f"{name} must be {'more than 0' if positive else 'at least 0'}, got {value}")
     return value
 
 
 def _share(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if not raw:
+    value = _number(env, name, float, "a share between 0 and 1")
+    if value is None:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a share between 0 and 1, got {raw!r}") from None
     if not 0 <= value <= 1:
         raise ConfigError(f"{name} must be a share between 0 and 1, got {value}")
     return value
