@@ -5,6 +5,9 @@ Imported only for those two commands, so that the rest of `pmw` never loads the 
 from __future__ import annotations
 
 import argparse
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pipeline.cli.arguments import day, positive
 from pmw_sandbox.app import DEFAULT_API_KEYS, STRICT_RATE_LIMIT_PER_MIN, SandboxApp, SandboxConfig
@@ -118,12 +121,33 @@ def serve(args: argparse.Namespace) -> int:
     )
     print(f"  readings of the spec: {config.readings.label()}", flush=True)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
+        with _stopped_by(signal.SIGINT, signal.SIGTERM):
+            server.serve_forever()
+    except _Stop:
         print("pmw sandbox: stopped", flush=True)
     finally:
         server.httpd.server_close()
     return 0
+
+
+class _Stop(Exception):
+    """A stop signal arrived."""
+
+
+@contextmanager
+def _stopped_by(*signals: signal.Signals) -> Iterator[None]:
+    """Raise _Stop in the main thread on any of `signals`, whatever their disposition was: a command started in
+    the background by a shell inherits an ignored SIGINT, and SIGTERM (a service manager's stop) would end the
+    process without a word."""
+    def stop(_number: int, _frame: object) -> None:
+        raise _Stop
+
+    previous = {number: signal.signal(number, stop) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _per(window_s: float) -> str:

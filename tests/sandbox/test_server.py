@@ -34,9 +34,10 @@ def test_server_serves_the_app_on_loopback() -> None:
 
 
 @contextmanager
-def _pmw_sandbox(*options: str) -> Iterator[tuple[str, list[str]]]:
+def _pmw_sandbox(*options: str, stop: signal.Signals = signal.SIGINT) -> Iterator[tuple[str, list[str]]]:
     """`pmw sandbox <options>` on a free port, once it answers: (its URL, a list that gets its output once it
-    has been stopped with SIGINT)."""
+    has been stopped with `stop`). It is started ignoring SIGINT, as a command started in the background by a
+    shell is: it must stop on SIGINT all the same."""
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli.main", "sandbox", "--port", str(port), *options,
@@ -45,8 +46,7 @@ def _pmw_sandbox(*options: str) -> Iterator[tuple[str, list[str]]]:
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        # A runner started in the background ignores SIGINT, and children inherit that: the command must see it.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     output: list[str] = []
     try:
@@ -62,7 +62,7 @@ def _pmw_sandbox(*options: str) -> Iterator[tuple[str, list[str]]]:
                 time.sleep(0.1)
         yield url, output
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         try:
             output.append(process.communicate(timeout=10)[0])
         except subprocess.TimeoutExpired:
@@ -84,6 +84,13 @@ def test_pmw_sandbox_command_serves_until_stopped() -> None:
     assert f"serving the unified API at {url}" in output[0]
     assert "rate limit: 100 requests a minute per key" in output[0]
     assert DEFAULT_API_KEYS[0] not in output[0]  # keys are never printed or logged
+    assert "pmw sandbox: stopped" in output[0]  # on SIGINT, although it was started ignoring it
+
+
+def test_pmw_sandbox_stops_on_sigterm_and_says_so() -> None:
+    with _pmw_sandbox(stop=signal.SIGTERM) as (url, output):
+        assert httpx.get(f"{url}/health", headers={"X-API-Key": DEFAULT_API_KEYS[0]}, timeout=1).status_code == 200
+    assert "pmw sandbox: stopped" in output[0]
 
 
 def test_pmw_sandbox_rate_window_sets_the_window_and_retry_after() -> None:
