@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
 
 import dagster as dg
 
+from pipeline.cli.failures import root_cause
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
@@ -136,17 +136,8 @@ def _run_error(result: dg.ExecuteInProcessResult, not_landed: list[str]) -> str 
     """Why the partition did not land whole, or None if it did (failed checks are in the report, not here)."""
     failures = result.get_step_failure_events()
     if failures:
-        return "; ".join(f"{e.step_key}: {_root_cause(e.step_failure_data.error)}" for e in failures)
+        return "; ".join(f"{e.step_key}: {root_cause(e.step_failure_data.error)}" for e in failures)
     return f"{', '.join(not_landed)} not materialised: the run failed" if not_landed else None
-
-
-def _root_cause(error: Any) -> str:
-    """The innermost error's message: the user's error, not Dagster's wrapper around it."""
-    if error is None:
-        return "failed"
-    while error.cause is not None:
-        error = error.cause
-    return error.message.strip().splitlines()[-1] if error.message.strip() else error.cls_name
 
 
 def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: Sequence[str] | None = None,

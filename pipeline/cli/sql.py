@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import dagster as dg
 
+from pipeline.cli.failures import root_cause
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, sql_assets
 from pipeline.engine.config import Settings
@@ -74,8 +75,10 @@ def run_sql(
             f"  {'pass' if check.passed else 'FAIL':<4} test {check.check_name} on {'.'.join(check.asset_key.path)}"
             + ("" if check.passed else f": {failing} failing rows")
         )
-    for event in result.all_events:
-        failure = event.step_failure_data.user_failure_data if event.is_step_failure else None
+    for event in result.get_step_failure_events():
+        failure = event.step_failure_data.user_failure_data
         if failure is not None and failure.description:
             say(f"  {failure.description}")
+        else:  # not a model's failure (the warehouse cannot be opened or written): its cause, in one line
+            say(f"  FAILED {event.step_key}: {root_cause(event.step_failure_data.error)}")
     return result.success

@@ -421,3 +421,16 @@ def test_ctes_and_table_functions_are_not_dependencies(tmp_path: Path) -> None:
 def test_the_sql_folder_must_exist(tmp_path: Path) -> None:
     with pytest.raises(SqlProjectError, match="PMW_SQL_DIR"):
         load_project(tmp_path / "missing")
+
+
+def test_pmw_sql_names_a_failure_that_is_no_models_with_its_cause_and_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue "Nothing lost", point 12: a data dir that is a file fails the build, and the output says why."""
+    not_a_dir = tmp_path / "data"
+    not_a_dir.write_text("a file where the data dir should be")
+    monkeypatch.setenv("PMW_DATA_DIR", str(not_a_dir))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    assert main(["sql"]) == 1
+    said = capsys.readouterr().out
+    assert f"FAILED {OP_NAME}:" in said and str(not_a_dir) in said, said
