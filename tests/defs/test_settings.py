@@ -154,6 +154,8 @@ def test_a_bad_setting_fails_the_run_at_its_start_naming_the_variable(pipeline_e
         ({"PMW_SANDBOX_END": "21/11/2026"}, "PMW_SANDBOX_END must be a day as YYYY-MM-DD, got '21/11/2026'"),
         ({"PMW_PLATFORMS": "kalshi,manifold"}, "PMW_PLATFORMS: unknown platform 'manifold'"),
         ({"PMW_PRICE_POINT_LABEL": "middle"}, "PMW_PRICE_POINT_LABEL must be one of period_start, period_end, got"),
+        ({"PMW_HTTP_DEADLINE_S": "0"}, "PMW_HTTP_DEADLINE_S must be more than 0, got 0.0"),
+        ({"PMW_MAX_BODY_MB": "lots"}, "PMW_MAX_BODY_MB must be a whole number, got 'lots'"),
         ({"PMW_MAX_SHRINK": "half"}, "PMW_MAX_SHRINK must be a share between 0 and 1, got 'half'"),
         ({"PMW_MAX_REJECT_SHARE": "1.5"}, "PMW_MAX_REJECT_SHARE must be a share between 0 and 1, got 1.5"),
         ({"PMW_ALLOW_SHRINK": "maybe"}, "PMW_ALLOW_SHRINK must be 1 or 0 (true or false), got 'maybe'"),

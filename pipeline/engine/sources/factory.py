@@ -12,14 +12,14 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
 from pipeline.engine.config import DIRECT_SANDBOX, ConfigError, PriceLabel, Secret, Settings
 from pipeline.engine.schema import Source
 from pipeline.engine.sources import kalshi, polymarket
-from pipeline.engine.sources.http import HttpLayer
+from pipeline.engine.sources.http import MIB, HttpLayer
 from pipeline.engine.sources.partition import PartitionSource, UnifiedPartitions
 from pipeline.engine.sources.request_budget import RequestBudget
 from pipeline.engine.sources.unified import CatalogueCache, UnifiedSource
@@ -96,6 +96,13 @@ def _price_label(settings: Settings, emulator: Emulator | None) -> PriceLabel:
     return PriceLabel.PERIOD_START
 
 
+def _request_limits(settings: Settings) -> dict[str, Any]:
+    """The HttpLayer bounds and retries of the settings, the same for every API."""
+    return {"timeout_s": settings.http_timeout_s, "deadline_s": settings.http_deadline_s,
+            "max_body_bytes": settings.max_body_mb * MIB, "max_attempts": settings.max_attempts,
+            "max_backoff_s": settings.max_backoff_s}
+
+
 @contextmanager
 def open_unified_source(settings: Settings, emulator: Emulator | None = None) -> Iterator[UnifiedSource]:
     """The unified API (PMW_SOURCE=api) or the emulator's (PMW_SOURCE=sandbox)."""
@@ -103,16 +110,13 @@ def open_unified_source(settings: Settings, emulator: Emulator | None = None) ->
         emulated = _emulator_of(settings, emulator)
         endpoint = emulated.unified()
         http = HttpLayer(endpoint.url, api_key=endpoint.api_key, transport=endpoint.transport,
-                         timeout_s=settings.http_timeout_s, max_attempts=settings.max_attempts,
-                         max_backoff_s=settings.max_backoff_s)
+                         **_request_limits(settings))
         cache_key = emulated.cache_key
     elif settings.source == Source.API:
         assert settings.api_url is not None  # Settings.from_env insists
         budget = RequestBudget(UNIFIED_API_POOL, settings.rate_limit_per_min, settings.rate_limit_db,
                                window_s=settings.rate_window_s)
-        http = HttpLayer(settings.api_url, api_key=settings.api_key, budget=budget,
-                         timeout_s=settings.http_timeout_s, max_attempts=settings.max_attempts,
-                         max_backoff_s=settings.max_backoff_s)
+        http = HttpLayer(settings.api_url, api_key=settings.api_key, budget=budget, **_request_limits(settings))
         cache_key = f"api:{hashlib.sha256(settings.api_url.encode()).hexdigest()[:16]}"
     else:
         raise ConfigError(f"PMW_SOURCE={settings.source.value} reads the platforms' APIs, not the unified API")
@@ -138,8 +142,7 @@ def _direct_source(settings: Settings, platform: str, emulator: Emulator | None)
                 url = settings.direct_url + path if settings.direct_url else url
                 budget = RequestBudget(name, per_window, settings.rate_limit_db, window_s=window_s, margin_s=1.0)
             return layers.enter_context(
-                HttpLayer(url, budget=budget, transport=transport, timeout_s=settings.http_timeout_s,
-                          max_attempts=settings.max_attempts, max_backoff_s=settings.max_backoff_s)
+                HttpLayer(url, budget=budget, transport=transport, **_request_limits(settings))
             )
 
         if platform == polymarket.PLATFORM:

@@ -36,6 +36,8 @@ from pipeline.engine.sources.request_budget import RequestBudget
 log = logging.getLogger("pipeline.http")
 
 
+MIB = 1 << 20
+
 class ApiError(Exception):
     """The API refused a request, or kept failing after every retry. The message never holds the key."""
 
@@ -133,6 +135,8 @@ class HttpLayer:
         budget: RequestBudget | None = None,
         transport: httpx.BaseTransport | None = None,
         timeout_s: float = 30.0,
+        deadline_s: float = 120.0,
+        max_body_bytes: int = 64 * MIB,
         max_attempts: int = 8,
         max_backoff_s: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
@@ -147,6 +151,7 @@ class HttpLayer:
         self.budget = budget
         self.stats = RequestStats()
         self._max_attempts, self._max_backoff_s, self._sleep = max_attempts, max_backoff_s, sleep
+        self._deadline_s, self._max_body_bytes = deadline_s, max_body_bytes
 
     def close(self) -> None:
         self._client.close()
@@ -185,17 +190,35 @@ class HttpLayer:
             self.stats.waited_s += self.budget.acquire()
         self.stats.requests += 1
         self.stats.by_endpoint[endpoint_of(path)] += 1
+        deadline = time.monotonic() + self._deadline_s
         try:
-            response = self._client.get(path, params=params)
+            with self._client.stream("GET", path, params=params) as response:
+                content = self._content(path, response, deadline)
         except httpx.TimeoutException as error:
             raise _Transient(f"timed out ({type(error).__name__})") from None
         except httpx.TransportError as error:
             raise _Transient(f"connection failed: {self.redact(str(error), limit=200)}") from None
-        return self._read(path, response)
+        return self._read(path, response, content)
 
-    def _read(self, path: str, response: httpx.Response) -> Any:
+    def _content(self, path: str, response: httpx.Response, deadline: float) -> bytes:
+        """The decoded body, read as it arrives: refused past `max_body_bytes` (a page inflating to gigabytes
+        must not take the memory with it, once per retry) and past the request's deadline (a server sending a
+        byte now and then never trips the timeout, which counts the wait for each byte)."""
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > self._max_body_bytes:
+                raise ApiError(f"GET {endpoint_of(path)} answered a body of more than {self._max_body_bytes:,} bytes "
+                               f"(PMW_MAX_BODY_MB): refused after reading {size:,}")
+            if time.monotonic() > deadline:
+                raise _Transient(f"no whole answer within the deadline of {self._deadline_s:g} s "
+                                 f"(PMW_HTTP_DEADLINE_S), {size:,} bytes read")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _read(self, path: str, response: httpx.Response, content: bytes) -> Any:
         try:
-            body = orjson.loads(response.content)
+            body = orjson.loads(content)
         except orjson.JSONDecodeError:
             body = None
         status = response.status_code
@@ -203,16 +226,16 @@ class HttpLayer:
             self.stats.rate_limited += 1
             raise _Transient("429 rate limited", _retry_after_seconds(response, body))
         if status >= 500:
-            raise _Transient(f"{status} {self._error_text(response, body)}", _retry_after_seconds(response, body))
+            raise _Transient(f"{status} {self._error_text(content, body)}", _retry_after_seconds(response, body))
         if status >= 400:
             code, message = self._error_fields(body)
-            text = f"GET {endpoint_of(path)} answered {status} {code or ''}: {message or self._snippet(response)}"
+            text = f"GET {endpoint_of(path)} answered {status} {code or ''}: {message or self._snippet(content)}"
             if code == "INVALID_CURSOR":
                 raise InvalidCursor(text, status, code)
             raise ApiError(text, status, code)
         if body is None:
             kind = response.headers.get("content-type", "unknown content type")
-            raise _Transient(f"unreadable JSON body ({kind}, {len(response.content)} bytes)")
+            raise _Transient(f"unreadable JSON body ({kind}, {len(content)} bytes)")
         return body
 
     def _error_fields(self, body: Any) -> tuple[str | None, str | None]:
@@ -223,12 +246,12 @@ class HttpLayer:
         return (str(code) if code is not None else None,
                 self.redact(str(message), limit=300) if message is not None else None)
 
-    def _error_text(self, response: httpx.Response, body: Any) -> str:
+    def _error_text(self, content: bytes, body: Any) -> str:
         code, message = self._error_fields(body)
-        return f"{code}: {message}" if code else self._snippet(response)
+        return f"{code}: {message}" if code else self._snippet(content)
 
-    def _snippet(self, response: httpx.Response) -> str:
-        return self.redact(response.text, limit=120).replace("\n", " ")
+    def _snippet(self, content: bytes) -> str:
+        return self.redact(content.decode("utf-8", errors="replace"), limit=120).replace("\n", " ")
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None

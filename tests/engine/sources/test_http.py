@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import ssl
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -200,3 +202,30 @@ def test_an_error_page_echoing_the_key_at_the_cut_leaks_no_piece_of_it() -> None
             layer.get_json("/markets")
         message = str(caught.value)
         assert not [KEY[i : i + 8] for i in range(len(KEY) - 7) if KEY[i : i + 8] in message], (at, message)
+
+
+def test_an_answer_trickling_in_past_the_deadline_is_given_up_naming_the_bound() -> None:
+    """Issue "Nothing lost", point 5: a byte now and then never trips the timeout, which counts the wait for each
+    byte; the deadline counts the whole answer."""
+    def drip() -> Iterator[bytes]:
+        for byte in b'{"markets": []}' * 10:
+            time.sleep(0.01)
+            yield bytes([byte])
+
+    layer = _layer(lambda r: httpx.Response(200, content=drip()), max_attempts=2, deadline_s=0.2, timeout_s=5)
+    started = time.monotonic()
+    with pytest.raises(ApiError, match=r"GET /markets failed after 2 attempts: no whole answer within the deadline "
+                                       r"of 0.2 s \(PMW_HTTP_DEADLINE_S\), \d+ bytes read"):
+        layer.get_json("/markets")
+    assert time.monotonic() - started < 1.5  # two attempts of 0.2 s, not the 3 s the drip would take
+
+
+def test_a_body_inflating_past_the_limit_is_refused_without_retrying_or_holding_it() -> None:
+    """Issue "Nothing lost", point 4: a small gzip answer that inflates to 64 MiB is cut at the limit."""
+    bomb = gzip.compress(b" " * (64 * http.MIB))
+    calls = []
+    layer = _layer(lambda r: (calls.append(1), httpx.Response(200, content=bomb, headers={
+        "Content-Encoding": "gzip", "Content-Type": "application/json"}))[1], max_body_bytes=http.MIB)
+    with pytest.raises(ApiError, match=r"GET /trades answered a body of more than 1,048,576 bytes \(PMW_MAX_BODY_MB\)"):
+        layer.get_json("/trades")
+    assert len(bomb) < 100_000 and calls == [1]
