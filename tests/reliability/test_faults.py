@@ -11,6 +11,7 @@ table: fault, runs, rows expected, rows landed, rejects, flagged, lost, duplicat
 
 from __future__ import annotations
 
+import gzip
 import random
 import shutil
 from collections.abc import Callable, Iterator
@@ -36,6 +37,7 @@ PLATFORM = "polymarket"
 WORLD = WorldConfig(seed=3, end=DAY, days=2, series_per_platform=2, events_per_series=2, markets_per_event=3,
                     trades_per_market_day=300, multivariate_markets=1)
 HTML = b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+GZIP_BOMB = gzip.compress(b" " * (64 << 20), compresslevel=1)
 HUGE_TITLE = ("Ünïcødé ✓ 漢字 🚀 \u202e ' \" ; -- /../ " * 4_000).strip()
 SUMMARY: list[dict[str, Any]] = []
 
@@ -59,6 +61,16 @@ def cut_mid_body(_request: Request, answer: Answer) -> Answer:
 
 def slow(_request: Request, answer: Answer) -> Answer:
     return Answer(answer.status, answer.body, answer.headers, delay_s=0.8)  # the client times out after 0.5 s
+
+
+def dripping(_request: Request, answer: Answer) -> Answer:
+    """The headers at once, then a byte every 0.05 s: never slower than the timeout, far past the deadline."""
+    return Answer(answer.status, answer.body, answer.headers, drip_s=0.05)
+
+
+def gzip_bomb(_request: Request, answer: Answer) -> Answer:
+    """A small gzip answer that inflates to 64 MiB (a page of nothing but spaces)."""
+    return Answer(200, GZIP_BOMB, {"content-type": "application/json", "content-encoding": "gzip"})
 
 
 def half_5xx(request: Request, answer: Answer) -> Answer:
@@ -93,6 +105,11 @@ def on_items(path: str, change: Change) -> Fault:
         return answer.with_json(body)
 
     return fault
+
+
+def on_path(path: str, fault: Fault) -> Fault:
+    """`fault` applied to every answer served at `path`."""
+    return lambda request, answer: fault(request, answer) if request.path == path else answer
 
 
 LOOP = "loop-cursor"
@@ -250,6 +267,10 @@ CASES = [
     Case("unknown fields", sandbox="unknown_fields=true"),
     Case("empty catalogues after a good run", empty_catalogue, fails_with="came back empty"),
     Case("every trade price sent as text", on_items("/trades", prices_as_text), fails_with="rejected"),
+    Case("an answer trickling in past the deadline", on_path("/markets", dripping),
+         env={"PMW_HTTP_DEADLINE_S": "0.3", "PMW_MAX_ATTEMPTS": "2"}, fails_with="PMW_HTTP_DEADLINE_S"),
+    Case("a gzip answer inflating to 64 MiB", on_path("/trades", gzip_bomb), env={"PMW_MAX_BODY_MB": "8"},
+         fails_with="PMW_MAX_BODY_MB"),
     *(
         Case(f"{name} (direct)", fault, env=env, fails_with=fails_with, source="direct")
         for name, fault, env, fails_with in [
@@ -315,7 +336,7 @@ def _run(
     monkeypatch.setenv("PMW_DIRECT_URL", server.url)
     monkeypatch.setenv("PMW_RATE_LIMIT_PER_MIN", "1000000")
     monkeypatch.setenv("PMW_DATA_DIR", str(data_dir))
-    for name in ("PMW_MAX_ATTEMPTS", "PMW_HTTP_TIMEOUT_S"):
+    for name in ("PMW_MAX_ATTEMPTS", "PMW_HTTP_TIMEOUT_S", "PMW_HTTP_DEADLINE_S", "PMW_MAX_BODY_MB"):
         monkeypatch.delenv(name, raising=False)
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)

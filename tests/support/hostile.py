@@ -35,6 +35,7 @@ class Answer:
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "application/json"})
     cut_at: int | None = None  # send the full Content-Length, then only this many bytes, then close
     delay_s: float = 0.0
+    drip_s: float = 0.0  # after the headers, send the body a byte at a time, this long apart
 
     def json(self) -> Any:
         return orjson.loads(self.body)
@@ -102,6 +103,13 @@ class HostileServer:
                 self.send_header("Content-Length", str(len(answer.body)))
                 self.end_headers()
                 try:
+                    if answer.drip_s:
+                        self.wfile.flush()
+                        for byte in answer.body:
+                            time.sleep(answer.drip_s)
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        return
                     if answer.cut_at is None:
                         self.wfile.write(answer.body)
                         return
