@@ -32,9 +32,9 @@ BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemo
 SECRET = "sk-daemon-test-5b1e"
 END = newest_scheduled_day(datetime.now(UTC))  # yesterday, once the daily tick of 00:30 UTC has passed
 WINDOW = [PartitionRef(END, p) for p in ("polymarket", "kalshi")]
-# Three times the markets of the strict-budget world, each trading less: the window's two partitions take about 126
+# Three times the markets of the strict-budget world: the window's two partitions take about 126
 # requests, more than one rate window's budget, in two runs (each run is a process that loads the definitions).
-WORLD = replace(strict_budget_world(END), markets_per_event=15, trades_per_market_day=100)
+WORLD = replace(strict_budget_world(END), markets_per_event=15)
 DEADLINE_S = 150
 
 

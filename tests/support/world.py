@@ -56,7 +56,7 @@ def strict_budget_world(end: date) -> WorldConfig:
         series_per_platform=3,
         events_per_series=3,
         markets_per_event=5,
-        trades_per_market_day=300,
+        trades_per_market_day=100,
         multivariate_markets=2,
     )
 
