@@ -46,8 +46,8 @@ class ReplacementRule:
     def judge(self, partition: str, before: int | None, rows: int, rejects: pl.DataFrame | None) -> None:
         rejected = 0 if rejects is None else rejects.height
         records = rows + rejected
-        if rejected and rejected > self.max_reject_share * records:
-            reason = rejects["reason"].mode().sort().first() if rejects is not None else None
+        if rejects is not None and rejected > self.max_reject_share * records:
+            reason = rejects["reason"].mode().sort().first()
             raise PartitionRefused(
                 f"{partition}: {rejected} of {records} records were rejected, more than PMW_MAX_REJECT_SHARE="
                 f"{self.max_reject_share:g} of them (most often: {reason}); the partition was not replaced"

@@ -476,9 +476,7 @@ def _remove_file(path: Path) -> None:
 def _row_count(path: Path) -> int | None:
     try:
         return pq.read_metadata(path).num_rows
-    except FileNotFoundError:
-        return None
-    except (OSError, pa.ArrowException):  # unreadable: nothing there worth keeping from a replacement
+    except (OSError, pa.ArrowException):  # missing, or unreadable: nothing there worth keeping from a replacement
         return None
 
 
