@@ -22,7 +22,7 @@ PLATFORM = "polymarket"  # the larger trade records of the two (hashes, long ids
 DAY = "2026-11-21"
 # Two one-day worlds of about 5 million trades: few markets with many trades each, the hard case (a market's
 # trades come newest first, so only a whole market can be put in file order); and as many trades spread over
-# a platform's worth of markets. The quick world is the first, two hundred times smaller.
+# a platform's worth of markets. The quick world is the first, a thousand times smaller.
 FEW_MARKETS = {
     "series_per_platform": 3,
     "events_per_series": 2,
@@ -35,7 +35,7 @@ MANY_MARKETS = {
     "markets_per_event": 8,
     "trades_per_market_day": 30_000.0,
 }
-QUICK_WORLDS = {"few markets": {**FEW_MARKETS, "trades_per_market_day": 12_000.0}}
+QUICK_WORLDS = {"few markets": {**FEW_MARKETS, "trades_per_market_day": 2_400.0}}
 FULL_WORLDS = {"few markets": FEW_MARKETS, "many markets": MANY_MARKETS}
 
 

@@ -130,8 +130,9 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Stop(Exception):
-    """A stop signal arrived."""
+class _Stop(BaseException):
+    """A stop signal arrived. A BaseException, like KeyboardInterrupt: the server handles each request inside
+    `except Exception` (printing the error and serving on), so a stop that arrived there would be swallowed."""
 
 
 @contextmanager

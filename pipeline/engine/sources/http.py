@@ -154,7 +154,10 @@ class HttpLayer:
         self._deadline_s, self._max_body_bytes = deadline_s, max_body_bytes
 
     def close(self) -> None:
+        """Close the connection pool and the request budget (the budget is the layer's own: one per API and run)."""
         self._client.close()
+        if self.budget is not None:
+            self.budget.close()
 
     def __enter__(self) -> HttpLayer:
         return self

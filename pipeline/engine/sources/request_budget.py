@@ -2,7 +2,9 @@
 
 pyrate-limiter over a SQLite file with a file lock, so concurrent Dagster runs together stay inside the API's
 rate limit. The window is a little longer than the API's to absorb the delay between sending and the server's
-clock.
+clock. The bucket counts only the requests inside the window, so the requests that have left it are purged
+when a budget opens and when it closes, in the caller's thread: pyrate-limiter's own background leaker
+would leave a thread behind for every budget a run opens (one per asset) for the life of the process.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from pyrate_limiter import Limiter, Rate, SQLiteBucket
+from pyrate_limiter import Limiter, Rate, SingleBucketFactory, SQLiteBucket
 
 
 class RequestBudget:
@@ -34,10 +36,20 @@ class RequestBudget:
             use_file_lock=True,
         )
         self.name, self.per_window, self.window_s = name, per_window, window_s
-        self._limiter = Limiter(bucket)
+        self._bucket = bucket
+        self._limiter = Limiter(SingleBucketFactory(bucket, schedule_leak=False))
+        self._purge()
 
     def acquire(self) -> float:
         """Block until a request may be sent; returns the seconds spent waiting."""
         started = time.perf_counter()
         self._limiter.try_acquire(self.name, blocking=True)
         return time.perf_counter() - started
+
+    def close(self) -> None:
+        """Purge the requests that have left the window and close the SQLite connection."""
+        self._purge()
+        self._bucket.close()
+
+    def _purge(self) -> None:
+        self._bucket.leak(self._bucket.now())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -40,3 +41,19 @@ def test_a_full_budget_waits_out_its_window_and_margin(tmp_path: Path) -> None:
 def test_a_budget_refuses_an_empty_window(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="longer than 0 s"):
         RequestBudget("x", 1, tmp_path / "b.sqlite", window_s=0)
+
+
+def test_a_budget_runs_no_thread_and_purges_what_left_the_window(tmp_path: Path) -> None:
+    """A run opens a budget per asset: a thread per budget (pyrate-limiter's background leaker) would gather by
+    the hundred in a long-lived process. Requests that left the window are purged when a budget opens or closes."""
+    threads = threading.active_count()
+    first = RequestBudget("purged", 5, tmp_path / "budget.sqlite", window_s=0.2, margin_s=0.0)
+    for _ in range(3):
+        first.acquire()
+    assert threading.active_count() == threads
+    assert first._bucket.count() == 3
+    time.sleep(0.25)
+    first.close()
+    second = RequestBudget("purged", 5, tmp_path / "budget.sqlite", window_s=0.2, margin_s=0.0)
+    assert second._bucket.count() == 0
+    second.close()
