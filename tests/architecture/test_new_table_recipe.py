@@ -8,6 +8,7 @@ five tables, shows up as a raw view in the warehouse, is modelled by a staging v
 and is documented by the schema-docs generator. The records stand in for the new endpoint of a source.
 """
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 from pipeline.cli import schema_docs
 from pipeline.defs.ingestion.assets import (
     INGESTION_ASSETS,
+    Landed,
     ingestion_asset,
     land_partition,
     markets_partition,
@@ -72,7 +74,7 @@ def _widgets_asset(stray_market: str | None = None) -> dg.AssetsDefinition:
     does not hold, which the derived `references_partition_markets` check must report."""
 
     @ingestion_asset("widgets", deps=["markets"])
-    def widgets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+    def widgets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         market_ids = markets_partition(pipeline.lake(), platform, day)["id"].to_list()
         records = [{"id": f"w-{m}", "marketId": m, "platform": platform, "weight": 1.5}
@@ -80,7 +82,7 @@ def _widgets_asset(stray_market: str | None = None) -> dg.AssetsDefinition:
         with pipeline.source(platform) as source:
             result = normalise("widgets", records, platform=platform, day=day,
                                source=pipeline.settings().source.value, fetched_at=datetime.now(UTC))
-            return land_partition(context, pipeline, "widgets", platform, day, result, source,
+            yield from land_partition(context, pipeline, "widgets", platform, day, result, source,
                                   frozenset(market_ids))
 
     return widgets

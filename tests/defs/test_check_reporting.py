@@ -6,6 +6,7 @@ partition lands.
 
 import json
 import math
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -17,6 +18,7 @@ import polars as pl
 from pipeline.defs.ingestion.assets import (
     INGESTION_ASSETS,
     PARTITIONS,
+    Landed,
     _check_specs,
     json_safe,
     land_partition,
@@ -156,10 +158,10 @@ def _landing_asset(table: str, rows: pl.DataFrame) -> dg.AssetsDefinition:
     """The ingestion asset's landing (`land_partition`: lake, checks, report) of `rows`, with the asset's checks."""
 
     @dg.asset(name=table, partitions_def=PARTITIONS, check_specs=_check_specs(table))
-    def landing(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+    def landing(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         normalised = Normalised(rows, pl.DataFrame(schema=REJECTS_SCHEMA))
-        return land_partition(context, pipeline, table, platform, day, normalised, _NoRequests(),  # type: ignore[arg-type]
+        yield from land_partition(context, pipeline, table, platform, day, normalised, _NoRequests(),  # type: ignore[arg-type]
                      CONTEXT.market_ids)
 
     return landing

@@ -34,6 +34,9 @@ PLATFORMS = [p.value for p in MARKET_PLATFORMS]
 SMALL_PAGES = {"markets": 7, "events": 5, "series": 3, "trades": 12}
 SMALLER_PAGES = {"markets": 4, "events": 3, "series": 2}  # a server's own maxima, below those asked for
 READINGS = [Readings(), *Readings.each_alone(), Readings.every_other()]
+# The days each reading lands: the defaults and the all-flipped reading land both, each switch alone the
+# earlier one, which is the harder of the two (its trades lie behind the next day's in newest-first paging).
+ALL_DAYS = (Readings(), Readings.every_other())
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +92,7 @@ def test_every_reading_lands_exactly_the_ground_truth(
     _serve(monkeypatch, readings)
     lake = Lake(pipeline_env / "lake")
     for platform in PLATFORMS:
-        for day in DAYS:
+        for day in DAYS if readings in ALL_DAYS else DAYS[:1]:
             _land_partition(platform, day)
             expected = truth[(platform, day)]
             landed = {table: lake.read_partition(table, platform, day) for table in TABLES}
@@ -129,7 +132,7 @@ def _land_partition(platform: str, day: date) -> None:
     for asset in sorted(INGESTION_ASSETS, key=lambda a: a.key.to_user_string() != "markets"):
         with dg.build_asset_context(partition_key=key, resources={"pipeline": PipelineResource()},
                                     instance=_instance()) as context:
-            asset(context)
+            list(asset(context))  # the asset yields its materialisation, then its checks' results
 
 
 @cache

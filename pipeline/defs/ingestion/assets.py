@@ -3,12 +3,15 @@
 `markets` lists what was live on the day; the other four read the markets partition from the lake to know
 which events, series, trades and price points the partition needs. Every materialisation replaces its lake
 partition atomically, reports what it did as metadata and runs the partition's checks in the same step.
+Each asset yields its MaterializeResult, then one AssetCheckResult per check, each naming its asset and
+check: Dagster looks check results embedded in a MaterializeResult up in the event log once more each (one
+query per check, twenty checks a partition), and those it is handed with their keys it does not.
 """
 
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime, time
 from typing import Any
 
@@ -30,6 +33,7 @@ from pipeline.engine.warehouse.views import ensure_raw_views
 GROUP = "ingestion"
 OWNERS = ["team:data-platform"]
 PREVIEW_ROWS = 5
+Landed = dg.MaterializeResult | dg.AssetCheckResult  # what an ingestion asset yields
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
@@ -104,7 +108,7 @@ def _preview(frame: pl.DataFrame) -> dg.MetadataValue:
 
 
 def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str, day: date,
-          result: Normalised, source: PartitionSource, market_ids: frozenset[str]) -> dg.MaterializeResult:
+          result: Normalised, source: PartitionSource, market_ids: frozenset[str]) -> Iterator[Landed]:
     """Write the partition (unless the replacement rule refuses it), refresh the catalogue views, run the checks,
     and say what happened."""
     settings = pipeline.settings()
@@ -113,31 +117,31 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
     written = lake.write_partition(table, platform, day, result.rows, result.rejects, approve)
     ensure_raw_views(settings.warehouse_path, lake)
     outcomes = run_checks(table, result.rows, PartitionContext(platform, day, market_ids))
-    return _result(context, settings, written, outcomes, result.rows, source)
+    yield from _result(context, settings, written, outcomes, result.rows, source)
 
 
 def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
                  day: date, chunks: Iterable[Normalised], source: PartitionSource,
-                 market_ids: frozenset[str]) -> dg.MaterializeResult:
+                 market_ids: frozenset[str]) -> Iterator[Landed]:
     """`land_partition` for a stream of rows too long to hold: written and checked a market at a time."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)
-    return _result(context, settings, landed.written, landed.outcomes, landed.head, source)
+    yield from _result(context, settings, landed.written, landed.outcomes, landed.head, source)
 
 
 def _result(context: dg.AssetExecutionContext, settings: Settings, written: PartitionWrite,
-            outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource) -> dg.MaterializeResult:
-    """What a materialisation did, as metadata, and its checks' results."""
+            outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource) -> Iterator[Landed]:
+    """What a materialisation did, as metadata, then its checks' results."""
     requests, coverage = source.requests(), source.coverage()
     if coverage.incomplete:
         context.log.warning("%s %s %s is incomplete: %d markets could not be read back to the day's start",
                             written.table, written.platform, written.day, len(coverage.incomplete))
     context.log.info("%s %s %s: %d rows, %d rejects, %d requests", written.table, written.platform, written.day,
                      written.rows, written.rejects, requests.requests)
-    return dg.MaterializeResult(
+    yield dg.MaterializeResult(
         metadata={
             "dagster/row_count": written.rows,
             "rejects": written.rejects,
@@ -148,16 +152,18 @@ def _result(context: dg.AssetExecutionContext, settings: Settings, written: Part
             **coverage.as_metadata(),
             "preview": _preview(head),
         },
-        check_results=[_check_result(outcome) for outcome in outcomes],
     )
+    for outcome in outcomes:
+        yield _check_result(context.asset_key, outcome)
 
 
-def _check_result(outcome: CheckOutcome) -> dg.AssetCheckResult:
+def _check_result(asset_key: dg.AssetKey, outcome: CheckOutcome) -> dg.AssetCheckResult:
     """A check's outcome as Dagster records it: the violations and, as JSON, the first offending rows."""
     metadata: dict[str, Any] = {"violations": outcome.violations}
     if outcome.examples:
         metadata["examples"] = dg.MetadataValue.json(json_safe(outcome.examples))
     return dg.AssetCheckResult(
+        asset_key=asset_key,
         check_name=outcome.name,
         passed=outcome.passed,
         severity=dg.AssetCheckSeverity.ERROR,
@@ -199,26 +205,26 @@ def markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
 
 
 @ingestion_asset("markets")
-def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
     platform, day = partition_of(context)
     with pipeline.source(platform) as source:
         result = source.markets(platform, day)
         ReplacementRule.of(pipeline.settings()).refuse_empty_listing(pipeline.lake(), platform, day,
                                                                      result.rows.height + result.rejects.height)
         ids = frozenset(result.rows["id"].to_list())
-        return land_partition(context, pipeline, "markets", platform, day, result, source, ids)
+        yield from land_partition(context, pipeline, "markets", platform, day, result, source, ids)
 
 
 def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
     """`events` or `series`: the catalogue entries that the partition's markets point at."""
 
     @ingestion_asset(table, deps=["markets"])
-    def member(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+    def member(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         wanted = set(markets_partition(pipeline.lake(), platform, day)[id_column].drop_nulls().to_list())
         with pipeline.source(platform) as source:
             result = source.members(platform, day, table, wanted)
-            return land_partition(context, pipeline, table, platform, day, result, source, frozenset())
+            yield from land_partition(context, pipeline, table, platform, day, result, source, frozenset())
 
     return member
 
@@ -228,23 +234,23 @@ series = _catalogue_member_asset("series", "series_id")
 
 
 @ingestion_asset("trades", deps=["markets"])
-def trades(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+def trades(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
     platform, day = partition_of(context)
     market_rows = markets_partition(pipeline.lake(), platform, day)
     with pipeline.source(platform) as source:
         chunks = source.trades(platform, day, market_rows)
         ids = frozenset(market_rows["id"].to_list())
-        return land_partition_stream(context, pipeline, "trades", platform, day, chunks, source, ids)
+        yield from land_partition_stream(context, pipeline, "trades", platform, day, chunks, source, ids)
 
 
 @ingestion_asset("price_history", deps=["markets"])
-def price_history(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> dg.MaterializeResult:
+def price_history(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
     platform, day = partition_of(context)
     market_rows = markets_partition(pipeline.lake(), platform, day)
     with pipeline.source(platform) as source:
         chunks = source.price_history(platform, day, market_rows)
         ids = frozenset(market_rows["id"].to_list())
-        return land_partition_stream(context, pipeline, "price_history", platform, day, chunks, source, ids)
+        yield from land_partition_stream(context, pipeline, "price_history", platform, day, chunks, source, ids)
 
 
 INGESTION_ASSETS = [series, events, markets, trades, price_history]
