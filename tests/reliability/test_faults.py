@@ -38,6 +38,9 @@ WORLD = WorldConfig(seed=3, end=DAY, days=2, series_per_platform=2, events_per_s
                     trades_per_market_day=300, multivariate_markets=1)
 HTML = b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
 GZIP_BOMB = gzip.compress(b" " * (16 << 20), compresslevel=1)
+DEEP: Any = "bottom"  # 300 nested lists: deeper than orjson writes (254), as deep as JSON readers take
+for _ in range(300):
+    DEEP = [DEEP]
 HUGE_TITLE = ("Ünïcødé ✓ 漢字 🚀 \u202e ' \" ; -- /../ " * 4_000).strip()
 SUMMARY: list[dict[str, Any]] = []
 
@@ -294,6 +297,7 @@ CASES = [
     _tampered("unknown enum values", "markets", [setter("status", "halted"), setter("market_type", "parlay")],
               flagged={"markets.status_enum": 1, "markets.market_type_enum": 1}),
     _tampered("huge, non-ASCII, quote-laden titles", "markets", [setter("title", HUGE_TITLE)]),
+    _tampered("a field nested 300 deep in a market", "markets", [setter("extra", DEEP)]),
     _tampered("timestamps outside the day", "trades", [setter("timestamp", FAR_FUTURE)], excluded=1),
 ]
 

@@ -7,6 +7,7 @@ answer cut off mid-body, or an answer only after a delay. Faults are determinist
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -41,7 +42,12 @@ class Answer:
         return orjson.loads(self.body)
 
     def with_json(self, body: Any) -> Answer:
-        return Answer(self.status, orjson.dumps(body), self.headers)
+        """This answer with `body` as its JSON (through the standard library's encoder when orjson refuses it:
+        orjson writes nothing nested deeper than 254 levels, and some faults are)."""
+        try:
+            return Answer(self.status, orjson.dumps(body), self.headers)
+        except orjson.JSONEncodeError:
+            return Answer(self.status, json.dumps(body).encode(), self.headers)
 
 
 Fault = Callable[[Request, Answer], Answer]

@@ -74,21 +74,34 @@ class CatalogueCache:
         return FileLock(str(self.path(key)) + ".lock")
 
     def load(self, key: str) -> Catalogue | None:
+        """The cached catalogue, or None when there is none still fresh. A file that cannot be read as one (cut
+        short by a full disk, edited by hand) is a miss, logged and removed, so that the run lists afresh."""
         path = self.path(key)
         if self.ttl_s <= 0 or not path.exists():
             return None
-        data = orjson.loads(path.read_bytes())
-        fetched_at = datetime.fromisoformat(data["fetched_at"])
+        try:
+            data = orjson.loads(path.read_bytes())
+            fetched_at = datetime.fromisoformat(data["fetched_at"])
+            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at)
+        except (OSError, ValueError, TypeError, KeyError) as error:  # orjson's JSONDecodeError is a ValueError
+            log.warning("catalogue cache %s is unreadable (%s: %s); listing afresh", path, type(error).__name__, error)
+            path.unlink(missing_ok=True)
+            return None
         if (datetime.now(UTC) - fetched_at).total_seconds() > self.ttl_s:
             return None
-        return Catalogue(data["series"], data["events"], data["markets"], fetched_at)
+        return catalogue
 
     def store(self, key: str, catalogue: Catalogue) -> None:
+        """Cache the catalogue; one that cannot be written as JSON (orjson refuses records nested deeper than
+        254 levels) or to disk is logged and left uncached: the run goes on with the catalogue it holds."""
         path = self.path(key)
         payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
                    "events": catalogue.events, "markets": catalogue.markets}
-        with replaced_atomically(path) as temporary:
-            temporary.write_bytes(orjson.dumps(payload))
+        try:
+            with replaced_atomically(path) as temporary:
+                temporary.write_bytes(orjson.dumps(payload))
+        except (OSError, orjson.JSONEncodeError) as error:
+            log.warning("catalogue not cached at %s (%s: %s)", path, type(error).__name__, error)
 
 
 class UnifiedSource:
