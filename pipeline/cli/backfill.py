@@ -16,7 +16,12 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.schema import TABLES
 
-QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Dagster's console logger: silent by default, since each partition's line says what went wrong in one line
+# (a failed step's root cause and its path) where Dagster would print each error with its stack trace, 90 lines
+# a partition; `pmw backfill --verbose` prints them. With DAGSTER_HOME set, every run's full events are kept
+# in the instance (the UI) either way.
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+VERBOSE_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class PartitionReport:
     rejects: dict[str, int] = field(default_factory=dict)
     requests: Counter[str] = field(default_factory=Counter)
     failed_checks: list[FailedCheck] = field(default_factory=list)
+    incomplete: dict[str, int] = field(default_factory=dict)  # table -> markets not read back to the day's start
     error: str | None = None
 
     @property
@@ -65,8 +71,10 @@ class PartitionReport:
         rejects = sum(self.rejects.values())
         names = ", ".join(check.name for check in self.failed_checks)
         checks = f"; failed checks: {names}" if self.failed_checks else ""
+        short = "".join(f"; {table} incomplete: {count} market(s) not read back to the day's start"
+                        for table, count in self.incomplete.items())
         return (f"{self.platform} {self.day}: {tables} rows; {rejects} rejects; "
-                f"{sum(self.requests.values())} requests{checks}")
+                f"{sum(self.requests.values())} requests{checks}{short}")
 
     def failure_lines(self) -> list[str]:
         """What went wrong, one line each, for the end of the output: the partition, then its checks."""
@@ -106,10 +114,11 @@ def _instance() -> dg.DagsterInstance:
 
 
 def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, day: date,
-                          instance: dg.DagsterInstance, resource: PipelineResource) -> PartitionReport:
+                          instance: dg.DagsterInstance, resource: PipelineResource,
+                          verbose: bool = False) -> PartitionReport:
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     result = dg.materialize(assets, partition_key=key, instance=instance, resources={"pipeline": resource},
-                            run_config=QUIET_LOGS, raise_on_error=False)
+                            run_config=VERBOSE_LOGS if verbose else QUIET_LOGS, raise_on_error=False)
     report = PartitionReport(platform, day, success=True)
     for asset in assets:
         table = asset.key.to_user_string()
@@ -120,6 +129,8 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
         report.rows[table] = int(metadata.get("dagster/row_count", 0))
         report.rejects[table] = int(metadata.get("rejects", 0))
         report.requests.update(metadata.get("requests_by_endpoint", {}))
+        if metadata.get("complete") is False:
+            report.incomplete[table] = int(metadata.get("incomplete_markets", 0))
     report.failed_checks = [_failed_check(e) for e in result.get_asset_check_evaluations() if not e.passed]
     report.error = _run_error(result, [t for t in (a.key.to_user_string() for a in assets) if t not in report.rows])
     report.success = report.error is None
@@ -141,9 +152,11 @@ def _run_error(result: dg.ExecuteInProcessResult, not_landed: list[str]) -> str 
 
 
 def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: Sequence[str] | None = None,
-                 resource: PipelineResource | None = None, say: Callable[[str], None] = print) -> list[PartitionReport]:
+                 resource: PipelineResource | None = None, say: Callable[[str], None] = print,
+                 verbose: bool = False) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
-    environment, parsed here once), one Dagster run each, saying a line per partition as it lands."""
+    environment, parsed here once), one Dagster run each, saying a line per partition as it lands (and, when
+    `verbose`, letting Dagster print its warnings and errors with their stack traces)."""
     days = list(days_between(start, end))
     assets = select_assets(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
@@ -152,7 +165,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     reports = []
     for day in days:
         for platform in platforms:
-            report = materialise_partition(assets, platform, day, instance, resource)
+            report = materialise_partition(assets, platform, day, instance, resource, verbose)
             reports.append(report)
             say(f"[{len(reports)}/{total}] {report.line()}")
     requests = sum((r.requests for r in reports), Counter())

@@ -64,6 +64,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     backfill.add_argument("--allow-shrink", action="store_true",
                           help="let reruns replace landed partitions with fewer rows, or none (a deliberate "
                                "correction; as PMW_ALLOW_SHRINK=1)")
+    backfill.add_argument("--verbose", action="store_true",
+                          help="also print Dagster's warnings and errors, with their stack traces (by default "
+                               "each partition's line names what went wrong)")
 
     demo = commands.add_parser("demo", help="run the pipeline end to end on the offline sandbox")
     demo.add_argument("--days", type=positive, default=2, help="how many recent days to pull (default 2)")
@@ -105,7 +108,7 @@ def _run_backfill(args: argparse.Namespace) -> int:
         settings = replace(settings, allow_shrink=True)
     try:
         reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets,
-                               resource=PipelineResource(base_settings=settings))
+                               resource=PipelineResource(base_settings=settings), verbose=args.verbose)
     except ValueError as error:
         print(f"pmw backfill: {error}", file=sys.stderr)
         return 2

@@ -107,3 +107,32 @@ def test_the_exit_status_is_documented_in_the_help(capsys: pytest.CaptureFixture
     shown = " ".join(capsys.readouterr().out.split())
     assert "exit status: 0 every partition landed and no check of severity ERROR failed" in shown
     assert "1 a partition failed or a check of severity ERROR failed" in shown
+
+
+def test_a_backfill_onto_a_broken_disk_says_one_line_a_partition_and_no_stack_trace(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every write fails (the data dir lies under a file, as on a disk that refuses writes): each partition's
+    line names the step, the error and the path; Dagster's 90-line errors with stack traces stay behind
+    --verbose."""
+    blocker = pipeline_env.parent / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("PMW_DATA_DIR", str(blocker / "data"))
+    days = ["--start", (DAY - timedelta(days=1)).isoformat(), "--end", DAY.isoformat()]
+    capsys.readouterr()
+    assert main(["backfill", "--platform", "polymarket,kalshi", *days]) == 1
+    out, err = capsys.readouterr()
+    lines = (out + err).splitlines()
+    assert "Traceback" not in out + err and "Stack Trace" not in out + err, (out + err)[:2000]
+    failed = [line for line in lines if line.startswith("FAILED PARTITION")]
+    assert len(failed) == 4 and all("NotADirectoryError" in line and str(blocker) in line for line in failed)
+    assert len(lines) == 4 + 1 + 4, lines  # a line per partition as it ends, the requests, a line per failure
+
+    assert main(["backfill", "--platform", "polymarket", "--start", DAY.isoformat(), "--verbose"]) == 1
+    assert "Stack Trace" in "".join(capsys.readouterr())
+
+
+def test_a_partition_line_names_the_markets_not_read_back_to_the_days_start() -> None:
+    """The coverage warning that Dagster's console used to print is in the partition's own line."""
+    report = backfill.PartitionReport(PLATFORM, DAY, success=True, rows={"trades": 10}, incomplete={"trades": 3})
+    assert report.line().endswith("; trades incomplete: 3 market(s) not read back to the day's start")
