@@ -168,13 +168,17 @@ def test_endpoint_names_hide_ids() -> None:
 
 @pytest.mark.slow
 def test_budget_is_shared_by_processes(tmp_path: Path) -> None:
-    """Three processes, 12 requests each, 10 allowed per 1.5 s window: never more than 10 in any window."""
+    """Three processes, 12 requests each, 10 allowed per 1.5 s window: never more than 10 in any window.
+
+    Each process notes the time just after the budget admits a request, a little later than the admission on a
+    loaded machine (a margin of 0.1 s once let 11 notes fall inside one window in CI); the budget's margin of
+    0.4 s absorbs that, as the pipeline's 2 s margin absorbs the trip to the server."""
     db = tmp_path / "budget.sqlite"
     script = textwrap.dedent(f"""
         import json, time
         from pathlib import Path
         from pipeline.engine.sources.request_budget import RequestBudget
-        budget = RequestBudget("test", 10, Path({str(db)!r}), window_s=1.5, margin_s=0.1)
+        budget = RequestBudget("test", 10, Path({str(db)!r}), window_s=1.5, margin_s=0.4)
         stamps = []
         for _ in range(12):
             budget.acquire()
