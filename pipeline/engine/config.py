@@ -66,6 +66,7 @@ class Settings:
     http_timeout_s: float = 30.0
     http_deadline_s: float = 120.0  # a request's whole answer, however slowly it trickles in
     max_body_mb: int = 64  # a decoded answer's largest size
+    max_pages: int = 20_000  # the most pages one listing may take: past it, the server never says it is done
     max_attempts: int = 8
     max_backoff_s: float = 60.0  # cap on one retry wait, even when the server asks for longer
     max_shrink: float = 0.5  # share of a landed partition's rows a rerun may lose (pipeline.engine.lake.replacement)
@@ -124,6 +125,7 @@ class Settings:
             http_timeout_s=_seconds(env, "PMW_HTTP_TIMEOUT_S", defaults.http_timeout_s, positive=True),
             http_deadline_s=_seconds(env, "PMW_HTTP_DEADLINE_S", defaults.http_deadline_s, positive=True),
             max_body_mb=_integer(env, "PMW_MAX_BODY_MB", defaults.max_body_mb),
+            max_pages=_integer(env, "PMW_MAX_PAGES", defaults.max_pages),
             max_attempts=_integer(env, "PMW_MAX_ATTEMPTS", defaults.max_attempts),
             max_backoff_s=_seconds(env, "PMW_MAX_BACKOFF_S", defaults.max_backoff_s),
             max_shrink=_share(env, "PMW_MAX_SHRINK", defaults.max_shrink),

@@ -14,6 +14,7 @@ from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import ConfigError, Settings
 from pipeline.engine.schema import TABLES, Source
+from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.partition import PartitionSource
 from tests.support.runs import DAY, lake_tables
 
@@ -156,6 +157,7 @@ def test_a_bad_setting_fails_the_run_at_its_start_naming_the_variable(pipeline_e
         ({"PMW_PRICE_POINT_LABEL": "middle"}, "PMW_PRICE_POINT_LABEL must be one of period_start, period_end, got"),
         ({"PMW_HTTP_DEADLINE_S": "0"}, "PMW_HTTP_DEADLINE_S must be more than 0, got 0.0"),
         ({"PMW_MAX_BODY_MB": "lots"}, "PMW_MAX_BODY_MB must be a whole number, got 'lots'"),
+        ({"PMW_MAX_PAGES": "0"}, "PMW_MAX_PAGES must be at least 1, got 0"),
         ({"PMW_MAX_SHRINK": "half"}, "PMW_MAX_SHRINK must be a share between 0 and 1, got 'half'"),
         ({"PMW_MAX_REJECT_SHARE": "1.5"}, "PMW_MAX_REJECT_SHARE must be a share between 0 and 1, got 1.5"),
         ({"PMW_ALLOW_SHRINK": "maybe"}, "PMW_ALLOW_SHRINK must be 1 or 0 (true or false), got 'maybe'"),
@@ -172,3 +174,12 @@ def test_the_replacement_settings_are_read_with_their_defaults() -> None:
     assert (defaults.max_shrink, defaults.max_reject_share, defaults.allow_shrink) == (0.5, 0.5, False)
     chosen = Settings.from_env({"PMW_MAX_SHRINK": "0.2", "PMW_MAX_REJECT_SHARE": "0.05", "PMW_ALLOW_SHRINK": "true"})
     assert (chosen.max_shrink, chosen.max_reject_share, chosen.allow_shrink) == (0.2, 0.05, True)
+
+
+def test_the_page_bound_is_read_with_its_default_and_reaches_the_http_layer(tmp_path: Path) -> None:
+    assert Settings.from_env({}).max_pages == 20_000
+    settings = Settings.from_env({"PMW_SOURCE": "api", "PMW_API_URL": "http://api.test", "PMW_API_KEY": "sk-test",
+                                  "PMW_MAX_PAGES": "7", "PMW_DATA_DIR": str(tmp_path),
+                                  "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite")})
+    with open_unified_source(settings) as source:  # no request is made
+        assert source.http.max_pages == 7

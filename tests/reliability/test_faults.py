@@ -135,6 +135,26 @@ def repeating_cursor(path: str) -> Fault:
     return fault
 
 
+def changing_cursor(path: str) -> Fault:
+    """The server says there is more after the first page, then answers that same page forever, each time with a
+    cursor it has never given: no cursor comes back, only the items do."""
+    first_page: dict[str, Any] = {}
+
+    def fault(request: Request, answer: Answer) -> Answer:
+        if request.path != path:
+            return answer
+        cursor = request.query.get("cursor", "")
+        if cursor.startswith(LOOP):
+            body = {**first_page, "pagination": {**first_page["pagination"], "next_cursor": f"{cursor}+"}}
+            return Answer(200, b"", answer.headers).with_json(body)  # the server would refuse the cursor
+        body = answer.json()
+        body["pagination"].update(has_more=True, next_cursor=f"{LOOP}+")
+        first_page.update(body)
+        return answer.with_json(body)
+
+    return fault
+
+
 def empty_page_with_more(_request: Request, items: list[Any], body: dict[str, Any]) -> None:
     items.clear()
     body["pagination"].update(has_more=True, next_cursor="more-to-come")
@@ -262,6 +282,8 @@ CASES = [
     Case("slower than the timeout", every(7, slow), env={"PMW_HTTP_TIMEOUT_S": "0.5"}),
     Case("truncated JSON", sandbox="malformed_page_rate=0.2,seed=5"),
     Case("cursor repeating forever", repeating_cursor("/markets"), fails_with="already given"),
+    Case("a new cursor every page, the same items forever", changing_cursor("/trades"),
+         fails_with="pages in a row brought only items already given"),
     Case("has_more with an empty catalogue page", on_items("/markets", empty_page_with_more),
          fails_with="page is empty"),
     Case("has_more with an empty trades page", on_items("/trades", empty_page_with_more), fails_with="page is empty"),

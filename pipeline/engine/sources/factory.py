@@ -100,7 +100,7 @@ def _request_limits(settings: Settings) -> dict[str, Any]:
     """The HttpLayer bounds and retries of the settings, the same for every API."""
     return {"timeout_s": settings.http_timeout_s, "deadline_s": settings.http_deadline_s,
             "max_body_bytes": settings.max_body_mb * MIB, "max_attempts": settings.max_attempts,
-            "max_backoff_s": settings.max_backoff_s}
+            "max_backoff_s": settings.max_backoff_s, "max_pages": settings.max_pages}
 
 
 @contextmanager

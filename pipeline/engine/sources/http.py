@@ -139,6 +139,7 @@ class HttpLayer:
         max_body_bytes: int = 64 * MIB,
         max_attempts: int = 8,
         max_backoff_s: float = 60.0,
+        max_pages: int = 20_000,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         headers = {"User-Agent": "pm-warehouse", "Accept": "application/json"}
@@ -152,6 +153,7 @@ class HttpLayer:
         self.stats = RequestStats()
         self._max_attempts, self._max_backoff_s, self._sleep = max_attempts, max_backoff_s, sleep
         self._deadline_s, self._max_body_bytes = deadline_s, max_body_bytes
+        self.max_pages = max_pages  # the most pages one listing may take (PMW_MAX_PAGES); paging.py enforces it
 
     def close(self) -> None:
         """Close the connection pool and the request budget (the budget is the layer's own: one per API and run)."""

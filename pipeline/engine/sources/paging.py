@@ -12,7 +12,10 @@
 Every paginator walks with `Paginator.pages`, so that each one drops the items it has met before (by a key
 function, with `SeenKeys`), refuses to loop (a cursor given twice in one pass, or an offset page identical to
 the one before), counts duplicates and restarts in the HTTP layer's `RequestStats`, and stops where its API
-says the list is done or where the caller's `stop` rule says the rest cannot matter.
+says the list is done or where the caller's `stop` rule says the rest cannot matter. Two bounds catch a server
+that never says it is done however its cursor changes: at most `PMW_MAX_PAGES` pages a listing, and at most
+`STALE_PAGES` pages in a row that bring no item not already given; each fails the listing naming the
+endpoint, the bound and what was reached. A long walk logs its progress every `PROGRESS_EVERY` pages.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ log = logging.getLogger("pipeline.engine.sources.paging")
 Keys = Callable[[list[Any]], list[Hashable | None]]  # a page's items -> their identities (None: none usable)
 Stop = Callable[[list[Any]], bool]  # a page's items -> whether no later page can matter
 Query = dict[str, Any]
+STALE_PAGES = 50  # pages in a row of items all given before: a cursor that changes over the same items
+PROGRESS_EVERY = 500  # pages between two progress lines of one walk
 
 
 @dataclass(frozen=True)
@@ -58,8 +63,6 @@ class Paginator(ABC):
     whose items must be kept once between them (a live list and its historical twin).
     """
 
-    max_pages: int | None = None  # more pages than this is a server that never says it is done
-
     def __init__(
         self,
         http: HttpLayer,
@@ -81,21 +84,29 @@ class Paginator(ABC):
     def pages(self) -> Iterator[Page]:
         """Every page of the list, each item once, until the API or `stop` says the list is done."""
         query: Query | None = self._first()
-        asked = 0
+        asked = stale = 0
         while query is not None:
             if self._beyond_reach(query):
                 return
-            if self.max_pages is not None and asked >= self.max_pages:
-                raise ApiError(f"GET {self.endpoint}: still more pages after {self.max_pages}; paging would never end")
+            if asked >= self.http.max_pages:
+                raise ApiError(f"GET {self.endpoint}: {asked} pages and the server still says there are more: "
+                               f"stopped at PMW_MAX_PAGES={self.http.max_pages}")
             asked += 1
+            if asked % PROGRESS_EVERY == 0:
+                log.info("GET %s: %d pages so far, still paging", self.endpoint, asked)
             try:
                 body = self.http.get_json(self.path, query)
             except ApiError as error:
-                query = self._instead(error, query)
+                # A restart from the first page meets every page it has walked again: that many stale pages are due.
+                query, stale = self._instead(error, query), -asked
                 continue
             key = self._items_key(body)
             items = body if key is None else body[key]
             fresh = list(compress(items, self.seen.new(self.keys(items))))
+            stale = stale + 1 if items and not fresh else 0
+            if stale >= STALE_PAGES:
+                raise ApiError(f"GET {self.endpoint}: {stale} pages in a row brought only items already given "
+                               f"(bound {STALE_PAGES}): the cursor changes, the items do not; paging would never end")
             yield Page(fresh if key is None else {**body, key: fresh}, fresh, key)
             query = self._next(query, body, items)
             if query is None or (self.stop is not None and self.stop(items)):
@@ -227,8 +238,6 @@ class UnifiedCursor(_Cursor):
 
 class KalshiCursor(_Cursor):
     """Kalshi's cursor paging (`limit` in the params, `cursor`; the body's `cursor` is empty on the last page)."""
-
-    max_pages = 100_000
 
     def __init__(
         self,
