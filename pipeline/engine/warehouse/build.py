@@ -6,7 +6,10 @@ read-write open of it. So nothing is computed inside the file:
 - A build works in a private in-memory DuckDB session that holds the same ``raw`` views as the file
   (over the lake) and a view per model, so the SQL files run unchanged.
 - A ``table`` model is written as one Parquet file, ``<lake>/_models/<schema>/<name>.parquet``: to a
-  temporary file first, then renamed over the old one, so a reader sees the old table or the new one.
+  temporary file first, then renamed over the old one, so a reader sees the old table or the new one. The
+  tables are renamed into place one at a time, in dependency order, so between two of them (during a build,
+  or after a build killed there) a reader can see some marts of the new build beside others of the one
+  before; the next complete build brings them together, and its exit status says when that is.
 - The file holds views only: ``raw.*``, the ``view`` models, and for each ``table`` model a view over its
   Parquet file. After a build, :func:`pipeline.engine.warehouse.views.sync_views` writes those definitions to the file
   only if they changed; when the file is held elsewhere it warns and the run carries on, and the views
