@@ -13,9 +13,11 @@ Every paginator walks with `Paginator.pages`, so that each one drops the items i
 function, with `SeenKeys`), refuses to loop (a cursor given twice in one pass, or an offset page identical to
 the one before), counts duplicates and restarts in the HTTP layer's `RequestStats`, and stops where its API
 says the list is done or where the caller's `stop` rule says the rest cannot matter. Two bounds catch a server
-that never says it is done however its cursor changes: at most `PMW_MAX_PAGES` pages a listing, and at most
-`STALE_PAGES` pages in a row that bring no item not already given; each fails the listing naming the
-endpoint, the bound and what was reached. A long walk logs its progress every `PROGRESS_EVERY` pages.
+that never says it is done however its cursor changes: at most `PMW_MAX_PAGES` pages a listing (more when
+the list's own count of its items needs more: a count only ever raises the bound, so a wrong one cannot cut
+a listing short), and at most `STALE_PAGES` pages in a row that bring no item not already given; each fails
+the listing naming the endpoint, the bound and what was reached. A long walk logs its progress every
+`PROGRESS_EVERY` pages.
 """
 
 from __future__ import annotations
@@ -85,12 +87,15 @@ class Paginator(ABC):
         """Every page of the list, each item once, until the API or `stop` says the list is done."""
         query: Query | None = self._first()
         asked = stale = 0
+        bound = self.http.max_pages
         while query is not None:
             if self._beyond_reach(query):
                 return
-            if asked >= self.http.max_pages:
+            if asked >= bound:
                 raise ApiError(f"GET {self.endpoint}: {asked} pages and the server still says there are more: "
-                               f"stopped at PMW_MAX_PAGES={self.http.max_pages}")
+                               f"stopped at PMW_MAX_PAGES={self.http.max_pages}"
+                               + (f", raised to {bound} by the list's count of its items" if bound > self.http.max_pages
+                                  else ""))
             asked += 1
             if asked % PROGRESS_EVERY == 0:
                 log.info("GET %s: %d pages so far, still paging", self.endpoint, asked)
@@ -102,6 +107,8 @@ class Paginator(ABC):
                 continue
             key = self._items_key(body)
             items = body if key is None else body[key]
+            if counted := self._pages_counted(body, query):  # twice the count and some: restarts, overlaps
+                bound = max(bound, 2 * counted + STALE_PAGES)
             fresh = list(compress(items, self.seen.new(self.keys(items))))
             stale = stale + 1 if items and not fresh else 0
             if stale >= STALE_PAGES:
@@ -149,6 +156,10 @@ class Paginator(ABC):
     def _beyond_reach(self, query: Query) -> bool:
         """Whether the list ends before `query` because the API pages no deeper."""
         return False
+
+    def _pages_counted(self, body: Any, query: Query) -> int:
+        """The pages the list needs by its own count of its items (0 when it gives none)."""
+        return 0
 
 
 class _Cursor(Paginator):
@@ -210,6 +221,12 @@ class UnifiedCursor(_Cursor):
                 body.get("pagination"), dict):
             raise ApiError(f"GET {self.endpoint}: expected '{self.items_key}' and 'pagination' in the response")
         return self.items_key
+
+    def _pages_counted(self, body: Any, query: Query) -> int:
+        total, limit = body["pagination"].get("total"), query.get("limit")
+        if type(total) is not int or type(limit) is not int or total <= 0 or limit <= 0:
+            return 0
+        return -(-total // limit)
 
     def _next(self, query: Query, body: Any, items: list[Any]) -> Query | None:
         pagination = body["pagination"]

@@ -240,6 +240,25 @@ def test_a_unified_cursor_that_changes_forever_over_new_items_is_stopped_at_the_
     assert "GET /trades: 1000 pages so far, still paging" in caplog.text
 
 
+def test_a_list_that_counts_more_pages_than_the_bound_is_walked_whole_and_a_wrong_count_never_cuts_it() -> None:
+    """A catalogue of a million markets served 25 a page takes 40,000 pages: its `pagination.total` raises the
+    bound. A count too low (a spec-silent field: the sandbox's `pagination_total=wrong`) leaves the setting's."""
+    items = [{"id": str(i)} for i in range(30)]
+    counted = unified(unified_pages(items, page_size=1), page_size=1)
+    counted.http.max_pages = 10
+    assert ids(list(counted.items())) == ids(items)
+
+    def undercounted(request: httpx.Request) -> httpx.Response:
+        answer = unified_pages(items, page_size=1)(request)
+        body = answer.json()
+        body["pagination"]["total"] = 3
+        return httpx.Response(200, json=body)
+
+    short = unified(undercounted, page_size=1)
+    short.http.max_pages = 40
+    assert ids(list(short.items())) == ids(items)
+
+
 def test_a_cursor_that_changes_over_the_same_items_is_stopped_after_the_stale_bound() -> None:
     asked: list[httpx.Request] = []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -57,3 +58,17 @@ def test_a_budget_runs_no_thread_and_purges_what_left_the_window(tmp_path: Path)
     second = RequestBudget("purged", 5, tmp_path / "budget.sqlite", window_s=0.2, margin_s=0.0)
     assert second._bucket.count() == 0
     second.close()
+
+
+def test_a_purge_that_finds_the_file_busy_never_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    budget = RequestBudget("busy", 5, tmp_path / "budget.sqlite")
+
+    def busy(_now: int) -> int:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(budget._bucket, "leak", busy)
+    budget.acquire()
+    budget.close()
+    assert "expired requests not purged this time (database is locked)" in caplog.text
