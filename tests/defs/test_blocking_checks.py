@@ -27,7 +27,7 @@ from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Relation, load_project
 from tests.defs.test_check_reporting import PARTITION, PLATFORM
 from tests.support.rewritten_markets import markets_rewritten
-from tests.support.runs import DAY
+from tests.support.runs import DAY, shared_instance
 
 PROJECT = load_project(DEFAULT_SQL_DIR)
 TABLE_KEYS = {dg.AssetKey(table) for table in TABLES}
@@ -125,7 +125,7 @@ def test_a_failed_markets_check_lands_the_whole_partition_and_holds_back_only_th
 def test_the_ingestion_job_lands_a_partition_whose_check_failed_without_retrying(pipeline_env: Path) -> None:
     job = defs.resolve_job_def(ingestion_job.name)
     result = job.execute_in_process(partition_key=PARTITION, resources={"pipeline": UnknownStatusPipeline()},
-                                    instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+                                    instance=shared_instance(), raise_on_error=False)
     assert job.op_retry_policy is not None  # the policy is there; nothing failed for it to retry
     assert result.success and not result.get_step_failure_events()
     assert not [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY]

@@ -32,7 +32,7 @@ from pipeline.engine.schema import TABLES, Table
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.partition import Coverage
 from tests.support.rewritten_markets import markets_rewritten
-from tests.support.runs import DAY
+from tests.support.runs import DAY, shared_instance
 
 PLATFORM = "kalshi"
 MARKET = "KXTEST-26NOV21-T1"
@@ -56,7 +56,7 @@ def _step_errors(result: dg.ExecuteInProcessResult) -> list[str]:
 def test_a_duplicate_key_is_reported_as_a_failed_check_and_the_partition_lands(pipeline_env: Path) -> None:
     markets = [a for a in INGESTION_ASSETS if a.key.to_user_string() == "markets"]
     result = dg.materialize(markets, partition_key=PARTITION, resources={"pipeline": DuplicatingPipeline()},
-                            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+                            instance=shared_instance(), raise_on_error=False)
     assert result.success, _step_errors(result)
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
     unique = evaluations["unique_key"]
@@ -72,7 +72,7 @@ def test_a_duplicate_key_is_reported_as_a_failed_check_and_the_partition_lands(p
 
 def test_a_duplicate_market_is_asked_for_once_and_the_partition_lands_whole(pipeline_env: Path) -> None:
     result = dg.materialize(INGESTION_ASSETS, partition_key=PARTITION, resources={"pipeline": DuplicatingPipeline()},
-                            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+                            instance=shared_instance(), raise_on_error=False)
     assert result.success, _step_errors(result)
     evaluations = result.get_asset_check_evaluations()
     assert {(e.asset_key.to_user_string(), e.check_name) for e in evaluations if not e.passed} == {
@@ -177,7 +177,7 @@ def test_every_check_of_every_table_fails_is_reported_with_examples_and_the_part
               for name, table in TABLES.items()}
 
     result = dg.materialize([_landing_asset(name, rows) for name, rows in frames.items()], partition_key=PARTITION,
-                            resources={"pipeline": PipelineResource()}, instance=dg.DagsterInstance.ephemeral(),
+                            resources={"pipeline": PipelineResource()}, instance=shared_instance(),
                             raise_on_error=False)
 
     assert result.success, _step_errors(result)

@@ -25,7 +25,7 @@ from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.readings import Readings
 from pmw_sandbox.world import World
-from tests.support.runs import materialise
+from tests.support.runs import materialise, shared_instance
 
 WORLD = WorldConfig(seed=3, end=date(2026, 11, 21), days=3, series_per_platform=2, events_per_series=2,
                     markets_per_event=3, trades_per_market_day=40, multivariate_markets=1)
@@ -117,7 +117,7 @@ def test_the_all_flipped_reading_lands_through_dagster_runs(
     _serve(monkeypatch, Readings.every_other())
     day = DAYS[-1]
     for platform in PLATFORMS:
-        result = materialise(platform, day, instance=_instance())
+        result = materialise(platform, day, instance=shared_instance())
         assert result.success
         assert [e.check_name for e in result.get_asset_check_evaluations() if not e.passed] == []
         for table in ("trades", "price_history"):
@@ -131,13 +131,8 @@ def _land_partition(platform: str, day: date) -> None:
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     for asset in sorted(INGESTION_ASSETS, key=lambda a: a.key.to_user_string() != "markets"):
         with dg.build_asset_context(partition_key=key, resources={"pipeline": PipelineResource()},
-                                    instance=_instance()) as context:
+                                    instance=shared_instance()) as context:
             list(asset(context))  # the asset yields its materialisation, then its checks' results
-
-
-@cache
-def _instance() -> dg.DagsterInstance:
-    return dg.DagsterInstance.ephemeral()
 
 
 def _assert_same(landed: pl.DataFrame, expected: pl.DataFrame, *key: str) -> None:

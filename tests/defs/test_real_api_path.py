@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import dagster as dg
@@ -19,11 +18,14 @@ from pmw_sandbox import Faults, SandboxApp, SandboxConfig
 from pmw_sandbox.server import SandboxServer
 from tests.support.loopback import LoopbackServer
 from tests.support.runs import DAY, lake_tables, materialise
-from tests.support.served import backfill_args, run_backfill_in_process
+from tests.support.served import backfill_args, backfill_process, run_backfill_in_process
 from tests.support.world import STRICT_BUDGET, strict_budget_env, strict_budget_world, strict_config
 
 SECRET = "sk-sandbox-SECRET-7f3a9c"
 SMALL_WORLD = strict_budget_world(DAY)
+# The killed run's requests before its kill (a whole run makes about 51): past its first partition (polymarket's, 18),
+# inside its second (kalshi's, in flight).
+KILLED_AFTER_REQUESTS = 30
 
 
 @pytest.fixture
@@ -48,35 +50,17 @@ def _api_env(server: SandboxServer, data_dir: Path, budget_db: Path) -> dict[str
     return env
 
 
-def _backfill(env: dict[str, str], *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pipeline.cli.main",
-            "backfill",
-            "--platform",
-            "polymarket,kalshi",
-            "--start",
-            DAY.isoformat(),
-            *extra,
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
 @pytest.mark.slow
 def test_two_concurrent_backfills_stay_inside_the_strict_budget(strict_server: SandboxServer, tmp_path: Path) -> None:
     budget = tmp_path / "budget.sqlite"
-    runs = [_backfill(_api_env(strict_server, tmp_path / f"data{i}", budget)) for i in range(2)]
-    outputs = [run.communicate(timeout=400)[0] for run in runs]
-    for run, output in zip(runs, outputs, strict=True):
-        assert run.returncode == 0, output
-        assert "requests by endpoint: " in output
-        assert SECRET not in output
+    with ExitStack() as stack:
+        runs = [stack.enter_context(backfill_process(_api_env(strict_server, tmp_path / f"data{i}", budget),
+                                                     backfill_args())) for i in range(2)]
+        outputs = [run.communicate(timeout=400) for run in runs]
+    for run, (out, err) in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, out + err
+        assert "requests by endpoint: " in out
+        assert SECRET not in out + err
     app = strict_server.app
     assert app.rate_limited_answers == 0, "the budget was exceeded"
     assert app.requests_served > STRICT_BUDGET, "the test must need more than one window of budget"
@@ -125,11 +109,16 @@ def test_a_killed_run_leaves_the_previous_partition_intact(tmp_path: Path, monke
     before = {p: lake_tables(tmp_path / "data", p) for p in ("polymarket", "kalshi")}
     app = SandboxApp(SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET,), faults=Faults(latency_ms=40)))
     with LoopbackServer(app) as server:
-        env = {**_api_env(server, tmp_path / "data", tmp_path / "budget.sqlite"), "PMW_RATE_LIMIT_PER_MIN": "100000"}
-        second = _backfill({**env, "PMW_CATALOGUE_TTL_S": "0"})
-        time.sleep(3.0)  # well into the run: some partitions rewritten, others in flight
-        second.send_signal(signal.SIGKILL)
-        second.wait(timeout=30)
+        env = {**_api_env(server, tmp_path / "data", tmp_path / "budget.sqlite"), "PMW_RATE_LIMIT_PER_MIN": "100000",
+               "PMW_CATALOGUE_TTL_S": "0"}
+        with backfill_process(env, backfill_args()) as second:
+            deadline = time.monotonic() + 60
+            while app.requests_served < KILLED_AFTER_REQUESTS and second.poll() is None:
+                assert time.monotonic() < deadline, "the run never got going"
+                time.sleep(0.01)
+            os.kill(second.pid, signal.SIGKILL)
+            second.communicate(timeout=30)
+        assert second.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     for platform, tables in before.items():
         after = lake_tables(tmp_path / "data", platform)
         for table in TABLES:

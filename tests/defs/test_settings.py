@@ -16,7 +16,7 @@ from pipeline.engine.config import ConfigError, Settings
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.partition import PartitionSource
-from tests.support.runs import DAY, lake_tables
+from tests.support.runs import DAY, lake_tables, shared_instance
 
 # What the environment says once a test asset has meddled with it: a re-read would fail (api without its URL
 # and key) or land elsewhere.
@@ -52,7 +52,7 @@ def test_a_run_keeps_the_settings_it_started_with(
 ) -> None:
     seen: dict[str, Settings] = {}
     result = dg.materialize(_two_assets(seen, monkeypatch, tmp_path / "elsewhere"),
-                            resources={"pipeline": PipelineResource()}, instance=dg.DagsterInstance.ephemeral())
+                            resources={"pipeline": PipelineResource()}, instance=shared_instance())
     assert result.success
     assert seen["second"] is seen["first"]
     assert seen["first"].data_dir == pipeline_env and seen["first"].source == Source.SANDBOX
@@ -78,7 +78,7 @@ def test_the_ingestion_assets_of_one_run_land_where_the_run_started(
         INGESTION_ASSETS,
         partition_key=dg.MultiPartitionKey({"platform": "kalshi", "date": DAY.isoformat()}),
         resources={"pipeline": MeddlingPipeline()},
-        instance=dg.DagsterInstance.ephemeral(),
+        instance=shared_instance(),
         raise_on_error=False,
     )
     assert result.success
@@ -94,7 +94,7 @@ def test_given_settings_are_kept_through_the_run_and_the_environment_is_not_read
     seen: dict[str, Settings] = {}
     result = dg.materialize(_two_assets(seen, monkeypatch, tmp_path / "elsewhere"),
                             resources={"pipeline": PipelineResource(base_settings=given)},
-                            instance=dg.DagsterInstance.ephemeral())
+                            instance=shared_instance())
     assert result.success
     assert seen["first"] is given and seen["second"] is given
     assert (tmp_path / "given" / "lake" / "second-was-here").exists()
@@ -130,7 +130,7 @@ def test_a_bad_setting_fails_the_run_at_its_start_naming_the_variable(pipeline_e
 
     with pytest.raises(Exception) as raised:
         dg.materialize([untouched], resources={"pipeline": PipelineResource()},
-                       instance=dg.DagsterInstance.ephemeral())
+                       instance=shared_instance())
     causes = [raised.value]
     while causes[-1].__cause__ is not None:
         causes.append(causes[-1].__cause__)

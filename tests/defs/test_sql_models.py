@@ -28,7 +28,7 @@ from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation
 from pipeline.engine.warehouse.views import connect_read_only
 from tests.support.frames import trades_frame
 from tests.support.paths import REPO_ROOT
-from tests.support.runs import DAY, materialise
+from tests.support.runs import DAY, materialise, shared_instance
 
 MARKET_DAILY = dg.AssetKey(["marts", "market_daily"])
 
@@ -46,7 +46,7 @@ def build_models(project: Project, selection: Sequence[dg.AssetKey] | None = Non
         sql_assets(project),
         selection=dg.AssetSelection.assets(*selection) if selection else None,
         resources={"pipeline": PipelineResource()},
-        instance=dg.DagsterInstance.ephemeral(),
+        instance=shared_instance(),
         raise_on_error=False,
     )
 
@@ -96,7 +96,7 @@ def test_one_run_lands_a_partition_builds_every_model_and_every_sql_test_passes(
         [*INGESTION_ASSETS, *sql_assets(project)],
         partition_key=dg.MultiPartitionKey({"platform": "kalshi", "date": DAY.isoformat()}),
         resources={"pipeline": PipelineResource()},
-        instance=dg.DagsterInstance.ephemeral(),
+        instance=shared_instance(),
         raise_on_error=False,
     )
     assert result.success
