@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 import dagster as dg
 
 from pipeline.cli.failures import root_cause
+from pipeline.cli.instance import pmw_instance
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
@@ -108,11 +108,6 @@ def select_assets(names: Sequence[str] | None) -> list[dg.AssetsDefinition]:
     return [known[n] for n in names]
 
 
-def _instance() -> dg.DagsterInstance:
-    """The instance of DAGSTER_HOME when set (runs then show in the UI), else a throwaway one."""
-    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-
-
 def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, day: date,
                           instance: dg.DagsterInstance, resource: PipelineResource,
                           verbose: bool = False) -> PartitionReport:
@@ -160,7 +155,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     days = list(days_between(start, end))
     assets = select_assets(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
-    instance = _instance()
+    instance = pmw_instance()
     total = len(days) * len(platforms)
     reports = []
     for day in days:

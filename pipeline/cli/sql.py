@@ -7,12 +7,12 @@ The tests of the built models run with them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 
 import dagster as dg
 
 from pipeline.cli.failures import root_cause
+from pipeline.cli.instance import pmw_instance
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, sql_assets
 from pipeline.engine.config import Settings
@@ -57,7 +57,7 @@ def run_sql(
         sql_assets(project),
         selection=dg.AssetSelection.assets(*(asset_key(relation) for relation in relations)),
         resources={"pipeline": resource},
-        instance=dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral(),
+        instance=pmw_instance(),
         run_config=SILENT_LOGS,
         raise_on_error=False,
     )

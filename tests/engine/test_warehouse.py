@@ -17,7 +17,14 @@ from polars.testing import assert_frame_equal
 
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
-from pipeline.engine.warehouse.views import RAW_SCHEMA, connect_read_only, duckdb_type, ensure_raw_views
+from pipeline.engine.warehouse.views import (
+    RAW_SCHEMA,
+    View,
+    connect_read_only,
+    duckdb_type,
+    ensure_raw_views,
+    sync_views,
+)
 from tests.support.frames import DAY, sample_frame, trades_frame
 from tests.support.paths import REPO_ROOT
 
@@ -123,12 +130,13 @@ def test_empty_views_describe_exactly_like_views_over_files(lake: Lake, warehous
         assert "read_parquet" in sql
 
 
-def test_an_empty_view_becomes_a_view_over_files_on_the_next_run(lake: Lake, warehouse: Path) -> None:
-    ensure_raw_views(warehouse, lake)
+def test_a_first_partition_shows_in_its_empty_view_without_a_write(lake: Lake, warehouse: Path) -> None:
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
+    stamp = os.stat(warehouse).st_mtime_ns
     lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 9))
-    assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(0,)]
-    ensure_raw_views(warehouse, lake)
     assert query(warehouse, "SELECT count(*) FROM raw.trades") == [(9,)]
+    assert ensure_raw_views(warehouse, lake) == []
+    assert os.stat(warehouse).st_mtime_ns == stamp
 
 
 def test_unchanged_views_in_an_unchanged_file_are_not_written_again(lake: Lake, warehouse: Path) -> None:
@@ -137,9 +145,6 @@ def test_unchanged_views_in_an_unchanged_file_are_not_written_again(lake: Lake, 
     stamp = os.stat(warehouse).st_mtime_ns
     assert ensure_raw_views(warehouse, lake) == []  # the same views, the file as this process left it
     assert os.stat(warehouse).st_mtime_ns == stamp
-    lake.write_partition("markets", "kalshi", DAY, sample_frame("markets", "kalshi", DAY))
-    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS  # markets got its first partition: its view changes
-    assert query(warehouse, "SELECT count(*) FROM raw.markets") != [(0,)]
 
 
 def test_views_dropped_by_another_writer_are_written_again(lake: Lake, warehouse: Path) -> None:
@@ -211,7 +216,7 @@ def test_an_analyst_holding_the_file_neither_fails_a_run_nor_misses_new_partitio
     totals = [100]
     try:
         assert analyst.stdout.readline() == "100\n", analyst.stderr.read()
-        first_partitions = [table for table in TABLES if table != "trades"]  # each changes its view: a write
+        first_partitions = [table for table in TABLES if table != "trades"]  # none changes its view
         with caplog.at_level(logging.WARNING, logger="pipeline.engine.warehouse.views"):
             for i, table in enumerate(first_partitions, start=1):
                 platform, day = ("polymarket", "kalshi")[i % 2], DAY + timedelta(days=i)
@@ -228,19 +233,17 @@ def test_an_analyst_holding_the_file_neither_fails_a_run_nor_misses_new_partitio
     assert seen[-1] == totals[-1]
     assert set(seen) <= set(totals)
     assert seen == sorted(seen)
-    warnings = [
-        r for r in caplog.records if r.name == "pipeline.engine.warehouse.views" and r.levelno == logging.WARNING
-    ]
-    assert len(warnings) == len(first_partitions)
-    assert "in use elsewhere" in warnings[0].getMessage()
-    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS
+    assert [r for r in caplog.records if r.name == "pipeline.engine.warehouse.views"] == []  # nothing to write
 
 
-def test_a_read_only_connection_of_this_process_is_also_skipped(lake: Lake, warehouse: Path) -> None:
-    ensure_raw_views(warehouse, lake)
-    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 3))  # the trades view must change
-    with connect_read_only(warehouse):
+def test_a_read_only_connection_of_this_process_is_also_skipped(
+    lake: Lake, warehouse: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    duckdb.connect(str(warehouse)).close()  # a warehouse file without the views: they must be written
+    with connect_read_only(warehouse), caplog.at_level(logging.WARNING, logger="pipeline.engine.warehouse.views"):
         assert ensure_raw_views(warehouse, lake) == []
+    assert "in use elsewhere" in caplog.records[-1].getMessage()
+    assert ensure_raw_views(warehouse, lake) == RAW_VIEWS  # the next run that finds the file free writes them
 
 
 PIPELINE_HOLDING_THE_FILE = """
@@ -290,3 +293,27 @@ def test_duckdb_types_of_polars_types(dtype: pl.DataType, expected: str) -> None
 def test_a_polars_type_without_a_duckdb_type_is_an_error() -> None:
     with pytest.raises(TypeError, match="no DuckDB type for polars type"):
         duckdb_type(pl.Int8())
+
+
+def _session(views: list[View]) -> duckdb.DuckDBPyConnection:
+    """A build's session in which `views` exist (what sync_views reads their definitions from)."""
+    session = duckdb.connect()
+    for schema in {view.schema for view in views}:
+        session.execute(f"CREATE SCHEMA {schema}")
+    for view in views:
+        session.execute(view.statement)
+    return session
+
+
+def test_a_build_replaces_the_views_it_wrote_and_leaves_an_analysts_own(warehouse: Path) -> None:
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute("CREATE SCHEMA marts; CREATE VIEW marts.mine AS SELECT 42 AS answer")
+    kept, dropped = View("marts", "kept", "SELECT 1 AS x"), View("marts", "dropped", "SELECT 2 AS y")
+    with _session([kept, dropped]) as session:
+        assert sync_views(warehouse, [kept, dropped], session)
+    with _session([kept]) as session:  # the next build's project no longer has `dropped`
+        assert sync_views(warehouse, [kept], session)
+        assert not sync_views(warehouse, [kept], session)  # nothing changed since: the file is not written
+    assert query(warehouse, "SELECT view_name FROM duckdb_views() WHERE schema_name = 'marts' ORDER BY 1") == [
+        ("kept",), ("mine",)]
+    assert query(warehouse, "SELECT answer FROM marts.mine") == [(42,)]

@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from tests.support.paths import REPO_ROOT
@@ -40,6 +40,12 @@ def _run_pmw(env: dict[str, str], args: list[str], out_path: str, err_path: str)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)  # no atexit work: the process ends as a killed one would, apart from its exit code
+
+
+def warm_process(target: Callable[..., None], *args: object) -> multiprocessing.process.BaseProcess:
+    """A process (not started) forked from the warm fork server that calls `target(*args)`: the target must be
+    a module-level function, and must start no thread that outlives it."""
+    return _FORK_SERVER.Process(target=target, args=args)
 
 
 class WarmProcess:

@@ -231,11 +231,6 @@ class Lake:
                 found.append(partition)
         return sorted(found)
 
-    def has_partitions(self, table: str) -> bool:
-        """Whether any partition of the table has landed (stops at the first, unlike `partitions`)."""
-        data_paths = (self.root / _table(table).name).glob(f"platform=*/date=*/{DATA_FILE}")
-        return any(_parse_partition(path.parent) is not None for path in data_paths)
-
     def glob(self, table: str) -> str:
         """The absolute glob of the table's files, for readers (DuckDB, polars with hive partitioning)."""
         return str(self.root / _table(table).name / "platform=*" / "date=*" / "*.parquet")

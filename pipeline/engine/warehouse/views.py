@@ -4,10 +4,10 @@ The views read the lake through a glob, so a partition that lands is visible to 
 touching the warehouse file. That is what lets an analyst keep the file open read-only while pipelines
 run: DuckDB cannot open a file read-write while another process holds it, so :func:`ensure_raw_views`
 gives up (with a warning) instead of failing or waiting, and the existing views keep serving new data.
-The only time a view must change is when its table gets its first partition (DuckDB refuses a glob that
-matches no file, so until then the view is an empty relation of the same columns and types); that
-switch happens on the first run that finds the file free. A process that has already written the same views
-into the file, and finds the file unchanged since, does not open it again (every asset of a run asks).
+A view's definition depends on nothing but the lake's path: a table with no partition yet is an empty
+relation of the same columns and types through the very same view, so landing a table's first partition
+changes nothing in the file either. A process that has already written the views into the file, and finds
+the file unchanged since, does not open it again (every asset of a run asks).
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from pipeline.engine.lake.store import PARTITION_COLUMNS, Lake
 from pipeline.engine.schema import TABLES, Table
 
 RAW_SCHEMA = "raw"
+# The comment on every view pmw writes: a build drops the views of its schemas that carry it and are no longer
+# in the project, and never one without it (a view an analyst made there).
+OWNED_VIEW_COMMENT = "written by pm-warehouse; replaced or dropped by its builds"
 # How long connect_read_only waits for a pipeline's brief read-write hold (ensure_raw_views) to end.
 READ_ONLY_CONNECT_TIMEOUT_S = 10.0
 _RETRY_INTERVAL_S = 0.05
@@ -62,7 +65,7 @@ def ensure_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
         connection.begin()
         connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(RAW_SCHEMA)}")
         for view in views:
-            connection.execute(view.statement)
+            view.write(connection)
         connection.commit()
     with _WRITTEN_LOCK:
         _WRITTEN[warehouse_path] = (_file_stamp(warehouse_path), views)
@@ -114,14 +117,17 @@ class View:
     def statement(self) -> str:
         return f"CREATE OR REPLACE VIEW {qualified_name(self.schema, self.name)} AS {self.query}"
 
+    def write(self, connection: duckdb.DuckDBPyConnection) -> None:
+        """Create or replace the view in `connection`'s database, marked as pmw's own."""
+        connection.execute(self.statement)
+        connection.execute(
+            f"COMMENT ON VIEW {qualified_name(self.schema, self.name)} IS {_literal(OWNED_VIEW_COMMENT)}"
+        )
+
 
 def raw_views(lake: Lake) -> list[View]:
     """The views of schema ``raw`` exactly as ensure_raw_views creates them, for catalogues built elsewhere."""
-    return [
-        View(RAW_SCHEMA, spec.name,
-             _parquet_source(spec, lake) if lake.has_partitions(spec.name) else _empty_source(spec))
-        for spec in TABLES.values()
-    ]
+    return [View(RAW_SCHEMA, spec.name, _lake_source(spec, lake)) for spec in TABLES.values()]
 
 
 # What this process last wrote into each warehouse file, with the file's stamp right after: ensure_raw_views
@@ -153,7 +159,9 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
     take the write lock, and a run that must but finds the file held elsewhere (an analyst's read-only
     session) logs a warning and carries on, like ensure_raw_views: views over files keep serving whatever
     the files hold, and the next run that finds the file free brings the definitions up to date.
-    Views of those schemas that are not in ``views`` are dropped; tables are left alone.
+    The views pmw wrote earlier in those schemas (marked with OWNED_VIEW_COMMENT) that are not in ``views`` are
+    dropped; an analyst's own views there (unmarked) and tables are left alone, unless one has the name of a
+    view in ``views``, which replaces it.
     """
     schemas = sorted({view.schema for view in views})
     names = {(view.schema, view.name) for view in views}
@@ -169,10 +177,10 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
         connection.begin()
         for schema in schemas:
             connection.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")
-        for schema, name in _view_catalogue(connection, schemas):
+        for schema, name in _view_catalogue(connection, schemas, owned_only=True):
             connection.execute(f"DROP VIEW {qualified_name(schema, name)}")
         for view in views:
-            connection.execute(view.statement)
+            view.write(connection)
         connection.commit()
     return True
 
@@ -191,9 +199,10 @@ def _open_for_writing(warehouse_path: Path, consequence: str) -> duckdb.DuckDBPy
 
 
 def _view_catalogue(
-    connection: duckdb.DuckDBPyConnection, schemas: Sequence[str]
+    connection: duckdb.DuckDBPyConnection, schemas: Sequence[str], owned_only: bool = False
 ) -> dict[tuple[str, str], tuple[str, list[str]]]:
-    """(schema, view) -> (the view's SQL as DuckDB stores it, its columns with their types)."""
+    """(schema, view) -> (the view's SQL as DuckDB stores it, its columns with their types); with `owned_only`,
+    only the views pmw wrote."""
     rows = connection.execute(
         """
         SELECT v.schema_name, v.view_name, v.sql, list(c.column_name || ' ' || c.data_type ORDER BY c.column_index)
@@ -201,9 +210,10 @@ def _view_catalogue(
         JOIN duckdb_columns() AS c
             ON c.database_oid = v.database_oid AND c.schema_oid = v.schema_oid AND c.table_oid = v.view_oid
         WHERE NOT v.internal AND v.database_name = current_database() AND list_contains(?, v.schema_name)
+            AND (NOT ? OR v.comment IS NOT DISTINCT FROM ?)
         GROUP BY ALL
         """,
-        [list(schemas)],
+        [list(schemas), owned_only, OWNED_VIEW_COMMENT],
     ).fetchall()
     return {(schema, name): (sql, columns) for schema, name, sql, columns in rows}
 
@@ -221,36 +231,37 @@ def _file_view_catalogue(
             raise
         return None
     with connection:
-        return _view_catalogue(connection, schemas)
+        return _view_catalogue(connection, schemas, owned_only=True)
 
 
-def _parquet_source(spec: Table, lake: Lake) -> str:
+def _lake_source(spec: Table, lake: Lake) -> str:
     """SELECT over the table's files, columns in schema order (hive columns would otherwise come last).
 
-    No ``union_by_name``: DuckDB takes the columns from the first file and matches every other file's
-    columns to them by name (their order may differ). With ``union_by_name`` it read every file's footer to
-    bind each query, 7-11 ms for a month of trades against 1-2 ms without (benchmarks/README.md), and it is
-    not needed: every file is written by :class:`pipeline.engine.lake.store.Lake` against
-    ``pipeline.engine.schema``, which refuses a frame of any other schema. The consequence comes with a schema
-    change: once a column is added (or renamed), a query of the view fails with DuckDB's "schema mismatch in
-    glob" error until the partitions written before the change are rewritten; it never shows them with NULLs.
+    While the glob matches no file, ``allow_empty`` makes ``read_parquet`` a relation with no rows (and one
+    column of its own), and the typed empty relation it is united with by name gives every column its
+    type: the view has the same columns and types before the first partition lands as after, so that landing
+    never has to rewrite it. Once files exist the empty relation adds nothing, and a filter on ``platform``
+    or ``date`` still prunes partitions by path.
+
+    No ``union_by_name`` across the files: DuckDB takes the columns from the first file and matches every
+    other file's columns to them by name (their order may differ). With ``union_by_name`` it read every
+    file's footer to bind each query, 7-11 ms for a month of trades against 1-2 ms without
+    (benchmarks/README.md), and it is not needed: every file is written by
+    :class:`pipeline.engine.lake.store.Lake` against ``pipeline.engine.schema``, which refuses a frame of any
+    other schema. The consequence comes with a schema change: once a column is added (or renamed), a query
+    of the view fails with DuckDB's "schema mismatch in glob" error until the partitions written before the
+    change are rewritten; it never shows them with NULLs.
     """
     hive_types = ", ".join(
         f"{_literal(column)}: {_literal(duckdb_type(spec.polars_schema[column]))}" for column in PARTITION_COLUMNS
     )
     columns = ", ".join(quote_identifier(name) for name in spec.column_names)
-    return (
-        f"SELECT {columns} FROM read_parquet({_literal(lake.glob(spec.name))}, hive_partitioning = true, "
-        f"hive_types = {{{hive_types}}})"
-    )
-
-
-def _empty_source(spec: Table) -> str:
-    """A typed relation with no rows, for a table whose glob matches no file yet."""
-    columns = ", ".join(
+    typed_nulls = ", ".join(
         f"CAST(NULL AS {duckdb_type(dtype)}) AS {quote_identifier(name)}" for name, dtype in spec.polars_schema.items()
     )
-    return f"SELECT {columns} WHERE false"
+    files = (f"read_parquet({_literal(lake.glob(spec.name))}, hive_partitioning = true, "
+             f"hive_types = {{{hive_types}}}, allow_empty = true)")
+    return f"SELECT {columns} FROM (SELECT * FROM {files} UNION ALL BY NAME SELECT {typed_nulls} WHERE false)"
 
 
 def _is_held_elsewhere(error: duckdb.Error) -> bool:

@@ -264,15 +264,6 @@ def test_partitions_lists_what_has_landed(lake: Lake) -> None:
     assert lake.partitions("markets") == []
 
 
-def test_has_partitions_counts_only_landed_partitions(lake: Lake) -> None:
-    (lake.root / "markets" / "platform=manifold/date=2026-11-20").mkdir(parents=True)
-    (lake.root / "markets" / "platform=manifold/date=2026-11-20/data.parquet").write_bytes(b"")
-    assert not lake.has_partitions("markets")
-    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 1))
-    assert lake.has_partitions("trades")
-    assert not lake.has_partitions("markets")
-
-
 def test_polars_reads_the_lake_glob_with_hive_partitioning(lake: Lake) -> None:
     first = trades_frame("kalshi", DAY, 20)
     second = trades_frame("polymarket", DAY + timedelta(days=1), 30, seed=2)

@@ -1,0 +1,29 @@
+"""The Dagster instance that `pmw` commands record their runs in."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+from filelock import FileLock
+
+INIT_LOCK = ".pmw-instance.lock"  # in DAGSTER_HOME
+
+
+def pmw_instance() -> dg.DagsterInstance:
+    """DAGSTER_HOME's instance when it is set (runs then show in the UI), else a throwaway one.
+
+    Dagster creates an instance's SQLite storages when the instance is first opened, and two processes doing
+    that at once on a fresh DAGSTER_HOME can leave `runs.db` with two alembic heads, after which every `pmw`
+    and `dagster` command on that home fails (a known race of Dagster's SQLite storage). So `pmw` opens the
+    instance under a file lock in DAGSTER_HOME: the first opener creates the storages while the others wait,
+    then find them made. (A DAGSTER_HOME that is not a directory is left to Dagster to report.)
+    """
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return dg.DagsterInstance.ephemeral()
+    if not Path(home).is_dir():
+        return dg.DagsterInstance.get()
+    with FileLock(Path(home) / INIT_LOCK):
+        return dg.DagsterInstance.get()

@@ -1,0 +1,52 @@
+"""`pmw` commands started together on a fresh DAGSTER_HOME share one instance instead of racing to create it."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from pipeline.cli.instance import pmw_instance
+from tests.support.paths import REPO_ROOT
+from tests.support.warm import warm_process
+
+PROCESSES = 4
+TRIALS = 1  # without the lock, four processes at once corrupted each of the seven fresh homes tried
+
+
+def _open_at(home: str, start_at: float, said: str) -> None:
+    """In a process of its own: wait for the common start, open the instance as `pmw` does, read it, and say
+    how that went."""
+    import os
+
+    os.environ["DAGSTER_HOME"] = home
+    while time.time() < start_at:
+        pass
+    try:
+        instance = pmw_instance()
+        instance.get_runs(limit=1)
+        outcome = "ok"
+    except Exception as error:  # the test reports what any process met
+        outcome = f"{type(error).__name__}: {error}"[:300]
+    Path(said).write_text(outcome)
+
+
+def test_first_uses_at_once_leave_a_working_instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for trial in range(TRIALS):
+        home = tmp_path / f"home{trial}"
+        home.mkdir()
+        shutil.copy(REPO_ROOT / "dagster.yaml", home)
+        start_at = time.time() + 0.5
+        said = [tmp_path / f"said{trial}-{n}" for n in range(PROCESSES)]
+        processes = [warm_process(_open_at, str(home), start_at, str(path)) for path in said]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(60)
+        assert [path.read_text() for path in said] == ["ok"] * PROCESSES
+        monkeypatch.setenv("DAGSTER_HOME", str(home))
+        with dg.DagsterInstance.get() as instance:  # what any later command does
+            assert instance.get_runs(limit=1) == []
