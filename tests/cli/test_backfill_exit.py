@@ -51,7 +51,7 @@ def _backfill(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str
     Dagster instance its runs were recorded in)."""
     app = SandboxApp(SandboxConfig(world=WORLD, api_keys=(KEY,)))
     instance = dg.DagsterInstance.ephemeral()  # what the command uses without DAGSTER_HOME, kept to read back
-    monkeypatch.setattr(backfill, "_instance", lambda: instance)
+    monkeypatch.setattr(backfill, "pmw_instance", lambda: instance)
     for name, value in {"PMW_SOURCE": "api", "PMW_API_KEY": KEY, "PMW_DATA_DIR": str(data_dir),
                         "PMW_RATE_LIMIT_PER_MIN": "1000000"}.items():
         monkeypatch.setenv(name, value)
