@@ -80,6 +80,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sql.add_argument("--select", action="extend", type=_selector_list, default=[], metavar="MODEL",
                      help="model(s) to build, e.g. marts.market_daily or market_daily; +MODEL adds its upstream "
                           "models, MODEL+ its downstream models; repeatable or comma separated (default: all)")
+    commands.add_parser(
+        "verify",
+        help="read every lake file back, each page against its checksum, and name the bad ones",
+        epilog="exit status: 0 every file reads back as written; 1 a file is bad (its path and why are printed); "
+               "2 bad configuration.",
+    )
     normalize_cli.add_parser(commands)
 
     bench = commands.add_parser("bench", help="run the benchmarks of this checkout (see benchmarks/README.md)")
@@ -139,6 +145,18 @@ def _run_sql(args: argparse.Namespace) -> int:
         return 2
 
 
+def _run_verify(_args: argparse.Namespace) -> int:
+    from pipeline.cli.verify import run_verify
+    from pipeline.engine.config import ConfigError, Settings
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as error:
+        print(f"pmw verify: {error}", file=sys.stderr)
+        return 2
+    return 0 if run_verify(settings) else 1
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     """The benchmarks are not part of the installed package: they run from the checkout pipeline comes from."""
     checkout = Path(__file__).resolve().parents[2]
@@ -159,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql,
-                "normalize": normalize_cli.run, "bench": _run_bench}
+                "verify": _run_verify, "normalize": normalize_cli.run, "bench": _run_bench}
     return handlers[args.command](args)
 
 

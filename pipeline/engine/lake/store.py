@@ -54,6 +54,9 @@ PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # 122_880 rows is DuckDB's own row-group size: large enough for good compression and cheap footers,
 # small enough that min/max statistics let a reader skip most of a day's trades for one market (half or
 # twice that size was slower on full scans or on the one-market query respectively).
+# Every page of every file carries a CRC-32 of its bytes, and the file's key-value metadata says so: the scrub
+# (pipeline.engine.lake.verify) reads every page back against it, and names a file written without them.
+CHECKSUMS_KEY = b"pm-warehouse.page_checksums"
 ROW_GROUP_SIZE = 122_880
 # Every column is zstd-compressed (ARCHITECTURE.md's lake contract). Leaving the float columns uncompressed
 # made aggregate queries 10-20% faster for a 5% larger lake (benchmarks/README.md), not worth breaking it.
@@ -334,6 +337,13 @@ def _file_frame(spec: Table, rows: pl.DataFrame, platform: str, day: date) -> pl
     return rows.drop(PARTITION_COLUMNS).sort(spec.sort_key, nulls_last=True, maintain_order=True)
 
 
+def stored_schema(table: str, rejects: bool = False) -> pa.Schema:
+    """The Arrow schema of the table's data files (its columns but the partition ones), or of its rejects files."""
+    if rejects:
+        return _arrow_schema(REJECTS_SCHEMA)
+    return _arrow_schema(_table(table).polars_schema, drop=PARTITION_COLUMNS)
+
+
 def _arrow_schema(schema: pl.Schema, drop: tuple[str, ...] = ()) -> pa.Schema:
     """The Arrow schema polars converts ``schema`` to, without the ``drop`` columns: what a file declares."""
     return pl.DataFrame(schema=schema).drop(drop).to_arrow().schema
@@ -374,7 +384,9 @@ def _write_frames(file: BinaryIO, frames: Iterable[pl.DataFrame], schema: pa.Sch
     """
     pending: list[pa.Table] = []
     pending_rows = rows = 0
-    with pq.ParquetWriter(file, schema, write_statistics=True, **writer_options(schema)) as writer:
+    marked = schema.with_metadata({**(schema.metadata or {}), CHECKSUMS_KEY: b"crc32"})
+    with pq.ParquetWriter(file, marked, write_statistics=True, write_page_checksum=True,
+                          **writer_options(schema)) as writer:
         for frame in frames:
             pending.append(frame.to_arrow())
             pending_rows += frame.height

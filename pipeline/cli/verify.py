@@ -1,0 +1,28 @@
+"""`pmw verify`: the lake's scrub, a line per bad file and progress on the way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pipeline.engine.config import Settings
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.verify import verify_lake
+
+PROGRESS_EVERY = 500  # files
+
+
+def run_verify(settings: Settings, say: Callable[[str], None] = print) -> bool:
+    """Read every data and rejects file of the lake back; say which cannot be trusted; True if none."""
+    lake = Lake(settings.lake_dir)
+    say(f"pmw verify: every file of {lake.root}, each page against its checksum")
+    checked, bad = 0, 0
+    for path, problem in verify_lake(lake):
+        checked += 1
+        if problem is not None:
+            bad += 1
+            say(f"BAD {path}: {problem.problem}")
+        if checked % PROGRESS_EVERY == 0:
+            say(f"  {checked} files checked, {bad} bad so far")
+    say(f"pmw verify: {checked} files, {bad} bad" + (
+        "; rerun their partitions (pmw backfill) to write them again" if bad else ""))
+    return bad == 0

@@ -1,0 +1,74 @@
+"""The lake's scrub: every data and rejects file read back whole, each page checked against its checksum.
+
+A bit flipped on disk in a compressed page mostly still decompresses, into other values: without a check a
+reader returns wrong rows and no error. Every page the lake writes carries a CRC-32 of its bytes
+(pipeline.engine.lake.store), and the scrub reads every page of every file with the checksums verified, so a
+changed page, a page header that no longer parses, or a footer that no longer reads names its file; so does
+a file whose columns are not its table's (a flip in a column's name) and one that polars, the lake's own
+reader, refuses (it is stricter about page headers than pyarrow). The built models under `_models/` are
+left out: they are rebuilt from the lake by `pmw sql`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.engine.lake.store import CHECKSUMS_KEY, REJECTS_DIR, Lake, stored_schema
+from pipeline.engine.schema import TABLES
+
+
+@dataclass(frozen=True)
+class BadFile:
+    """A lake file that cannot be trusted, and why."""
+
+    path: Path
+    problem: str
+
+
+def lake_files(lake: Lake) -> Iterator[tuple[Path, pa.Schema]]:
+    """The lake's data and rejects files, table by table, sorted, each with the schema it must have."""
+    for table in TABLES:
+        for rejects, directory in ((False, lake.root / table), (True, lake.root / REJECTS_DIR / table)):
+            schema = stored_schema(table, rejects)
+            for path in sorted(directory.glob("platform=*/date=*/*.parquet")):
+                yield path, schema
+
+
+def verify_file(path: Path, schema: pa.Schema) -> str | None:
+    """Why the file cannot be trusted, or None when it has `schema` and every page of it reads back as written."""
+    try:
+        with pq.ParquetFile(path, page_checksum_verification=True) as parquet:
+            if CHECKSUMS_KEY not in (parquet.metadata.metadata or {}):
+                return "written without page checksums, so its pages cannot be checked: rerun its partition"
+            if not parquet.schema_arrow.equals(schema, check_metadata=False):
+                return f"its columns are not the table's: {_schema_difference(parquet.schema_arrow, schema)}"
+            for group in range(parquet.num_row_groups):
+                parquet.read_row_group(group)
+        for name in schema.names:  # and through the lake's own reader, stricter about page headers
+            pl.read_parquet(path, columns=[name])
+    # Whatever reading it raises: OSError, ArrowInvalid, UnicodeDecodeError, and polars' panics on a page that
+    # is not what its header says (a PanicException, which is no Exception).
+    except (Exception, pl.exceptions.PanicException) as error:
+        return f"unreadable: {type(error).__name__}: {str(error)[:300]}"
+    return None
+
+
+def verify_lake(lake: Lake) -> Iterator[tuple[Path, BadFile | None]]:
+    """Each lake file in turn with what is wrong with it (None when nothing is)."""
+    for path, schema in lake_files(lake):
+        problem = verify_file(path, schema)
+        yield path, BadFile(path, problem) if problem is not None else None
+
+
+def _schema_difference(found: pa.Schema, expected: pa.Schema) -> str:
+    """The columns of `found` that `expected` lacks or types otherwise, and those it lacks; at most three each."""
+    unexpected = [f"{field.name} {field.type}" for field in found
+                  if field.name not in expected.names or not expected.field(field.name).equals(field)]
+    missing = [name for name in expected.names if name not in found.names]
+    return f"unexpected {', '.join(unexpected[:3]) or 'none'}; missing {', '.join(missing[:3]) or 'none'}"
