@@ -251,6 +251,11 @@ class AutomationSettings:
     rate_limit_per_min: int = 100
     rate_window_s: float = 60.0  # the window that rate_limit_per_min counts in: a minute (tests shorten it)
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
+    data_dir: Path = Settings.data_dir  # the lake the sensor and the freshness checks look at (PMW_DATA_DIR)
+
+    @property
+    def lake_dir(self) -> Path:
+        return Settings(data_dir=self.data_dir).lake_dir
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AutomationSettings:
@@ -270,6 +275,7 @@ class AutomationSettings:
             rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
             rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s, positive=True),
             platforms=_platforms(env.get("PMW_PLATFORMS")),
+            data_dir=Path(env.get("PMW_DATA_DIR") or defaults.data_dir),
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -33,9 +34,12 @@ from pipeline.defs.automation.sensor import (
     backfill_sensor,
     evaluate,
     plan_tick,
+    run_key,
     runs_in_flight,
 )
 from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError
+from pipeline.engine.lake.store import Lake
+from tests.support.frames import sample_frame
 from tests.support.paths import REPO_ROOT
 
 REPO = REPO_ROOT
@@ -52,8 +56,9 @@ CODE_LOCATION = RemoteRepositoryOrigin(
 
 
 @pytest.fixture
-def automation_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A ten-day window ending yesterday, both platforms, 100 requests a minute, a tick a minute."""
+def automation_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A ten-day window ending yesterday, both platforms, 100 requests a minute, a tick a minute, a private lake."""
+    monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "data"))
     for name in ("PMW_PLATFORMS", "PMW_START_DATE", "PMW_LOOKBACK_DAYS", "PMW_BACKFILL_ORDER", "PMW_RATE_WINDOW_S"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PMW_BACKFILL_START", (TODAY - timedelta(days=10)).isoformat())
@@ -74,8 +79,11 @@ def land(
     rate_limited: int = 0,
     assets: tuple[str, ...] = ASSET_NAMES,
 ) -> None:
-    """Record materialisations of a partition, as the assets would (requests and 429s as metadata)."""
+    """Land a partition as the assets would: a file of a few rows per asset in the lake (PMW_DATA_DIR) and a
+    materialisation recorded in the instance (requests and 429s as metadata)."""
+    lake = Lake(Path(os.environ["PMW_DATA_DIR"]) / "lake")
     for asset in assets:
+        lake.write_partition(asset, ref.platform, ref.day, sample_frame(asset, ref.platform, ref.day))
         instance.report_runless_asset_event(
             dg.AssetMaterialization(
                 asset_key=asset,
@@ -330,9 +338,8 @@ def test_a_started_run_is_charged_only_for_the_assets_it_has_not_landed() -> Non
 
 
 def test_the_freshness_checks_flag_a_platform_whose_yesterday_is_missing(
-    instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+    automation_env: None, instance: dg.DagsterInstance
 ) -> None:
-    monkeypatch.delenv("PMW_PLATFORMS", raising=False)
     land(instance, PartitionRef(YESTERDAY, "polymarket"))
     land(instance, PartitionRef(YESTERDAY - timedelta(days=1), "kalshi"))
     job = defs.resolve_job_def("freshness_checks")
@@ -343,6 +350,47 @@ def test_the_freshness_checks_flag_a_platform_whose_yesterday_is_missing(
         assert evaluation.metadata["missing_platforms"].value == ["kalshi"]
     land(instance, PartitionRef(YESTERDAY, "kalshi"))
     assert all(e.passed for e in job.execute_in_process(instance=instance).get_asset_check_evaluations())
+
+
+def lose_files(ref: PartitionRef) -> Lake:
+    """What a bad disk or a wrong `rm` does to a landed partition: its trades file gone, its markets file emptied."""
+    lake = Lake(Path(os.environ["PMW_DATA_DIR"]) / "lake")
+    lake.partition_path("trades", ref.platform, ref.day).unlink()
+    lake.partition_path("markets", ref.platform, ref.day).write_bytes(b"")
+    return lake
+
+
+def test_the_freshness_checks_trust_a_record_only_when_its_file_is_there_and_reads(
+    automation_env: None, instance: dg.DagsterInstance
+) -> None:
+    for platform in PLATFORMS:
+        land(instance, PartitionRef(YESTERDAY, platform))
+    lose_files(PartitionRef(YESTERDAY, "kalshi"))
+    job = defs.resolve_job_def("freshness_checks")
+    evaluations = {e.asset_key.to_user_string(): e for e in job.execute_in_process(instance=instance)
+                   .get_asset_check_evaluations()}
+    assert {name for name, e in evaluations.items() if not e.passed} == {"trades", "markets"}
+    for name in ("trades", "markets"):
+        assert evaluations[name].metadata["missing_platforms"].value == ["kalshi"]
+        assert "kalshi" in (evaluations[name].description or "") and "unreadable" in (
+            evaluations[name].description or "")
+
+
+def test_the_sensor_refills_a_landed_partition_whose_files_are_gone_or_unreadable(
+    automation_env: None, instance: dg.DagsterInstance
+) -> None:
+    window = window_refs(10)
+    for ref in window:
+        land(instance, ref)
+    lost = window[3]
+    first = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    assert not first.run_requests  # all whole: nothing to ask for
+    lose_files(lost)
+    second = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    assert lost in partitions_of(second.run_requests)
+    [request] = [r for r in second.run_requests if PartitionRef.parse(str(r.partition_key)) == lost]
+    assert request.run_key != run_key(lost, 0)  # the first fill's key: Dagster would skip a request under it
+    assert SensorCursor(**json.loads(second.cursor)).landed == len(window) - 1
 
 
 # -- definitions, dagster.yaml and settings ----------------------------------------------------------

@@ -1,5 +1,8 @@
 """Freshness: a check per ingestion asset that fails when a configured platform's yesterday has not landed.
 
+A day has landed when Dagster recorded its materialisation and its file is in the lake and reads: a record
+alone is not trusted (the file may have been deleted, emptied or damaged since).
+
 The daily run starts at 00:30 UTC; the checks run on their own schedule at 06:00 UTC, late enough for the
 daily runs (and their retries) to have finished, and can be run from the UI at any time.
 """
@@ -11,13 +14,14 @@ import dagster as dg
 
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.engine.config import platforms_from_env
+from pipeline.engine.config import AutomationSettings
+from pipeline.engine.lake.store import Lake
 
 FRESHNESS_CHECK = "yesterday_landed"
 FRESHNESS_JOB = "freshness_checks"
 
 
-def has_landed(instance: dg.DagsterInstance, asset_key: dg.AssetKey, ref: PartitionRef) -> bool:
+def is_recorded(instance: dg.DagsterInstance, asset_key: dg.AssetKey, ref: PartitionRef) -> bool:
     records = instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[str(ref.key)]), limit=1
     )
@@ -25,18 +29,22 @@ def has_landed(instance: dg.DagsterInstance, asset_key: dg.AssetKey, ref: Partit
 
 
 def freshness_result(
-    instance: dg.DagsterInstance, asset_key: dg.AssetKey, day: date, platforms: tuple[str, ...]
+    instance: dg.DagsterInstance, lake: Lake, asset_key: dg.AssetKey, day: date, platforms: tuple[str, ...]
 ) -> dg.AssetCheckResult:
-    missing = [p for p in platforms if not has_landed(instance, asset_key, PartitionRef(day, p))]
-    summary = (
-        f"{day} has not landed for {', '.join(missing)}" if missing else f"{day} has landed for {', '.join(platforms)}"
-    )
+    table = asset_key.to_user_string()
+    unrecorded = [p for p in platforms if not is_recorded(instance, asset_key, PartitionRef(day, p))]
+    unreadable = [p for p in platforms if p not in unrecorded and not lake.is_readable(table, p, day)]
+    missing = [p for p in platforms if p in unrecorded or p in unreadable]
+    said = [f"{day} has not landed for {', '.join(unrecorded)}"] if unrecorded else []
+    if unreadable:
+        said.append(f"{day} landed for {', '.join(unreadable)} but its file is gone or unreadable: "
+                    f"{', '.join(str(lake.partition_path(table, p, day)) for p in unreadable)}")
     return dg.AssetCheckResult(
         asset_key=asset_key,
         check_name=FRESHNESS_CHECK,
         passed=not missing,
         severity=dg.AssetCheckSeverity.ERROR,
-        description=summary,
+        description="; ".join(said) or f"{day} has landed for {', '.join(platforms)}",
         metadata={"day": day.isoformat(), "missing_platforms": missing, "platforms": list(platforms)},
     )
 
@@ -47,16 +55,19 @@ def freshness_result(
         dg.AssetCheckSpec(
             FRESHNESS_CHECK,
             asset=asset.key,
-            description="Yesterday's partition (UTC) has landed for every platform of PMW_PLATFORMS.",
+            description="Yesterday's partition (UTC) has landed for every platform of PMW_PLATFORMS, and its file "
+            "is in the lake and reads.",
         )
         for asset in INGESTION_ASSETS
     ],
 )
 def yesterday_landed(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
     yesterday = datetime.now(UTC).date() - timedelta(days=1)
-    platforms = tuple(p.value for p in platforms_from_env())
+    settings = AutomationSettings.from_env()
+    platforms = tuple(p.value for p in settings.platforms)
+    lake = Lake(settings.lake_dir)
     for asset in INGESTION_ASSETS:
-        yield freshness_result(context.instance, asset.key, yesterday, platforms)
+        yield freshness_result(context.instance, lake, asset.key, yesterday, platforms)
 
 
 freshness_job = dg.define_asset_job(

@@ -1,15 +1,18 @@
 """The backfill sensor: fills the missing partitions of the history window as fast as the budget allows.
 
 Each tick reads the instance (what landed, what is queued or running, what recent materialisations cost
-and whether they met 429s), works out the budget (see `budget.py`), and asks for the missing partitions, in
-the configured order, that fit in it. Run keys make a repeated tick idempotent; a partition whose runs
-failed is asked for again under a new key, at most `MAX_ATTEMPTS` times.
+and whether they met 429s) and the lake (a partition recorded as landed counts only while its five files are
+there and read), works out the budget (see `budget.py`), and asks for the missing partitions, in the
+configured order, that fit in it. Run keys make a repeated tick idempotent; a partition whose runs failed is
+asked for again under a new key, at most `MAX_ATTEMPTS` times, and one whose files were lost after it landed
+under a key naming the record it replaces.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
@@ -37,6 +40,7 @@ from pipeline.defs.automation.jobs import (
 )
 from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
 from pipeline.engine.config import AutomationSettings, BackfillOrder
+from pipeline.engine.lake.store import Lake
 
 BACKFILL_TRIGGER = "backfill_sensor"
 SAMPLE_SIZE = 20  # recent materialisations per asset behind each cost estimate
@@ -82,10 +86,26 @@ def recent_samples(instance: dg.DagsterInstance) -> list[Sample]:
     return samples
 
 
-def landed_partitions(instance: dg.DagsterInstance) -> set[PartitionRef]:
-    """Partitions of which all five assets have been materialised."""
+def landed_partitions(instance: dg.DagsterInstance, lake: Lake) -> tuple[set[PartitionRef], dict[PartitionRef, int]]:
+    """The partitions of which all five assets have been materialised and whose five files are in the lake and
+    read; and those recorded as landed whose files are not (gone, emptied, unreadable), each with the storage
+    id of its newest record, which names its refill's run apart from the runs that filled it before."""
     per_asset = [instance.get_materialized_partitions(key) for key in ASSET_KEYS]
-    return {PartitionRef.parse(key) for key in set.intersection(*per_asset)}
+    recorded = {PartitionRef.parse(key) for key in set.intersection(*per_asset)}
+    lost = {ref for ref in recorded
+            if not all(lake.is_readable(name, ref.platform, ref.day) for name in ASSET_NAMES)}
+    return recorded - lost, {ref: _newest_record(instance, ref) for ref in lost}
+
+
+def _newest_record(instance: dg.DagsterInstance, ref: PartitionRef) -> int:
+    records = [
+        record
+        for key in ASSET_KEYS
+        for record in instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=[str(ref.key)]), limit=1
+        ).records
+    ]
+    return max(record.storage_id for record in records)
 
 
 def runs_in_flight(instance: dg.DagsterInstance) -> list[InFlight]:
@@ -128,8 +148,10 @@ def failed_attempts(instance: dg.DagsterInstance) -> Counter[PartitionRef]:
     return Counter(PartitionRef.parse(run.tags[PARTITION_TAG]) for run in runs if PARTITION_TAG in run.tags)
 
 
-def run_key(ref: PartitionRef, attempt: int) -> str:
-    base = f"backfill:{ref.platform}:{ref.day}"
+def run_key(ref: PartitionRef, attempt: int, refill_of: int | None = None) -> str:
+    """The run key of a partition's run: one per attempt, and a new one to refill a partition whose files were lost
+    after the record `refill_of` (Dagster skips a run request under a key it has seen)."""
+    base = f"backfill:{ref.platform}:{ref.day}" + (f":refill-after-{refill_of}" if refill_of is not None else "")
     return base if attempt == 0 else f"{base}:retry-{attempt}"
 
 
@@ -159,8 +181,11 @@ def plan_tick(
     landed: set[PartitionRef],
     flights: list[InFlight],
     failures: Counter[PartitionRef],
+    lost: Mapping[PartitionRef, int] | None = None,
 ) -> Plan:
-    """The missing partitions of the window that fit in this tick's budget, in the configured order."""
+    """The missing partitions of the window that fit in this tick's budget, in the configured order. `lost` are
+    partitions recorded as landed whose files are gone or unreadable: missing too, refilled under a new key."""
+    lost = lost or {}
     costs = CostModel.from_samples(ASSET_NAMES, samples)
     saw_429s = any(s.rate_limited > 0 for s in samples if s.storage_id > previous.watermark)
     budget, daily_soon = tick_budget(
@@ -185,7 +210,7 @@ def plan_tick(
         available=budget.available,
         budget=budget.describe(),
     )
-    requests = [_run_request(ref, failures[ref], costs.cost(ref.platform)) for ref in chosen]
+    requests = [_run_request(ref, failures[ref], costs.cost(ref.platform), lost.get(ref)) for ref in chosen]
     left = missing[len(chosen) :]
     next_up = f"{left[0]} (~{costs.cost(left[0].platform):.0f} requests)" if left else ""
     return Plan(requests, cursor, budget, next_up)
@@ -222,9 +247,9 @@ def daily_partitions_within(settings: AutomationSettings, now: datetime, horizon
     return daily_partitions(tick.date(), settings)
 
 
-def _run_request(ref: PartitionRef, attempt: int, estimate: float) -> dg.RunRequest:
+def _run_request(ref: PartitionRef, attempt: int, estimate: float, refill_of: int | None) -> dg.RunRequest:
     return dg.RunRequest(
-        run_key=run_key(ref, attempt),
+        run_key=run_key(ref, attempt, refill_of),
         partition_key=ref.key,
         tags={TRIGGER_TAG: BACKFILL_TRIGGER, PRIORITY_TAG: BACKFILL_PRIORITY, ESTIMATE_TAG: str(round(estimate))},
     )
@@ -240,9 +265,10 @@ def _previous_cursor(raw: str | None, log: logging.Logger) -> SensorCursor:
 
 
 def _observe(
-    instance: dg.DagsterInstance,
-) -> tuple[list[Sample], set[PartitionRef], list[InFlight], Counter[PartitionRef]]:
-    return recent_samples(instance), landed_partitions(instance), runs_in_flight(instance), failed_attempts(instance)
+    instance: dg.DagsterInstance, lake: Lake
+) -> tuple[list[Sample], set[PartitionRef], list[InFlight], Counter[PartitionRef], dict[PartitionRef, int]]:
+    landed, lost = landed_partitions(instance, lake)
+    return recent_samples(instance), landed, runs_in_flight(instance), failed_attempts(instance), lost
 
 
 def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -> dg.SensorResult:
@@ -250,7 +276,7 @@ def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -
     settings = AutomationSettings.from_env()
     register_api_pools(context.instance)
     previous = _previous_cursor(context.cursor, context.log)
-    plan = plan_tick(settings, now or datetime.now(UTC), previous, *_observe(context.instance))
+    plan = plan_tick(settings, now or datetime.now(UTC), previous, *_observe(context.instance, Lake(settings.lake_dir)))
     context.log.info(plan.summary())
     if not plan.requests:
         return dg.SensorResult(skip_reason=plan.summary(), cursor=plan.cursor.dump())

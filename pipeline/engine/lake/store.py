@@ -217,6 +217,22 @@ class Lake:
         """The partition's rows, from its file's footer; None if it was never written or cannot be read."""
         return _row_count(self.partition_path(table, platform, day))
 
+    def is_readable(self, table: str, platform: str, day: date) -> bool:
+        """Whether the partition's file is there and its footer reads: what automation makes sure of before it
+        trusts a record of the partition. Remembered per file until the file changes (its inode, size or
+        modification time), so that a sensor asking about every partition of its window on every tick reads
+        each footer once."""
+        path = self.partition_path(table, platform, day)
+        try:
+            status = os.stat(path)
+        except OSError:
+            return False
+        stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
+        known = _READABLE.get(path)
+        if known is None or known[0] != stamp:
+            known = _READABLE[path] = (stamp, _row_count(path) is not None)
+        return known[1]
+
     def read_rejects(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
         """The partition's rejects as written, or None if its last write had none."""
         return _read_parquet(self._rejects_path(table, platform, day))
@@ -478,6 +494,10 @@ def _remove_file(path: Path) -> None:
     except FileNotFoundError:
         return
     fsync_directory(path.parent)
+
+
+# Lake.is_readable's answers: path -> ((inode, size, modification time), readable).
+_READABLE: dict[Path, tuple[tuple[int, int, int], bool]] = {}
 
 
 def _row_count(path: Path) -> int | None:
