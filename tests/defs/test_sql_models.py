@@ -28,7 +28,7 @@ from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation
 from pipeline.engine.warehouse.views import connect_read_only
 from tests.support.frames import trades_frame
 from tests.support.paths import REPO_ROOT
-from tests.support.runs import DAY, materialise, shared_instance
+from tests.support.runs import DAY, materialise
 
 MARKET_DAILY = dg.AssetKey(["marts", "market_daily"])
 
@@ -46,7 +46,7 @@ def build_models(project: Project, selection: Sequence[dg.AssetKey] | None = Non
         sql_assets(project),
         selection=dg.AssetSelection.assets(*selection) if selection else None,
         resources={"pipeline": PipelineResource()},
-        instance=shared_instance(),
+        instance=dg.DagsterInstance.ephemeral(),  # the SQL asset reads its records
         raise_on_error=False,
     )
 
@@ -96,7 +96,7 @@ def test_one_run_lands_a_partition_builds_every_model_and_every_sql_test_passes(
         [*INGESTION_ASSETS, *sql_assets(project)],
         partition_key=dg.MultiPartitionKey({"platform": "kalshi", "date": DAY.isoformat()}),
         resources={"pipeline": PipelineResource()},
-        instance=shared_instance(),
+        instance=dg.DagsterInstance.ephemeral(),  # the SQL asset reads its records
         raise_on_error=False,
     )
     assert result.success
@@ -240,6 +240,23 @@ def test_a_failing_model_fails_the_run_naming_its_file_and_skips_only_its_downst
     message = failure.step_failure_data.error.to_string()  # type: ignore[union-attr]
     assert str(tmp_path / "sql" / "marts" / "broken.sql") in message and "no_such_column" in message
     assert query(pipeline_env, "SELECT sum(n) AS total FROM marts.doubled")["total"].to_list() == [6]
+
+
+def test_a_build_fails_naming_a_recorded_partition_whose_file_is_gone(pipeline_env: Path, tmp_path: Path) -> None:
+    """Dagster recorded the partition as landed; its trades file has gone since: every model reading trades
+    would leave its rows out, so the build fails naming the file instead of building short marts."""
+    instance = dg.DagsterInstance.ephemeral()
+    assert materialise("kalshi", instance=instance).success
+    gone = Lake(pipeline_env / "lake").partition_path("trades", "kalshi", DAY)
+    gone.unlink()
+    project = load_project(write_project(tmp_path / "sql", {"marts/n.sql": "SELECT count(*) FROM raw.trades"}))
+    result = dg.materialize(sql_assets(project), resources={"pipeline": PipelineResource()}, instance=instance,
+                            raise_on_error=False)
+    assert not result.success
+    [failure] = result.get_step_failure_events()
+    message = failure.step_failure_data.error.to_string()  # type: ignore[union-attr]
+    assert str(gone) in message and "recorded as landed" in message
+    assert not (models_dir(pipeline_env / "lake") / "marts" / "n.parquet").exists()
 
 
 def test_a_selected_model_reads_its_unselected_inputs_as_last_built(pipeline_env: Path, tmp_path: Path) -> None:

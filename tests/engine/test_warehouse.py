@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -27,6 +28,7 @@ from pipeline.engine.warehouse.views import (
 )
 from tests.support.frames import DAY, sample_frame, trades_frame
 from tests.support.paths import REPO_ROOT
+from tests.support.privileges import bound_by_permissions
 
 RAW_VIEWS = [f"{RAW_SCHEMA}.{table}" for table in TABLES]
 
@@ -317,3 +319,55 @@ def test_a_build_replaces_the_views_it_wrote_and_leaves_an_analysts_own(warehous
     assert query(warehouse, "SELECT view_name FROM duckdb_views() WHERE schema_name = 'marts' ORDER BY 1") == [
         ("kept",), ("mine",)]
     assert query(warehouse, "SELECT answer FROM marts.mine") == [(42,)]
+
+
+UNREADABLE_LAKE = """
+import json, sys
+from pathlib import Path
+import duckdb
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.warehouse.build import LakeUnreadableError, build
+from pipeline.engine.warehouse.project import load_project
+from pipeline.engine.warehouse.views import raw_views
+
+lake, sql_dir, warehouse = Lake(Path(sys.argv[1])), Path(sys.argv[2]), Path(sys.argv[3])
+said = {"unreadable": [str(path) for path in lake.unreadable("trades")], "listed": len(lake.partitions("trades"))}
+with duckdb.connect() as session:
+    session.execute("CREATE SCHEMA raw")
+    for view in raw_views(lake):
+        session.execute(view.statement)
+    said["raw_trades"] = session.execute("SELECT count(*) FROM raw.trades").fetchone()[0]
+project = load_project(sql_dir)
+try:
+    list(build(project, lake.root, warehouse, project.models, project.tests))
+except LakeUnreadableError as error:
+    said["build"] = str(error)
+print(json.dumps(said))
+"""
+
+
+def test_a_partition_that_cannot_be_listed_is_named_and_fails_the_build(tmp_path: Path) -> None:
+    """DuckDB's glob and the lake's own listing pass over a directory they may not list (mode 000, another
+    user's umask) without a word; the lake names it, and a build refuses to leave its rows out."""
+    lake = Lake(tmp_path / "lake")
+    for platform in ("kalshi", "polymarket"):
+        lake.write_partition("trades", platform, DAY, trades_frame(platform, DAY, 10))
+    closed = lake.partition_path("trades", "polymarket", DAY).parent
+    sql_dir = tmp_path / "sql"
+    (sql_dir / "marts").mkdir(parents=True)
+    (sql_dir / "marts" / "trade_count.sql").write_text("SELECT count(*) AS trades FROM raw.trades\n")
+    closed.chmod(0)
+    try:
+        child = subprocess.run(
+            bound_by_permissions([sys.executable, "-c", UNREADABLE_LAKE, str(lake.root), str(sql_dir),
+                                  str(tmp_path / "w.duckdb")]),
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])},
+        )
+    finally:
+        closed.chmod(0o755)
+    assert child.returncode == 0, child.stderr
+    said = json.loads(child.stdout)
+    assert said["raw_trades"] == 10 and said["listed"] == 1  # what readers that glob see: half, silently
+    assert said["unreadable"] == [str(closed)]
+    assert str(closed) in said["build"] and "cannot be read" in said["build"]

@@ -13,18 +13,26 @@ blocking check (``Check.blocking``, severity ERROR) failed in this run is held b
 materialised (its spec is skippable), the SQL tests reading it not run, and a warning names the checks and
 partitions. The other models build as usual.
 
+The lake is checked before anything builds: a partition that Dagster recorded as landed whose file is gone
+or does not read, or a partition the lake cannot list or open, fails the step naming it, since every model
+reading its table would quietly leave its rows out.
+
 (No ``from __future__ import annotations`` here: Dagster reads the op's annotations at definition time.)
 """
 
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
+from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse.build import Built, NotBuilt, Tested, build
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest, load_project, sql_dir_from_env
 
@@ -59,6 +67,14 @@ def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
         context: dg.AssetExecutionContext, pipeline: PipelineResource
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         settings = pipeline.settings()
+        lost = lost_ingestion_files(context.instance, Lake(settings.lake_dir))
+        if lost:
+            shown = ", ".join(str(path) for path in lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+            raise dg.Failure(
+                f"{len(lost)} partition file(s) that Dagster recorded as landed are gone or do not read, so the "
+                f"models would leave their rows out: {shown}; rerun their partitions (pmw backfill, or let the "
+                "backfill sensor refill them), then build again"
+            )
         held = held_back(project, failed_ingestion_checks(context.instance, context.run.run_id))
         chosen_models = [models[key].relation for key in context.selected_asset_keys]
         chosen_tests = [tests[key] for key in context.selected_asset_check_keys]
@@ -111,6 +127,18 @@ def _platform_and_day(partition: str) -> str:
 
     keys = PARTITIONS.get_partition_key_from_str(partition).keys_by_dimension
     return f"{keys['platform']} {keys['date']}"
+
+
+def lost_ingestion_files(instance: dg.DagsterInstance, lake: Lake) -> list[Path]:
+    """The files of the ingestion partitions recorded as materialised in ``instance`` that are not in ``lake`` or do
+    not read (their footers are read once per file and process: ``Lake.is_readable``)."""
+    lost = []
+    for table in TABLES:
+        for key in instance.get_materialized_partitions(dg.AssetKey(table)):
+            ref = PartitionRef.parse(key)
+            if not lake.is_readable(table, ref.platform, ref.day):
+                lost.append(lake.partition_path(table, ref.platform, ref.day))
+    return sorted(lost)
 
 
 def failed_ingestion_checks(instance: dg.DagsterInstance, run_id: str) -> list[FailedIngestionCheck]:

@@ -217,6 +217,31 @@ class Lake:
         """The partition's rows, from its file's footer; None if it was never written or cannot be read."""
         return _row_count(self.partition_path(table, platform, day))
 
+    def unreadable(self, table: str) -> list[Path]:
+        """The table's partition directories that cannot be listed and data files that cannot be opened
+        (permissions, a failing disk), sorted. Readers that glob the lake (DuckDB's views, polars, `partitions`
+        here) pass over them without a word, so whatever reads the whole table must ask first."""
+        bad: list[Path] = []
+
+        def entries(directory: Path) -> list[os.DirEntry[str]]:
+            try:
+                with os.scandir(directory) as found:
+                    return list(found)
+            except FileNotFoundError:
+                return []
+            except OSError:
+                bad.append(directory)
+                return []
+
+        for platform_dir in entries(self.root / _table(table).name):
+            for date_dir in (e for e in entries(Path(platform_dir.path)) if e.is_dir()):
+                for data in (e for e in entries(Path(date_dir.path)) if e.name == DATA_FILE):
+                    try:
+                        Path(data.path).open("rb").close()
+                    except OSError:
+                        bad.append(Path(data.path))
+        return sorted(bad)
+
     def is_readable(self, table: str, platform: str, day: date) -> bool:
         """Whether the partition's file is there and its footer reads: what automation makes sure of before it
         trusts a record of the partition. Remembered per file until the file changes (its inode, size or

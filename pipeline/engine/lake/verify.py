@@ -60,7 +60,11 @@ def verify_file(path: Path, schema: pa.Schema) -> str | None:
 
 
 def verify_lake(lake: Lake) -> Iterator[tuple[Path, BadFile | None]]:
-    """Each lake file in turn with what is wrong with it (None when nothing is)."""
+    """Each lake file in turn with what is wrong with it (None when nothing is); first, the partition directories
+    and files that cannot even be listed or opened (which a glob would pass over)."""
+    for table in TABLES:
+        for path in lake.unreadable(table):
+            yield path, BadFile(path, "cannot be listed or opened (permissions, disk)")
     for path, schema in lake_files(lake):
         problem = verify_file(path, schema)
         yield path, BadFile(path, problem) if problem is not None else None

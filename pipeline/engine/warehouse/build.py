@@ -33,6 +33,7 @@ from filelock import FileLock
 
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
 from pipeline.engine.warehouse.views import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
 
@@ -84,6 +85,18 @@ def models_dir(lake_dir: Path) -> Path:
     return Lake(lake_dir).root / MODELS_DIR
 
 
+class LakeUnreadableError(OSError):
+    """The lake holds partitions that cannot be read: a build would leave their rows out of every model."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        shown = ", ".join(str(path) for path in paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        super().__init__(
+            f"{len(paths)} partition path(s) of the lake cannot be read, so the models would leave their rows out: "
+            f"{shown}; make them readable (permissions, disk) or rerun their partitions, then build again"
+        )
+        self.paths = paths
+
+
 def build(
     project: Project, lake_dir: Path, warehouse_path: Path, models: Iterable[Relation], tests: Iterable[SqlTest]
 ) -> Iterator[Outcome]:
@@ -93,6 +106,9 @@ def build(
     models downstream of the model it checks. Models not chosen are read as they were last built.
     """
     lake = Lake(lake_dir)
+    unreadable = [path for table in TABLES for path in lake.unreadable(table)]
+    if unreadable:
+        raise LakeUnreadableError(unreadable)
     output = models_dir(lake_dir)
     output.mkdir(parents=True, exist_ok=True)
     with FileLock(output / ".build.lock"), closing(_session(output)) as session:
