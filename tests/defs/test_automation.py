@@ -377,12 +377,13 @@ def test_the_freshness_checks_trust_a_record_only_when_its_file_is_there_and_rea
 
 
 def test_the_sensor_refills_a_landed_partition_whose_files_are_gone_or_unreadable(
-    automation_env: None, instance: dg.DagsterInstance
+    automation_env: None, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    window = window_refs(10)
+    monkeypatch.setenv("PMW_BACKFILL_START", (YESTERDAY - timedelta(days=1)).isoformat())  # a two-day window
+    window = window_refs(2)
     for ref in window:
         land(instance, ref)
-    lost = window[3]
+    lost = window[1]
     first = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
     assert not first.run_requests  # all whole: nothing to ask for
     lose_files(lost)
