@@ -80,6 +80,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sql.add_argument("--select", action="extend", type=_selector_list, default=[], metavar="MODEL",
                      help="model(s) to build, e.g. marts.market_daily or market_daily; +MODEL adds its upstream "
                           "models, MODEL+ its downstream models; repeatable or comma separated (default: all)")
+    restore = commands.add_parser(
+        "restore",
+        help="put back a version of a partition that a later write replaced (PMW_KEEP_VERSIONS are kept)",
+        epilog="exit status: 0 restored (or listed); 1 no such kept version; 2 bad arguments or configuration.",
+    )
+    restore.add_argument("--table", required=True, choices=list(TABLES))
+    restore.add_argument("--platform", required=True, choices=[p.value for p in MARKET_PLATFORMS])
+    restore.add_argument("--date", required=True, type=day, help="the partition's day, YYYY-MM-DD")
+    restore.add_argument("--version", default=None, help="the stamp of the version to restore (default: the newest)")
+    restore.add_argument("--list", action="store_true", help="list the kept versions instead")
     commands.add_parser(
         "verify",
         help="read every lake file back, each page against its checksum, and name the bad ones",
@@ -145,6 +155,18 @@ def _run_sql(args: argparse.Namespace) -> int:
         return 2
 
 
+def _run_restore(args: argparse.Namespace) -> int:
+    from pipeline.cli.restore import run_restore
+    from pipeline.engine.config import ConfigError, Settings
+
+    try:
+        settings = Settings.from_env()
+    except ConfigError as error:
+        print(f"pmw restore: {error}", file=sys.stderr)
+        return 2
+    return 0 if run_restore(settings, args.table, args.platform, args.date, args.version, args.list) else 1
+
+
 def _run_verify(_args: argparse.Namespace) -> int:
     from pipeline.cli.verify import run_verify
     from pipeline.engine.config import ConfigError, Settings
@@ -177,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql,
-                "verify": _run_verify, "normalize": normalize_cli.run, "bench": _run_bench}
+                "restore": _run_restore, "verify": _run_verify, "normalize": normalize_cli.run, "bench": _run_bench}
     return handlers[args.command](args)
 
 

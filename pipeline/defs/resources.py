@@ -51,7 +51,8 @@ class PipelineResource(dg.ConfigurableResource):
         return settings
 
     def lake(self) -> Lake:
-        return Lake(self.settings().lake_dir)
+        settings = self.settings()
+        return Lake(settings.lake_dir, keep_versions=settings.keep_versions)
 
     @contextmanager
     def source(self, platform: str) -> Iterator[PartitionSource]:

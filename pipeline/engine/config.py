@@ -72,6 +72,7 @@ class Settings:
     max_shrink: float = 0.5  # share of a landed partition's rows a rerun may lose (pipeline.engine.lake.replacement)
     max_reject_share: float = 0.5  # share of a partition's records that may be rejected
     allow_shrink: bool = False  # let reruns shrink partitions, to empty included (a deliberate correction)
+    keep_versions: int = 3  # replaced versions of each partition the lake keeps for `pmw restore` (0: none)
 
     @property
     def lake_dir(self) -> Path:
@@ -121,6 +122,7 @@ class Settings:
             sandbox_readings=env.get("PMW_SANDBOX_READINGS", ""),
             price_point_label=_price_label(env),
             rate_limit_db=Path(env.get("PMW_RATE_LIMIT_DB") or defaults.rate_limit_db),
+            keep_versions=_integer(env, "PMW_KEEP_VERSIONS", defaults.keep_versions, minimum=0),
             catalogue_ttl_s=float(_integer(env, "PMW_CATALOGUE_TTL_S", int(defaults.catalogue_ttl_s), minimum=0)),
             http_timeout_s=_seconds(env, "PMW_HTTP_TIMEOUT_S", defaults.http_timeout_s, positive=True),
             http_deadline_s=_seconds(env, "PMW_HTTP_DEADLINE_S", defaults.http_deadline_s, positive=True),

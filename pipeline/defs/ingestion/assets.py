@@ -112,7 +112,7 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
     """Write the partition (unless the replacement rule refuses it), refresh the catalogue views, run the checks,
     and say what happened."""
     settings = pipeline.settings()
-    lake = Lake(settings.lake_dir)
+    lake = Lake(settings.lake_dir, keep_versions=settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     written = lake.write_partition(table, platform, day, result.rows, result.rejects, approve)
     ensure_raw_views(settings.warehouse_path, lake)
@@ -125,7 +125,7 @@ def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineR
                  market_ids: frozenset[str]) -> Iterator[Landed]:
     """`land_partition` for a stream of rows too long to hold: written and checked a market at a time."""
     settings = pipeline.settings()
-    lake = Lake(settings.lake_dir)
+    lake = Lake(settings.lake_dir, keep_versions=settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)

@@ -46,6 +46,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
+from pipeline.engine.lake import versions as partition_versions
+from pipeline.engine.lake.versions import PartitionVersion
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, UTC_TIMESTAMP, Table
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
@@ -96,11 +98,13 @@ class PartitionWrite:
 class Lake:
     """The Parquet lake under ``root`` (normally ``$PMW_DATA_DIR/lake``)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, keep_versions: int = 0) -> None:
+        """`keep_versions`: how many replaced versions of each partition to keep for `restore` (PMW_KEEP_VERSIONS)."""
         resolved = Path(root).resolve()
         if _GLOB_CHARACTERS & set(str(resolved)):
             raise ValueError(f"lake root {str(resolved)!r} contains glob characters {sorted(_GLOB_CHARACTERS)}")
         self.root = resolved
+        self.keep_versions = keep_versions
 
     def partition_path(self, table: str, platform: str, day: date) -> Path:
         """The ``data.parquet`` path of a partition (which may not exist yet)."""
@@ -170,6 +174,9 @@ class Lake:
                     )
                 if approve is not None:
                     approve(_row_count(data_path), rows, rejected)
+                if self.keep_versions:
+                    partition_versions.keep(self._files(table, platform, day),
+                                            self._versions_dir(table, platform, day), self.keep_versions)
                 bytes_written = staging.publish()
             if not has_rejects:
                 _remove_file(rejects_path)
@@ -216,6 +223,29 @@ class Lake:
     def row_count(self, table: str, platform: str, day: date) -> int | None:
         """The partition's rows, from its file's footer; None if it was never written or cannot be read."""
         return _row_count(self.partition_path(table, platform, day))
+
+    def versions(self, table: str, platform: str, day: date) -> list[PartitionVersion]:
+        """The kept versions of the partition that later writes replaced, newest first."""
+        return partition_versions.kept(self._versions_dir(table, platform, _day(day)))
+
+    def restore(self, table: str, platform: str, day: date, stamp: str | None = None) -> PartitionVersion:
+        """Put a kept version (the newest, or the one of `stamp`) back in place of the partition, rejects and all;
+        the version it replaces is kept in turn, so a restore can be undone. Raises LookupError naming the
+        versions there are when there is none to restore."""
+        day = _day(day)
+        directory = self.partition_path(table, platform, day).parent
+        directory.mkdir(parents=True, exist_ok=True)
+        with _exclusive(directory):
+            return partition_versions.restore(self._files(table, platform, day),
+                                              self._versions_dir(table, platform, day), stamp, self.keep_versions)
+
+    def _files(self, table: str, platform: str, day: date) -> dict[str, Path]:
+        """A partition's files by name: its data and its rejects."""
+        return {DATA_FILE: self.partition_path(table, platform, day),
+                REJECTS_FILE: self._rejects_path(table, platform, day)}
+
+    def _versions_dir(self, table: str, platform: str, day: date) -> Path:
+        return self._inside_root(self._partition_dir(self.root / partition_versions.VERSIONS_DIR, table, platform, day))
 
     def unreadable(self, table: str) -> list[Path]:
         """The table's partition directories that cannot be listed and data files that cannot be opened
