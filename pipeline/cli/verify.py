@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.verify import verify_lake
+from pipeline.engine.warehouse.views import foreign_raw_views
 
 PROGRESS_EVERY = 500  # files
 
@@ -23,6 +24,11 @@ def run_verify(settings: Settings, say: Callable[[str], None] = print) -> bool:
             say(f"BAD {path}: {problem.problem}")
         if checked % PROGRESS_EVERY == 0:
             say(f"  {checked} files checked, {bad} bad so far")
+    foreign = foreign_raw_views(settings.warehouse_path, lake)
+    if foreign:
+        say(f"BAD {settings.warehouse_path}: views {', '.join(foreign)} read another lake than {lake.root} (a copied "
+            "or moved data dir); any pmw backfill or pmw sql with this PMW_DATA_DIR writes them again")
     say(f"pmw verify: {checked} files, {bad} bad" + (
-        "; rerun their partitions (pmw backfill) to write them again" if bad else ""))
-    return bad == 0
+        "; rerun their partitions (pmw backfill) to write them again" if bad else "")
+        + (f"; {len(foreign)} raw view(s) reading another lake" if foreign else ""))
+    return bad == 0 and not foreign

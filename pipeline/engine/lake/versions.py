@@ -26,11 +26,18 @@ VERSIONS_DIR = "_versions"
 
 @dataclass(frozen=True)
 class PartitionVersion:
-    """A kept version: when it was replaced (UTC, `YYYYMMDDTHHMMSS.ffffffZ`), where its files are, its rows."""
+    """A kept version: when it was replaced (UTC, `YYYYMMDDTHHMMSS.ffffffZ`) and where its files are."""
 
     stamp: str
     directory: Path
-    rows: int | None  # from the data file's footer; None if it does not read
+
+    @property
+    def rows(self) -> int | None:
+        """The version's rows, from its data file's footer; None if it does not read."""
+        try:
+            return pq.read_metadata(self.directory / "data.parquet").num_rows
+        except (OSError, pa.ArrowException):
+            return None
 
 
 def keep(current: Mapping[str, Path], directory: Path, newest: int) -> PartitionVersion | None:
@@ -51,14 +58,14 @@ def keep(current: Mapping[str, Path], directory: Path, newest: int) -> Partition
     linking.rename(version)  # a version appears whole, data and rejects together, or not at all
     for old in kept(directory)[newest:]:
         shutil.rmtree(old.directory, ignore_errors=True)
-    return _version(version)
+    return PartitionVersion(stamp, version)
 
 
 def kept(directory: Path) -> list[PartitionVersion]:
     """The versions in `directory`, newest first."""
     if not directory.is_dir():
         return []
-    return [_version(path) for path in sorted(directory.iterdir(), reverse=True)
+    return [PartitionVersion(path.name, path) for path in sorted(directory.iterdir(), reverse=True)
             if path.is_dir() and not path.name.startswith(".")]
 
 
@@ -81,11 +88,3 @@ def restore(current: Mapping[str, Path], directory: Path, stamp: str | None, new
         else:
             target.unlink(missing_ok=True)
     return chosen
-
-
-def _version(directory: Path) -> PartitionVersion:
-    try:
-        rows: int | None = pq.read_metadata(directory / "data.parquet").num_rows
-    except (OSError, pa.ArrowException):
-        rows = None
-    return PartitionVersion(directory.name, directory, rows)

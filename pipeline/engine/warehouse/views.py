@@ -88,6 +88,23 @@ def connect_read_only(warehouse_path: Path) -> duckdb.DuckDBPyConnection:
             time.sleep(_RETRY_INTERVAL_S)
 
 
+def foreign_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
+    """The raw views of the warehouse file that read another lake than `lake`.
+
+    A view holds its lake's absolute path (DuckDB resolves a relative one against the reader's working
+    directory, not the file's), so a data dir copied or moved elsewhere keeps reading the original lake until a
+    pmw command runs on the copy and writes its views again. Reads the file's catalogue read-only.
+    """
+    if not warehouse_path.exists():
+        return []
+    with connect_read_only(warehouse_path) as connection:
+        rows = connection.execute(
+            "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = ?", [RAW_SCHEMA]
+        ).fetchall()
+    own = {view.name: view for view in raw_views(lake)}
+    return sorted(f"{RAW_SCHEMA}.{name}" for name, sql in rows if name in own and str(lake.root) not in sql)
+
+
 def duckdb_type(dtype: pl.DataType) -> str:
     """The DuckDB type that read_parquet reports for a column polars wrote with ``dtype``.
 

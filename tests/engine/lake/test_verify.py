@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -12,6 +13,7 @@ import pytest
 from pipeline.cli.main import main
 from pipeline.engine.lake.store import Lake, stored_schema
 from pipeline.engine.lake.verify import lake_files, verify_file
+from pipeline.engine.warehouse.views import ensure_raw_views
 from tests.support.frames import DAY, trades_frame
 
 FLIPS = 60
@@ -79,3 +81,20 @@ def test_a_file_written_without_checksums_is_named(lake: Lake) -> None:
     path = lake.partition_path("trades", "kalshi", DAY)
     pq.write_table(pq.read_table(path).replace_schema_metadata(None), path)  # as files were before checksums
     assert "without page checksums" in (verify_file(path, stored_schema("trades")) or "")
+
+
+def test_pmw_verify_names_views_that_read_another_lake(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The views hold the lake's absolute path: a copied data dir reads the original's lake until a pmw command
+    writes its views again. pmw verify says so."""
+    original = tmp_path / "original"
+    Lake(original / "lake").write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 5))
+    ensure_raw_views(original / "warehouse.duckdb", Lake(original / "lake"))
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy)
+    monkeypatch.setenv("PMW_DATA_DIR", str(copy))
+    assert main(["verify"]) == 1
+    assert "read another lake" in capsys.readouterr().out
+    ensure_raw_views(copy / "warehouse.duckdb", Lake(copy / "lake"))  # what a pmw backfill in the copy does
+    assert main(["verify"]) == 0
