@@ -12,12 +12,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import cache
 from pathlib import Path
 
-import dagster as dg
 import polars as pl
 import pytest
 
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MARKET_PLATFORMS, MAX_LIMIT, TABLES
 from pmw_sandbox import plug
@@ -25,7 +22,7 @@ from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.readings import Readings
 from pmw_sandbox.world import World
-from tests.support.runs import materialise, shared_instance
+from tests.support.runs import land_directly, materialise
 
 WORLD = WorldConfig(seed=3, end=date(2026, 11, 21), days=3, series_per_platform=2, events_per_series=2,
                     markets_per_event=3, trades_per_market_day=40, multivariate_markets=1)
@@ -93,7 +90,8 @@ def test_every_reading_lands_exactly_the_ground_truth(
     lake = Lake(pipeline_env / "lake")
     for platform in PLATFORMS:
         for day in DAYS if readings in ALL_DAYS else DAYS[:1]:
-            _land_partition(platform, day)
+            landed_run = land_directly(platform, day)
+            assert landed_run.success, landed_run.failures()
             expected = truth[(platform, day)]
             landed = {table: lake.read_partition(table, platform, day) for table in TABLES}
             assert all(frame is not None for frame in landed.values())
@@ -117,22 +115,12 @@ def test_the_all_flipped_reading_lands_through_dagster_runs(
     _serve(monkeypatch, Readings.every_other())
     day = DAYS[-1]
     for platform in PLATFORMS:
-        result = materialise(platform, day, instance=shared_instance())
+        result = materialise(platform, day)
         assert result.success
         assert [e.check_name for e in result.get_asset_check_evaluations() if not e.passed] == []
         for table in ("trades", "price_history"):
             landed = Lake(pipeline_env / "lake").read_partition(table, platform, day)
             assert landed is not None and landed.height == truth[(platform, day)][table].height, table
-
-
-def _land_partition(platform: str, day: date) -> None:
-    """The five ingestion assets of one partition, invoked directly (the matrix is too large for a Dagster run
-    per partition; test_the_all_flipped_reading_lands_through_dagster_runs covers the runs)."""
-    key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
-    for asset in sorted(INGESTION_ASSETS, key=lambda a: a.key.to_user_string() != "markets"):
-        with dg.build_asset_context(partition_key=key, resources={"pipeline": PipelineResource()},
-                                    instance=shared_instance()) as context:
-            list(asset(context))  # the asset yields its materialisation, then its checks' results
 
 
 def _assert_same(landed: pl.DataFrame, expected: pl.DataFrame, *key: str) -> None:

@@ -1,8 +1,9 @@
 """The fault suite: one (platform, day) partition pulled through every fault we know of, compared with the
 fault-free pull of the same world.
 
-Each fault runs the five ingestion assets through the real HTTP layer against the sandbox, served on
-loopback behind the hostile server (tests/support/hostile.py) or with the sandbox's own fault switches.
+Each fault runs the five ingestion assets (invoked directly, as a run's steps: tests.support.runs.land_directly)
+through the real HTTP layer against the sandbox, served on loopback behind the hostile server
+(tests/support/hostile.py) or with the sandbox's own fault switches.
 A fault either lets the run land exactly the expected rows (bad records in the rejects area with their
 reasons, or flagged by the partition's failing check), or fails the run with a clear error and leaves the
 previous partition intact, after which a run without the fault converges. The module prints the summary
@@ -20,7 +21,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import dagster as dg
 import orjson
 import polars as pl
 import pytest
@@ -30,7 +30,7 @@ from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.unified import is_live_on
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
 from tests.support.hostile import Answer, Fault, HostileServer, Request, no_fault
-from tests.support.runs import DAY, materialise
+from tests.support.runs import DAY, DirectRun, land_directly
 from tests.support.served import print_table
 
 PLATFORM = "polymarket"
@@ -353,9 +353,7 @@ def _rejects(data_dir: Path) -> pl.DataFrame:
     return pl.concat([f for f in found if f is not None])
 
 
-def _run(
-    monkeypatch: pytest.MonkeyPatch, server: HostileServer, data_dir: Path, case: Case
-) -> dg.ExecuteInProcessResult:
+def _run(monkeypatch: pytest.MonkeyPatch, server: HostileServer, data_dir: Path, case: Case) -> DirectRun:
     monkeypatch.setenv("PMW_SOURCE", case.source)
     monkeypatch.setenv("PMW_API_URL", server.url)
     monkeypatch.setenv("PMW_API_KEY", server.app.config.api_keys[0])
@@ -366,18 +364,7 @@ def _run(
         monkeypatch.delenv(name, raising=False)
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)
-    return materialise(PLATFORM, DAY)
-
-
-def _failures(result: dg.ExecuteInProcessResult) -> str:
-    """What the failed steps said: their errors and the errors' causes."""
-    said = []
-    for event in result.get_step_failure_events():
-        error = event.step_failure_data.error
-        while error is not None:
-            said.append(error.message.strip())
-            error = error.cause
-    return " | ".join(said)
+    return land_directly(PLATFORM, DAY)
 
 
 @pytest.fixture(scope="module")
@@ -391,7 +378,7 @@ def baselines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             monkeypatch.setenv("PMW_RATE_LIMIT_DB", str(data_dir / "budget.sqlite"))
             monkeypatch.setenv("PMW_MAX_BACKOFF_S", "0.01")
             result = _run(monkeypatch, server, data_dir, Case("none", source=source))
-            assert result.success, _failures(result)
+            assert result.success, result.failures()
         landed[source] = data_dir
     return landed
 
@@ -421,25 +408,19 @@ def test_a_fault_lands_the_expected_rows_or_fails_cleanly(
                 t, PLATFORM, DAY))).exists()}
             result = _run(monkeypatch, server, data_dir, case)
             runs += 1
-            assert not result.success and case.fails_with in _failures(result), _failures(result)
+            assert not result.success and case.fails_with in result.failures(), result.failures()
             after = {t: Path(Lake(data_dir / "lake").partition_path(t, PLATFORM, DAY)).read_bytes() for t in before}
-            failed_steps = {e.step_key for e in result.all_events if e.is_step_failure}
-            landed_steps = {e.step_key for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_SUCCESS}
-            assert failed_steps, "no step failed"
-            assert all(before[t] == after[t] for t in before if t not in landed_steps), "a failed step changed data"
+            assert result.errors, "no asset failed"
+            assert all(before[t] == after[t] for t in before if t not in result.landed), "a failed asset changed data"
             server.fault = no_fault  # the API recovers
         for _ in range(case.retries_until_success):
             result = _run(monkeypatch, server, data_dir, case)
             runs += 1
             if result.success:
                 break
-        assert result.success, _failures(result)
+        assert result.success, result.failures()
     landed, rejects = _landed(data_dir), _rejects(data_dir)
-    checks = {
-        f"{e.asset_check_evaluation_data.asset_key.to_user_string()}.{e.asset_check_evaluation_data.check_name}":
-        e.asset_check_evaluation_data
-        for e in result.all_events if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
-    }
+    checks = result.checks
     touched = case.tampering.touched if case.tampering else set()
     row = {"fault": case.name, "runs": runs, "rows expected": 0, "rows landed": 0, "rejects": rejects.height,
            "flagged": sum(case.flagged.values()), "lost": 0, "duplicated": 0}
