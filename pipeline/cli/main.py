@@ -8,10 +8,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.cli import normalize as normalize_cli
 from pipeline.cli.arguments import day, positive
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES
+
+if TYPE_CHECKING:
+    from pipeline.engine.config import Settings
 
 EMULATOR_COMMANDS = frozenset({"sandbox", "demo"})  # the commands that run the emulator
 
@@ -110,15 +114,23 @@ def _run_sandbox(args: argparse.Namespace) -> int:
     return serve(args)
 
 
-def _run_backfill(args: argparse.Namespace) -> int:
-    from pipeline.cli.backfill import run_backfill
-    from pipeline.defs.resources import PipelineResource
+def _settings(command: str) -> Settings | None:
+    """The settings of the environment, or None after saying on stderr why they cannot be read."""
     from pipeline.engine.config import ConfigError, Settings
 
     try:
-        settings = Settings.from_env()
+        return Settings.from_env()
     except ConfigError as error:
-        print(f"pmw backfill: {error}", file=sys.stderr)
+        print(f"pmw {command}: {error}", file=sys.stderr)
+        return None
+
+
+def _run_backfill(args: argparse.Namespace) -> int:
+    from pipeline.cli.backfill import run_backfill
+    from pipeline.defs.resources import PipelineResource
+
+    settings = _settings("backfill")
+    if settings is None:
         return 2
     if args.allow_shrink:
         settings = replace(settings, allow_shrink=True)
@@ -157,24 +169,18 @@ def _run_sql(args: argparse.Namespace) -> int:
 
 def _run_restore(args: argparse.Namespace) -> int:
     from pipeline.cli.restore import run_restore
-    from pipeline.engine.config import ConfigError, Settings
 
-    try:
-        settings = Settings.from_env()
-    except ConfigError as error:
-        print(f"pmw restore: {error}", file=sys.stderr)
+    settings = _settings("restore")
+    if settings is None:
         return 2
     return 0 if run_restore(settings, args.table, args.platform, args.date, args.version, args.list) else 1
 
 
 def _run_verify(_args: argparse.Namespace) -> int:
     from pipeline.cli.verify import run_verify
-    from pipeline.engine.config import ConfigError, Settings
 
-    try:
-        settings = Settings.from_env()
-    except ConfigError as error:
-        print(f"pmw verify: {error}", file=sys.stderr)
+    settings = _settings("verify")
+    if settings is None:
         return 2
     return 0 if run_verify(settings) else 1
 
