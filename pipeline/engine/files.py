@@ -4,7 +4,7 @@ renamed over it, so that a reader sees the old file or the new one and a crash l
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from uuid import uuid4
@@ -53,3 +53,9 @@ def replaced_atomically(target: Path) -> Iterator[Path]:
         replace_durably(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def some_paths(paths: Sequence[Path], shown: int = 5) -> str:
+    """The first `shown` paths, comma separated, and how many more there are: for messages that name files."""
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(str(path) for path in paths[:shown]) + more

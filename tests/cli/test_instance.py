@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -20,8 +21,6 @@ TRIALS = 1  # without the lock, four processes at once corrupted each of the sev
 def _open_at(home: str, start_at: float, said: str) -> None:
     """In a process of its own: wait for the common start, open the instance as `pmw` does, read it, and say
     how that went."""
-    import os
-
     os.environ["DAGSTER_HOME"] = home
     while time.time() < start_at:
         pass

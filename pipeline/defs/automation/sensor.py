@@ -38,6 +38,7 @@ from pipeline.defs.automation.jobs import (
     ingestion_job,
     register_api_pools,
 )
+from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
 from pipeline.engine.config import AutomationSettings, BackfillOrder
 from pipeline.engine.lake.store import Lake
@@ -90,11 +91,10 @@ def landed_partitions(instance: dg.DagsterInstance, lake: Lake) -> tuple[set[Par
     """The partitions of which all five assets have been materialised and whose five files are in the lake and
     read; and those recorded as landed whose files are not (gone, emptied, unreadable), each with the storage
     id of its newest record, which names its refill's run apart from the runs that filled it before."""
-    per_asset = [instance.get_materialized_partitions(key) for key in ASSET_KEYS]
-    recorded = {PartitionRef.parse(key) for key in set.intersection(*per_asset)}
-    lost = {ref for ref in recorded
-            if not all(lake.is_readable(name, ref.platform, ref.day) for name in ASSET_NAMES)}
-    return recorded - lost, {ref: _newest_record(instance, ref) for ref in lost}
+    recorded = recorded_partitions(instance)
+    complete = set.intersection(*recorded.values())
+    lost = complete & set().union(*lost_partitions(lake, recorded).values())
+    return complete - lost, {ref: _newest_record(instance, ref) for ref in lost}
 
 
 def _newest_record(instance: dg.DagsterInstance, ref: PartitionRef) -> int:

@@ -28,11 +28,11 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from pipeline.defs.automation.budget import PartitionRef
+from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS
+from pipeline.engine.files import some_paths
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse.build import Built, NotBuilt, Tested, build
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest, load_project, sql_dir_from_env
 
@@ -69,11 +69,10 @@ def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
         settings = pipeline.settings()
         lost = lost_ingestion_files(context.instance, Lake(settings.lake_dir))
         if lost:
-            shown = ", ".join(str(path) for path in lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
             raise dg.Failure(
                 f"{len(lost)} partition file(s) that Dagster recorded as landed are gone or do not read, so the "
-                f"models would leave their rows out: {shown}; rerun their partitions (pmw backfill, or let the "
-                "backfill sensor refill them), then build again"
+                f"models would leave their rows out: {some_paths(lost)}; rerun their partitions (pmw backfill, or "
+                "let the backfill sensor refill them), then build again"
             )
         held = held_back(project, failed_ingestion_checks(context.instance, context.run.run_id))
         chosen_models = [models[key].relation for key in context.selected_asset_keys]
@@ -131,14 +130,9 @@ def _platform_and_day(partition: str) -> str:
 
 def lost_ingestion_files(instance: dg.DagsterInstance, lake: Lake) -> list[Path]:
     """The files of the ingestion partitions recorded as materialised in ``instance`` that are not in ``lake`` or do
-    not read (their footers are read once per file and process: ``Lake.is_readable``)."""
-    lost = []
-    for table in TABLES:
-        for key in instance.get_materialized_partitions(dg.AssetKey(table)):
-            ref = PartitionRef.parse(key)
-            if not lake.is_readable(table, ref.platform, ref.day):
-                lost.append(lake.partition_path(table, ref.platform, ref.day))
-    return sorted(lost)
+    not read."""
+    lost = lost_partitions(lake, recorded_partitions(instance))
+    return sorted(lake.partition_path(table, ref.platform, ref.day) for table, refs in lost.items() for ref in refs)
 
 
 def failed_ingestion_checks(instance: dg.DagsterInstance, run_id: str) -> list[FailedIngestionCheck]:

@@ -31,7 +31,7 @@ import duckdb
 import polars as pl
 from filelock import FileLock
 
-from pipeline.engine.files import replaced_atomically
+from pipeline.engine.files import replaced_atomically, some_paths
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
@@ -89,10 +89,9 @@ class LakeUnreadableError(OSError):
     """The lake holds partitions that cannot be read: a build would leave their rows out of every model."""
 
     def __init__(self, paths: list[Path]) -> None:
-        shown = ", ".join(str(path) for path in paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
         super().__init__(
             f"{len(paths)} partition path(s) of the lake cannot be read, so the models would leave their rows out: "
-            f"{shown}; make them readable (permissions, disk) or rerun their partitions, then build again"
+            f"{some_paths(paths)}; make them readable (permissions, disk) or rerun their partitions, then build again"
         )
         self.paths = paths
 
