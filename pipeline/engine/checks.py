@@ -1,8 +1,9 @@
 """Data-quality checks of one partition, in polars, derived from the schema.
 
 Each check is a pure function of the partition's rows (and what the partition is: platform, day, the
-markets it holds) returning a `CheckOutcome`. The Dagster assets turn the registry below into
-`AssetCheckSpec`s and report the outcomes as `AssetCheckResult`s of every materialisation.
+markets it holds) returning a `CheckOutcome`; `repeats_agree` reads the partition's rejects instead. The
+Dagster assets turn the registry below into `AssetCheckSpec`s and report the outcomes as
+`AssetCheckResult`s of every materialisation (failed blocking checks as errors, the others as warnings).
 
 A row of another platform is not checked for: the normalisers take `platform` and `date` from the call,
 and the lake refuses to write a row of another partition (the step fails), so such a check could never
@@ -19,9 +20,11 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.engine.normalised import CONFLICTING_REPEAT
 from pipeline.engine.schema import TABLES, Table
 
 PREVIEW_ROWS = 5
+EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class CheckOutcome:
     violations: int
     description: str
     examples: list[dict[str, Any]] = field(default_factory=list)
+    blocking: bool = True  # the check's (`Check.blocking`)
 
 
 @dataclass(frozen=True)
@@ -47,15 +51,17 @@ class Check:
     run: Callable[[pl.DataFrame, PartitionContext], pl.DataFrame]  # returns the offending rows
     # A failure holds back the SQL models that read the table (directly or through other models) in the same
     # run; the partition itself lands, and the run's other tables too (pipeline.defs.sql_models.assets). Not
-    # Dagster's blocking: that would fail the step and skip the partition's other tables. Every check here
-    # is blocking: each one failing means the data is wrong.
+    # Dagster's blocking: that would fail the step and skip the partition's other tables. A check failing
+    # means the data is wrong, and blocks; one that is not blocking is reported as a warning.
     blocking: bool = True
+    reads_rejects: bool = False  # `run` is given the partition's rejects (REJECTS_SCHEMA) instead of its rows
 
 
-def _outcome(check: Check, df: pl.DataFrame, ctx: PartitionContext) -> CheckOutcome:
+def outcome(check: Check, df: pl.DataFrame, ctx: PartitionContext) -> CheckOutcome:
+    """The check run on `df` (rows, or rejects when the check reads them), its first offending rows as examples."""
     bad = check.run(df, ctx)
     return CheckOutcome(check.name, bad.height == 0, bad.height, check.description,
-                        bad.head(PREVIEW_ROWS).to_dicts())
+                        bad.head(PREVIEW_ROWS).to_dicts(), check.blocking)
 
 
 def _enum_check(column: str, allowed: tuple[str, ...]) -> Check:
@@ -102,6 +108,18 @@ def _positive_size_check() -> Check:
                  run)
 
 
+def _repeats_agree_check(table: Table) -> Check:
+    def run(rejects: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        return rejects.filter(pl.col("reason") == CONFLICTING_REPEAT).select(
+            pl.col("raw").str.slice(0, EXAMPLE_CHARS).alias("rejected_version"))
+
+    # Not blocking: the row landed is a version the source gave; which one was right, the check cannot say.
+    return Check("repeats_agree",
+                 f"a {table.resource.lower()} sent again under an id already listed carries the same values (when it "
+                 "does not, the first version is kept and the later one rejected with the reason)", run,
+                 blocking=False, reads_rejects=True)
+
+
 def _inside_day_check(column: str) -> Check:
     def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
         start = datetime.combine(ctx.day, datetime.min.time(), UTC)
@@ -127,7 +145,8 @@ def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
 
 def checks_for(table: Table) -> tuple[Check, ...]:
     """The checks of a table: derived from its schema (required columns, key, enums, time column, market
-    references), plus the price checks of the tables that hold prices and the size check of trades."""
+    references, records listed by id), plus the price checks of the tables that hold prices and the size
+    check of trades."""
     checks = [_not_null_check(table), _unique_key_check(table)]
     checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != "platform"]
     if table.name == "markets":
@@ -142,11 +161,14 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_inside_day_check(table.time_column))
     if "market_id" in table.column_names:
         checks.append(_references_markets_check())
+    if table.listed_by_id:
+        checks.append(_repeats_agree_check(table))
     return tuple(checks)
 
 
 CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in TABLES.items()}
 
 
-def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext) -> list[CheckOutcome]:
-    return [_outcome(check, df, ctx) for check in CHECKS[table]]
+def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext, rejects: pl.DataFrame) -> list[CheckOutcome]:
+    """The outcome of each of the table's checks on a partition's rows and rejects."""
+    return [outcome(check, rejects if check.reads_rejects else df, ctx) for check in CHECKS[table]]

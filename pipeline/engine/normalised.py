@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+# The reason a record is rejected when paging met its id before with other values (the first version is kept).
+CONFLICTING_REPEAT = "conflicting repeat: an item with this id came earlier with other values, and that one is kept"
+
 
 @dataclass(frozen=True)
 class Normalised:

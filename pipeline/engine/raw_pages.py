@@ -26,6 +26,8 @@ class RawPage:
     it holds its items (None: the body is the array). `asked_for` names the markets the request asked about,
     so that its rows can be attributed to them; `context` carries what a platform's normaliser needs from
     the request (`pipeline.engine.normalize.native`: a market id, an outcome id, a candle interval).
+    `conflicting` holds the page's items that repeat an identity met before with other values
+    (`pipeline.engine.sources.paging`): not in `body`, they are rejected with the reason.
     """
 
     api: str  # UNIFIED, or the platform whose own API answered
@@ -37,6 +39,7 @@ class RawPage:
     items_key: str | None
     asked_for: tuple[str, ...] = ()
     context: Mapping[str, str] = field(default_factory=dict)
+    conflicting: list[Any] = field(default_factory=list)
 
     @property
     def records(self) -> list[Any]:
@@ -48,6 +51,7 @@ class RawPage:
             "api": self.api, "entity": self.entity, "platform": self.platform, "day": self.day.isoformat(),
             "fetched_at": self.fetched_at.isoformat(), "items_key": self.items_key,
             "asked_for": list(self.asked_for), "context": dict(self.context), "body": self.body,
+            "conflicting": self.conflicting,
         })
 
     @classmethod
@@ -56,7 +60,7 @@ class RawPage:
         return cls(
             api=data["api"], entity=data["entity"], platform=data["platform"], day=date.fromisoformat(data["day"]),
             fetched_at=datetime.fromisoformat(data["fetched_at"]), body=data["body"], items_key=data["items_key"],
-            asked_for=tuple(data["asked_for"]), context=data["context"],
+            asked_for=tuple(data["asked_for"]), context=data["context"], conflicting=data.get("conflicting", []),
         )
 
 

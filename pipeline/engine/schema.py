@@ -208,6 +208,9 @@ class Table:
     wire_only: tuple[Field, ...] = field(default=())
     # Columns the pipeline adds beyond the resource's fields, the partition and the lineage.
     added: tuple[Column, ...] = field(default=())
+    # Whether each record is listed under an id of its own, by which paging tells a record sent twice
+    # (pipeline.engine.sources.paging); a price point has none, and is never listed again.
+    listed_by_id: bool = True
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.sort_key if c not in self.column_names]
@@ -411,6 +414,7 @@ PRICE_HISTORY = Table(
     time_column="timestamp",
     sort_key=("market_id", "outcome_id", "timestamp"),
     added=(SERVED_MARKET_ID,),
+    listed_by_id=False,
     fields=(
         _unix("timestamp", required=True),
         Field("price", kind="struct", children=OHLC, required=True),

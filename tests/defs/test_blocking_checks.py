@@ -75,7 +75,10 @@ def test_ingestion_checks_are_reported_not_dagster_blocking_and_the_registry_say
         specs = {spec.name: spec for spec in assets[dg.AssetKey(table)].check_specs}
         assert set(specs) == {c.name for c in checks}
         assert not any(spec.blocking for spec in specs.values()), table  # a failed one never fails its step
-        assert all(c.blocking for c in checks), table  # each means the data is wrong: it holds back the SQL
+        # Each means the data is wrong, and holds back the SQL; a source that disagrees with itself (one id sent
+        # with two contents) is a warning: the version landed is one it gave.
+        expected = {"repeats_agree"} if TABLES[table].listed_by_id else set()
+        assert {c.name for c in checks if not c.blocking} == expected, table
 
 
 def test_held_back_are_the_models_reading_the_failed_table_directly_or_through_other_models() -> None:

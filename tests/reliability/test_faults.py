@@ -26,6 +26,7 @@ import polars as pl
 import pytest
 
 from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
+from pipeline.engine.normalised import CONFLICTING_REPEAT
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.unified import is_live_on
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
@@ -192,6 +193,20 @@ def reordered(_request: Request, items: list[Any], _body: dict[str, Any]) -> Non
     items.reverse()
 
 
+def sent_again_otherwise(count: int) -> Fault:
+    """The first `count` trades of the day are sent twice, the second time (at the end of their page) at
+    another price: a conflicting repeat, whose first version must land and whose second must be rejected."""
+    repeated: set[str] = set()
+
+    def change(_request: Request, items: list[Any], _body: dict[str, Any]) -> None:
+        for record in list(items):
+            if len(repeated) < count and trade_of_the_day(record) and record["trade_id"] not in repeated:
+                repeated.add(record["trade_id"])
+                items.append({**record, "price": round(abs(record["price"] - 0.01), 4)})
+
+    return on_items("/trades", change)
+
+
 DAY_START = datetime.combine(DAY, datetime.min.time(), UTC)
 
 
@@ -256,6 +271,7 @@ class Case:
     fails_with: str | None = None  # the first run must fail, saying this; a run without the fault converges
     retries_until_success: int = 1  # runs allowed before one must succeed
     rejected: int = 0  # records that must land in the rejects area
+    repeated: int = 0  # later versions of records sent twice, that must land in the rejects area
     flagged: dict[str, int] = field(default_factory=dict)  # check name -> violations it must report
     excluded: int = 0  # records the API itself moved out of the partition (e.g. to another day)
     tampering: Tampering | None = None
@@ -289,6 +305,8 @@ CASES = [
     Case("has_more with an empty trades page", on_items("/trades", empty_page_with_more), fails_with="page is empty"),
     Case("duplicated items, expired cursors", sandbox="duplicate_items=3,cursor_expiry_rate=0.2,seed=6"),
     Case("reordered items", chain(on_items("/trades", reordered), on_items("/markets", reordered))),
+    Case("trades sent twice, the second time at another price", sent_again_otherwise(3), repeated=3,
+         flagged={"trades.repeats_agree": 3}),
     Case("unknown fields", sandbox="unknown_fields=true"),
     Case("empty catalogues after a good run", empty_catalogue, fails_with="came back empty"),
     Case("every trade price sent as text", on_items("/trades", prices_as_text), fails_with="rejected"),
@@ -442,7 +460,8 @@ def test_a_fault_lands_the_expected_rows_or_fails_cleanly(
         for t, i in touched)
     SUMMARY.append(row)
     assert row["lost"] == 0 and row["duplicated"] == 0, row
-    assert rejects.height == case.rejected, rejects.to_dicts()
+    assert rejects.height == case.rejected + case.repeated, rejects.to_dicts()
+    assert rejects.filter(pl.col("reason") == CONFLICTING_REPEAT).height == case.repeated
     assert rejected_touched == case.rejected + case.excluded, (rejected_touched, case)
     assert all(reason for reason in rejects["reason"].to_list())
     for name, violations in case.flagged.items():

@@ -116,7 +116,7 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     written = lake.write_partition(table, platform, day, result.rows, result.rejects, approve)
     ensure_raw_views(settings.warehouse_path, lake)
-    outcomes = run_checks(table, result.rows, PartitionContext(platform, day, market_ids))
+    outcomes = run_checks(table, result.rows, PartitionContext(platform, day, market_ids), result.rejects)
     yield from _result(context, settings, written, outcomes, result.rows, source)
 
 
@@ -158,7 +158,8 @@ def _result(context: dg.AssetExecutionContext, settings: Settings, written: Part
 
 
 def _check_result(asset_key: dg.AssetKey, outcome: CheckOutcome) -> dg.AssetCheckResult:
-    """A check's outcome as Dagster records it: the violations and, as JSON, the first offending rows."""
+    """A check's outcome as Dagster records it: the violations and, as JSON, the first offending rows; a
+    failed check that holds back the SQL models is an error, any other a warning."""
     metadata: dict[str, Any] = {"violations": outcome.violations}
     if outcome.examples:
         metadata["examples"] = dg.MetadataValue.json(json_safe(outcome.examples))
@@ -166,7 +167,7 @@ def _check_result(asset_key: dg.AssetKey, outcome: CheckOutcome) -> dg.AssetChec
         asset_key=asset_key,
         check_name=outcome.name,
         passed=outcome.passed,
-        severity=dg.AssetCheckSeverity.ERROR,
+        severity=dg.AssetCheckSeverity.ERROR if outcome.blocking else dg.AssetCheckSeverity.WARN,
         description=outcome.description,
         metadata=metadata,
     )

@@ -5,7 +5,8 @@ at an empty environment) or whose records are all rejected would otherwise land 
 one, exit 0 and fail no check. The rule, applied by the lake just before the new files are renamed onto the old
 ones (`Lake.write_partition_batches(approve=...)`), refuses:
 
-- a partition whose records were rejected beyond ``max_reject_share`` (PMW_MAX_REJECT_SHARE, default 0.5);
+- a partition whose records were rejected beyond ``max_reject_share`` (PMW_MAX_REJECT_SHARE, default 0.5;
+  conflicting repeats are not counted: their id has landed, in the version met first);
 - a rerun that would leave a landed partition empty, or with fewer than ``1 - max_shrink`` of its rows
   (PMW_MAX_SHRINK, default 0.5), unless shrinking is allowed (PMW_ALLOW_SHRINK=1, `pmw backfill
   --allow-shrink`) for a deliberate correction;
@@ -23,6 +24,7 @@ import polars as pl
 
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Approve, Lake
+from pipeline.engine.normalised import CONFLICTING_REPEAT
 
 
 class PartitionRefused(Exception):
@@ -44,6 +46,8 @@ class ReplacementRule:
         return lambda before, rows, rejects: self.judge(f"{table} {platform} {day}", before, rows, rejects)
 
     def judge(self, partition: str, before: int | None, rows: int, rejects: pl.DataFrame | None) -> None:
+        if rejects is not None:
+            rejects = rejects.filter(pl.col("reason") != CONFLICTING_REPEAT)
         rejected = 0 if rejects is None else rejects.height
         records = rows + rejected
         if rejects is not None and rejected > self.max_reject_share * records:

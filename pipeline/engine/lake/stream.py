@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import polars as pl
 
-from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, Check, CheckOutcome, PartitionContext
+from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, CheckOutcome, PartitionContext, outcome
 from pipeline.engine.lake.store import (
     PARTITION_COLUMNS,
     REJECTS_SCHEMA,
@@ -86,7 +86,7 @@ def land_stream(
         items = _day_rows(spec, stream, day, rejects)
         batches = tally.watch(_sliced(_in_file_order(spec, items, spill)))
         written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects), approve)
-        outcomes = tally.outcomes(lake.read_partition_batches(table, platform, day))
+        outcomes = tally.outcomes(lake.read_partition_batches(table, platform, day), pl.concat(rejects))
     return StreamLanding(written, outcomes, tally.head)
 
 
@@ -357,13 +357,15 @@ def _ties(spec: Table, rows: pl.DataFrame, index: int) -> int:
 
 
 class _Tally:
-    """The partition's checks over a stream: row checks added up batch by batch, the unique key by hash."""
+    """The partition's checks over a stream: row checks added up batch by batch, the unique key by hash, the
+    checks of rejects on them all at the end."""
 
     def __init__(self, spec: Table, context: PartitionContext) -> None:
         self.context = context
         self.head = pl.DataFrame(schema=spec.polars_schema)
         self.checks = CHECKS[spec.name]
-        self.totals = {check.name: _outcome(check, self.head, context) for check in self.checks}
+        self.row_checks = [c for c in self.checks if not c.reads_rejects and c.name != UNIQUE_KEY_CHECK]
+        self.totals = {check.name: outcome(check, self.head, context) for check in self.row_checks}
         key = [c for c in spec.primary_key if c not in PARTITION_COLUMNS]  # the partition's are constant
         self.key_hash = pl.struct(key).hash(seed=0)
         self.hashes: list[pl.Series] = [pl.Series(dtype=pl.UInt64())]
@@ -371,18 +373,20 @@ class _Tally:
     def watch(self, batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
         """The batches, unchanged, each checked on its way to the writer."""
         for batch in batches:
-            for check in self.checks:
-                if check.name != UNIQUE_KEY_CHECK:
-                    self.totals[check.name] = _added(self.totals[check.name], _outcome(check, batch, self.context))
+            for check in self.row_checks:
+                self.totals[check.name] = _added(self.totals[check.name], outcome(check, batch, self.context))
             self.hashes.append(batch.select(self.key_hash).to_series())
             if self.head.height < PREVIEW_ROWS:
                 self.head = _compacted(pl.concat([self.head, batch.head(PREVIEW_ROWS - self.head.height)]))
             yield batch
 
-    def outcomes(self, landed: Iterable[pl.DataFrame]) -> list[CheckOutcome]:
+    def outcomes(self, landed: Iterable[pl.DataFrame], rejects: pl.DataFrame) -> list[CheckOutcome]:
         """Every check's outcome, in the registry's order; ``landed`` is read only if two keys share a hash."""
-        unique = next(check for check in self.checks if check.name == UNIQUE_KEY_CHECK)
-        self.totals[unique.name] = _outcome(unique, self._rows_sharing_a_hash(landed), self.context)
+        for check in self.checks:
+            if check.reads_rejects:
+                self.totals[check.name] = outcome(check, rejects, self.context)
+            elif check.name == UNIQUE_KEY_CHECK:
+                self.totals[check.name] = outcome(check, self._rows_sharing_a_hash(landed), self.context)
         return [self.totals[check.name] for check in self.checks]
 
     def _rows_sharing_a_hash(self, landed: Iterable[pl.DataFrame]) -> pl.DataFrame:
@@ -394,11 +398,6 @@ class _Tally:
         return pl.concat(
             [self.head.clear(), *(rows.filter(self.key_hash.is_in(repeated.implode())) for rows in landed)]
         )
-
-
-def _outcome(check: Check, rows: pl.DataFrame, context: PartitionContext) -> CheckOutcome:
-    bad = check.run(rows, context)
-    return CheckOutcome(check.name, bad.height == 0, bad.height, check.description, bad.head(PREVIEW_ROWS).to_dicts())
 
 
 def _added(total: CheckOutcome, more: CheckOutcome) -> CheckOutcome:

@@ -23,9 +23,10 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
 from pipeline.engine.normalize import unified
 from pipeline.engine.normalize.attribution import attribute, outcome_names, with_outcome_names
+from pipeline.engine.normalize.frames import rejects_frame
 from pipeline.engine.normalize.native import normalise_native
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import TABLES, Source
@@ -34,17 +35,26 @@ from pipeline.engine.schema import TABLES, Source
 def normalise_page(page: RawPage, *, source: str, table: str | None = None) -> Normalised:
     """The page's rows of `table` (by default its entity's table; a platform's event page also fills
     `markets`). `source` is the lineage of the unified API's rows (`api` or `sandbox`); a platform's rows are
-    `direct`. A unified price-history page keeps the market ids as sent, for `attribute` to judge."""
+    `direct`. A unified price-history page keeps the market ids as sent, for `attribute` to judge. The page's
+    conflicting repeats are rejects of its entity's table."""
     if page.api == UNIFIED:
         trades = page.entity == "trades"
-        return unified.normalise(
+        result = unified.normalise(
             page.entity, page.records, platform=page.platform, day=page.day, source=source,
             fetched_at=page.fetched_at, attributed=page.entity == "price_history",
             asked_for=[page.asked_for[0]] * len(page.records) if trades else None,
         )
-    tables = normalise_native(page.api, page.entity, page.body, day=page.day, fetched_at=page.fetched_at,
-                              context=page.context)
-    return tables[table or page.entity]
+    else:
+        result = normalise_native(page.api, page.entity, page.body, day=page.day, fetched_at=page.fetched_at,
+                                  context=page.context)[table or page.entity]
+    return result if table not in (None, page.entity) else conflicting_rejected(result, [page])
+
+
+def conflicting_rejected(result: Normalised, pages: Iterable[RawPage]) -> Normalised:
+    """`result` with the pages' conflicting repeats (`RawPage.conflicting`) among its rejects."""
+    rejected = [rejects_frame([(item, CONFLICTING_REPEAT) for item in page.conflicting], page.fetched_at)
+                for page in pages if page.conflicting]
+    return Normalised(result.rows, pl.concat([result.rejects, *rejected])) if rejected else result
 
 
 def normalise_pages(table: str, pages: Iterable[RawPage], *, source: str) -> Normalised:
@@ -120,7 +130,7 @@ class _Batches:
                                    fetched_at=first.fetched_at, asked_for=owners)
         if self._names is None:
             self._names = outcome_names(self.markets)  # once per partition, for every batch
-        return Normalised(with_outcome_names(result.rows, self._names), result.rejects)
+        return conflicting_rejected(Normalised(with_outcome_names(result.rows, self._names), result.rejects), batch)
 
     def _native(self, batch: list[RawPage]) -> Normalised:
         """One market's pages: those asked alike (same context, same shape) as one body."""
@@ -148,7 +158,7 @@ def _merged(pages: list[RawPage]) -> RawPage:
     items = list(chain.from_iterable(page.records for page in pages))
     body = items if first.items_key is None else {**first.body, first.items_key: items}
     return RawPage(first.api, first.entity, first.platform, first.day, first.fetched_at, body, first.items_key,
-                   first.asked_for, first.context)
+                   first.asked_for, first.context, [item for page in pages for item in page.conflicting])
 
 
 def kalshi_markets(market_pages: Iterable[RawPage], event_pages: Iterable[RawPage]) -> Normalised:
@@ -163,8 +173,11 @@ def kalshi_markets(market_pages: Iterable[RawPage], event_pages: Iterable[RawPag
               if isinstance(e, dict) and e.get("event_ticker") in by_event]
     orphans = [m for ms in by_event.values() for m in ms]
 
-    def page(entity: str, records: list[Any]) -> RawPage:
-        return RawPage(first.api, entity, first.platform, first.day, first.fetched_at, {entity: records}, entity)
+    def page(entity: str, records: list[Any], conflicting: list[Any]) -> RawPage:
+        return RawPage(first.api, entity, first.platform, first.day, first.fetched_at, {entity: records}, entity,
+                       conflicting=conflicting)
 
-    nested = normalise_page(page("events", events), source=Source.DIRECT.value, table="markets")
-    return concatenated("markets", [nested, normalise_page(page("markets", orphans), source=Source.DIRECT.value)])
+    conflicting = [item for page in market_pages for item in page.conflicting]
+    nested = normalise_page(page("events", events, []), source=Source.DIRECT.value, table="markets")
+    return concatenated("markets", [nested, normalise_page(page("markets", orphans, conflicting),
+                                                           source=Source.DIRECT.value)])

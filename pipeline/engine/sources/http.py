@@ -7,8 +7,8 @@
   every process on the machine.
 - Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with
   exponential backoff and full jitter, honouring `Retry-After` (header or Error `details.retry_after`).
-- Counters: requests (per endpoint), retries, seconds waited, 429s, and the duplicates and cursor restarts
-  that paging (paging.py) meets, for metadata.
+- Counters: requests (per endpoint), retries, seconds waited, 429s, and the duplicates (plain and
+  conflicting) and cursor restarts that paging (paging.py) meets, for metadata.
 """
 
 from __future__ import annotations
@@ -64,13 +64,15 @@ class RequestStats:
     retries: int = 0
     waited_s: float = 0.0
     rate_limited: int = 0
-    duplicates_dropped: int = 0
+    duplicates_dropped: int = 0  # items met again as they were
+    conflicting_repeats: int = 0  # items met again under a kept identity, with other values
     cursor_restarts: int = 0
     by_endpoint: Counter[str] = field(default_factory=Counter)
 
     def snapshot(self) -> RequestStats:
         return RequestStats(self.requests, self.retries, self.waited_s, self.rate_limited,
-                            self.duplicates_dropped, self.cursor_restarts, Counter(self.by_endpoint))
+                            self.duplicates_dropped, self.conflicting_repeats, self.cursor_restarts,
+                            Counter(self.by_endpoint))
 
     def as_metadata(self) -> dict[str, Any]:
         return {
@@ -79,6 +81,7 @@ class RequestStats:
             "seconds_waited": round(self.waited_s, 3),
             "rate_limited_answers": self.rate_limited,
             "duplicates_dropped": self.duplicates_dropped,
+            "conflicting_repeats": self.conflicting_repeats,
             "cursor_restarts": self.cursor_restarts,
             "requests_by_endpoint": dict(sorted(self.by_endpoint.items())),
         }

@@ -61,14 +61,15 @@ class KalshiPages:
         seen = SeenKeys(self.http.stats)
         for path in paths:
             for page in KalshiCursor(self.http, path, "markets", query, keys=field_keys("ticker"), seen=seen).pages():
-                yield _raw("markets", day, page.body, page.items_key)
+                yield _raw("markets", day, page.body, page.items_key, conflicting=page.conflicting)
 
     def event_pages(self, day: date) -> list[RawPage]:
         """Every (non-multivariate) event, listed once a session."""
         if self._events is None:
             walk = KalshiCursor(self.http, "/events", "events", {"limit": EVENTS_PAGE}, keys=field_keys("event_ticker"))
             self._events = [(page, datetime.now(UTC)) for page in walk.pages()]
-        return [_raw("events", day, page.body, page.items_key, fetched_at=at) for page, at in self._events]
+        return [_raw("events", day, page.body, page.items_key, fetched_at=at, conflicting=page.conflicting)
+                for page, at in self._events]
 
     def series_pages(self, day: date) -> Iterator[RawPage]:
         yield _raw("series", day, self.http.get_json("/series"), "series")
@@ -84,7 +85,8 @@ class KalshiPages:
             for path in paths:
                 walk = KalshiCursor(self.http, path, "trades", query, keys=field_keys("trade_id"), seen=seen)
                 for page in walk.pages():
-                    yield _raw("trades", day, page.body, page.items_key, asked_for=(ticker,))
+                    yield _raw("trades", day, page.body, page.items_key, asked_for=(ticker,),
+                               conflicting=page.conflicting)
 
     def candlestick_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
         """Each market's hourly candlesticks over the day (`markets`: rows with `id` and `series_id`)."""
@@ -152,10 +154,11 @@ class KalshiSource:
 
 
 def _raw(entity: str, day: date, body: Any, items_key: str, *, asked_for: tuple[str, ...] = (),
-         context: dict[str, str] | None = None, fetched_at: datetime | None = None) -> RawPage:
+         context: dict[str, str] | None = None, fetched_at: datetime | None = None,
+         conflicting: list[Any] | None = None) -> RawPage:
     """A page of Kalshi's answers (`fetched_at`: now, unless it was read earlier)."""
     return RawPage(PLATFORM, entity, PLATFORM, day, fetched_at or datetime.now(UTC), body, items_key, asked_for,
-                   context or {})
+                   context or {}, conflicting or [])
 
 
 def _check(platform: str) -> None:

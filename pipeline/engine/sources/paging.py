@@ -10,7 +10,10 @@
   up to a cap past which it refuses to page: reaching the cap ends the list, and `capped` says so.
 
 Every paginator walks with `Paginator.pages`, so that each one drops the items it has met before (by a key
-function, with `SeenKeys`), refuses to loop (a cursor given twice in one pass, or an offset page identical to
+function, with `SeenKeys`) and sets aside, as `Page.conflicting`, those met again with other values under an
+identity already kept (the first version is the one kept: a stream cannot take back what it has given; the
+normaliser rejects the later versions with a reason, so none is lost and the `repeats_agree` check counts
+them), refuses to loop (a cursor given twice in one pass, or an offset page identical to
 the one before), counts duplicates and restarts in the HTTP layer's `RequestStats`, and stops where its API
 says the list is done or where the caller's `stop` rule says the rest cannot matter. Two bounds catch a server
 that never says it is done however its cursor changes: at most `PMW_MAX_PAGES` pages a listing (more when
@@ -25,7 +28,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress, repeat
 from typing import Any
@@ -48,11 +51,13 @@ PROGRESS_EVERY = 500  # pages between two progress lines of one walk
 @dataclass(frozen=True)
 class Page:
     """One answer of a paged list: its body as received, less the items met on earlier pages; those items;
-    and where the body holds them (`items_key`, None when the body is the array itself)."""
+    where the body holds them (`items_key`, None when the body is the array itself); and the items set aside
+    as conflicting repeats (their identity was kept before, with other values)."""
 
     body: Any
     items: list[Any]
     items_key: str | None
+    conflicting: list[Any] = field(default_factory=list)  # items met before under their identity, now otherwise
 
 
 class Paginator(ABC):
@@ -109,12 +114,14 @@ class Paginator(ABC):
             items = body if key is None else body[key]
             if counted := self._pages_counted(body, query):  # twice the count and some: restarts, overlaps
                 bound = max(bound, 2 * counted + STALE_PAGES)
-            fresh = list(compress(items, self.seen.new(self.keys(items))))
+            met = self.seen.meet(self.keys(items), fingerprints(items))
+            fresh = list(compress(items, met.new))
             stale = stale + 1 if items and not fresh else 0
             if stale >= STALE_PAGES:
                 raise ApiError(f"GET {self.endpoint}: {stale} pages in a row brought only items already given "
                                f"(bound {STALE_PAGES}): the cursor changes, the items do not; paging would never end")
-            yield Page(fresh if key is None else {**body, key: fresh}, fresh, key)
+            conflicting = list(compress(items, met.conflicting))
+            yield Page(fresh if key is None else {**body, key: fresh}, fresh, key, conflicting)
             query = self._next(query, body, items)
             if query is None or (self.stop is not None and self.stop(items)):
                 return
@@ -425,31 +432,70 @@ def content_keys(items: list[Any]) -> list[Hashable | None]:
     ).to_series().to_list()
 
 
+def fingerprints(items: list[Any]) -> np.ndarray:
+    """A 64-bit hash of each item's content, whatever the order of its fields (a server may send one record's
+    fields in any order): two versions of one record with other values get other fingerprints. Flat objects,
+    the usual trade, are hashed in C (the item's (name, value) pairs as a set); an item holding lists or
+    objects, or not an object, by its JSON text with sorted keys. Python's hash is salted per process: a
+    fingerprint is compared within one process only."""
+    try:
+        if set(map(type, items)) <= {dict}:
+            return np.fromiter(map(hash, map(frozenset, map(dict.items, items))), dtype=np.int64, count=len(items))
+    except TypeError:  # a value is a list or an object: not hashable
+        pass
+    return np.fromiter(map(_text_fingerprint, items), dtype=np.int64, count=len(items))
+
+
+def _text_fingerprint(item: Any) -> int:
+    try:
+        return hash(orjson.dumps(item, option=orjson.OPT_SORT_KEYS))
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes: the normaliser rejects such an item anyway
+        return hash(repr(item))
+
+
+@dataclass(frozen=True)
+class Met:
+    """Per item of a page: whether it is met for the first time (`new`), and whether it repeats an identity
+    already kept with another content (`conflicting`); an item that is neither is a plain repeat."""
+
+    new: list[bool]
+    conflicting: list[bool]
+
+
 class SeenKeys:
-    """The identities of the items paging has kept so far, to drop the ones it meets again (after a cursor
-    restart, or when pages overlap), with the counter. Text identities (a trade id) are kept as two 64-bit
-    hashes, 16 bytes each where a Python set of the strings took over 150 (a busy market has millions: 298 MB
-    for 1.9 M ids, most of the memory benchmark's excess over 1 GB), in sorted runs merged as they grow and
-    looked up by binary search; a repeat is one whose 128 bits match. Other identities (numbers) go to a set.
+    """The identities of the items paging has kept so far, each with its content's fingerprint, to drop the
+    ones it meets again (after a cursor restart, or when pages overlap) and tell the plain repeats from the
+    conflicting ones, with the counters. Text identities (a trade id) are kept as two 64-bit hashes and the
+    fingerprint, 24 bytes each where a Python set of the strings took over 150 (a busy market has millions:
+    298 MB for 1.9 M ids, most of the memory benchmark's excess over 1 GB), in sorted runs merged as they grow
+    and looked up by binary search; a repeat is one whose 128 bits match. Other identities (numbers) go to a
+    dict.
     """
 
     def __init__(self, stats: RequestStats) -> None:
         self.stats = stats
-        self._runs: list[tuple[np.ndarray, np.ndarray]] = []
-        self._others: set[Hashable] = set()
+        self._runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._others: dict[Hashable, int] = {}
 
-    def new(self, identities: list[Hashable | None]) -> list[bool]:
-        """Per item, whether it is met for the first time (always, when it has no identity); remembers them."""
+    def meet(self, identities: list[Hashable | None], contents: np.ndarray) -> Met:
+        """Which items are new (always, when it has no identity) and which repeat a kept identity with another
+        content (`contents`: the items' `fingerprints`); remembers the new ones."""
         texts = pl.Series([i if type(i) is str else None for i in identities], dtype=pl.String())
-        keep = self._new_texts(texts).to_list()
+        new, conflicting = self._meet_texts(texts, contents)
         for position, identity in enumerate(identities):
-            if identity is not None and type(identity) is not str:
-                keep[position] = identity not in self._others
-                self._others.add(identity)
-        self.stats.duplicates_dropped += keep.count(False)
-        return keep
+            if identity is None or type(identity) is str:
+                continue
+            content = int(contents[position])
+            if identity in self._others:
+                new[position], conflicting[position] = False, self._others[identity] != content
+            else:
+                self._others[identity] = content
+        met = Met(new.tolist(), conflicting.tolist())
+        self.stats.conflicting_repeats += met.conflicting.count(True)
+        self.stats.duplicates_dropped += met.new.count(False) - met.conflicting.count(True)
+        return met
 
-    def _new_texts(self, texts: pl.Series) -> pl.Series:
+    def _meet_texts(self, texts: pl.Series, contents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         hashed = texts.to_frame("id").select(  # one polars call a page: its cost is per call, not per item
             pl.col("id").hash(seed=0).alias("a"),
             pl.col("id").hash(seed=1).alias("b"),
@@ -457,25 +503,31 @@ class SeenKeys:
             pl.col("id").is_not_null().alias("known"),
         )
         a, b, known = hashed["a"].to_numpy(), hashed["b"].to_numpy(), hashed["known"].to_numpy()
+        first = hashed["first"].to_numpy()
         repeated = np.zeros(len(texts), dtype=bool)
-        for run_a, run_b in self._runs:
+        kept_content = contents.copy()
+        for run_a, run_b, run_content in self._runs:
             at = np.minimum(np.searchsorted(run_a, a), len(run_a) - 1)
-            repeated |= (run_a[at] == a) & (run_b[at] == b)
-        keep = hashed["first"].to_numpy() & ~(repeated & known)
-        added = keep & known
-        self._add(a[added], b[added])
-        return pl.Series(keep)
+            found = (run_a[at] == a) & (run_b[at] == b)
+            repeated |= found
+            kept_content = np.where(found, run_content[at], kept_content)
+        if not first.all():  # an identity twice on this page: its first place holds the version kept
+            kept_content = np.where(repeated, kept_content, texts.to_frame("id").with_columns(content=contents)
+                                    .select(pl.col("content").first().over("id")).to_series().to_numpy())
+        new = first & ~(repeated & known)
+        self._add(a[new & known], b[new & known], contents[new & known])
+        return new, known & (kept_content != contents)
 
-    def _add(self, a: np.ndarray, b: np.ndarray) -> None:
+    def _add(self, a: np.ndarray, b: np.ndarray, content: np.ndarray) -> None:
         if not len(a):
             return
         order = np.argsort(a, kind="stable")
-        self._runs.append((a[order], b[order]))
+        self._runs.append((a[order], b[order], content[order]))
         while len(self._runs) > 1 and len(self._runs[-2][0]) <= 2 * len(self._runs[-1][0]):
-            (a1, b1), (a2, b2) = self._runs.pop(), self._runs.pop()
-            a, b = np.concatenate([a2, a1]), np.concatenate([b2, b1])
+            (a1, b1, c1), (a2, b2, c2) = self._runs.pop(), self._runs.pop()
+            a, b, content = np.concatenate([a2, a1]), np.concatenate([b2, b1]), np.concatenate([c2, c1])
             order = np.argsort(a, kind="stable")
-            self._runs.append((a[order], b[order]))
+            self._runs.append((a[order], b[order], content[order]))
 
 
 def refuses_limit(error: ApiError) -> bool:

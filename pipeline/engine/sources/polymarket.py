@@ -64,7 +64,7 @@ class PolymarketPages:
         walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
                            keys=field_keys("id"))
         for page in walk.pages():
-            yield _raw("markets", day, page.body, page.items_key)
+            yield _raw("markets", day, page.body, page.items_key, conflicting=page.conflicting)
 
     def member_pages(self, day: date, table: str, ids: set[str]) -> Iterator[RawPage]:
         """Gamma `events` or `series` by id, `MEMBERS_PER_REQUEST` ids a request."""
@@ -134,9 +134,10 @@ class PolymarketSource:
 
 
 def _raw(entity: str, day: date, body: Any, items_key: str | None, *, asked_for: tuple[str, ...] = (),
-         context: dict[str, str] | None = None) -> RawPage:
+         context: dict[str, str] | None = None, conflicting: list[Any] | None = None) -> RawPage:
     """A page of Polymarket's answers, fetched now."""
-    return RawPage(PLATFORM, entity, PLATFORM, day, datetime.now(UTC), body, items_key, asked_for, context or {})
+    return RawPage(PLATFORM, entity, PLATFORM, day, datetime.now(UTC), body, items_key, asked_for, context or {},
+                   conflicting or [])
 
 
 def _check(platform: str) -> None:

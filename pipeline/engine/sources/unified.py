@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from itertools import repeat
 from pathlib import Path
@@ -54,10 +54,14 @@ def is_live_on(market: Record, day: date) -> bool:
 
 @dataclass(frozen=True)
 class Catalogue:
+    """A platform's series, events and markets as listed, and per list the records met again with other
+    values under an id already listed (`conflicting`: the first version is the one kept)."""
+
     series: list[Record]
     events: list[Record]
     markets: list[Record]
     fetched_at: datetime
+    conflicting: dict[str, list[Record]] = field(default_factory=dict)
 
 
 class CatalogueCache:
@@ -82,7 +86,7 @@ class CatalogueCache:
         try:
             data = orjson.loads(path.read_bytes())
             fetched_at = datetime.fromisoformat(data["fetched_at"])
-            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at)
+            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"])
         except (OSError, ValueError, TypeError, KeyError) as error:  # orjson's JSONDecodeError is a ValueError
             log.warning("catalogue cache %s is unreadable (%s: %s); listing afresh", path, type(error).__name__, error)
             path.unlink(missing_ok=True)
@@ -96,7 +100,7 @@ class CatalogueCache:
         254 levels) or to disk is logged and left uncached: the run goes on with the catalogue it holds."""
         path = self.path(key)
         payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
-                   "events": catalogue.events, "markets": catalogue.markets}
+                   "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting}
         try:
             with replaced_atomically(path) as temporary:
                 temporary.write_bytes(orjson.dumps(payload))
@@ -131,27 +135,33 @@ class UnifiedSource:
 
     def _list_catalogue(self, platform: str) -> Catalogue:
         fetched_at = datetime.now(UTC)
-        listed = {
-            name: list(UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
-                                     smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id")).items())
-            for name in ("series", "events", "markets")
-        }
+        listed: dict[str, list[Record]] = {}
+        conflicting: dict[str, list[Record]] = {}
+        for name in ("series", "events", "markets"):
+            walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
+                                 smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
+            listed[name], conflicting[name] = [], []
+            for page in walk.pages():
+                listed[name] += page.items
+                conflicting[name] += page.conflicting
         log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
                  len(listed["series"]), len(listed["events"]), len(listed["markets"]))
-        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at)
+        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting)
 
     def market_pages(self, platform: str, day: date) -> Iterator[RawPage]:
-        """The catalogue's markets live on the day, as one page."""
+        """The catalogue's markets live on the day, as one page (with the conflicting versions live on it)."""
         catalogue = self.catalogue(platform)
         live = live_records(catalogue.markets, day)
-        yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": live}, "markets")
+        yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": live}, "markets",
+                      conflicting=live_records(catalogue.conflicting.get("markets", []), day))
 
     def member_pages(self, platform: str, day: date, kind: str, ids: set[str]) -> Iterator[RawPage]:
-        """The catalogue's `events` or `series` with these ids, as one page."""
+        """The catalogue's `events` or `series` with these ids, as one page (with their conflicting versions)."""
         catalogue = self.catalogue(platform)
         members = {"events": catalogue.events, "series": catalogue.series}[kind]
         wanted = [m for m in members if isinstance(m, dict) and m.get("id") in ids]
-        yield RawPage(UNIFIED, kind, platform, day, catalogue.fetched_at, {kind: wanted}, kind)
+        conflicting = [m for m in catalogue.conflicting.get(kind, []) if m.get("id") in ids]
+        yield RawPage(UNIFIED, kind, platform, day, catalogue.fetched_at, {kind: wanted}, kind, conflicting=conflicting)
 
     # -- trades and prices -------------------------------------------------------------------------
 
@@ -164,7 +174,7 @@ class UnifiedSource:
                                  stop=PastTheDay(*day_bounds(day)))
             for page in walk.pages():
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
-                              (market_id,))
+                              (market_id,), conflicting=page.conflicting)
 
     def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int) -> Iterator[RawPage]:
         """Hourly price points of at most 10 markets between two moments (Unix seconds, both included): one

@@ -89,7 +89,7 @@ def test_a_stream_lands_like_the_whole_partition_would(
     assert_frame_equal(Lake(tmp_path).read_rejects("trades", "kalshi", DAY), whole.rejects)
     assert (landed.written.rows, landed.written.rejects) == (day_rows.height, 1)
 
-    expected = run_checks("trades", day_rows, PartitionContext("kalshi", DAY, MARKETS))
+    expected = run_checks("trades", day_rows, PartitionContext("kalshi", DAY, MARKETS), whole.rejects)
     assert [(o.name, o.passed, o.violations) for o in landed.outcomes] == [
         (o.name, o.passed, o.violations) for o in expected
     ]

@@ -20,6 +20,7 @@ from pipeline.engine.sources.paging import (
     UnifiedCursor,
     content_keys,
     field_keys,
+    fingerprints,
 )
 
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -434,19 +435,76 @@ def test_content_keys_tell_identical_items_of_a_page_apart_by_their_place() -> N
     assert content_keys([]) == []
 
 
+def met(seen: SeenKeys, identities: list[Any], items: list[Any] | None = None) -> tuple[list[bool], list[bool]]:
+    """Which of the items are new and which conflicting (items: by default, each identity's own record)."""
+    result = seen.meet(identities, fingerprints(items if items is not None else [{"id": i} for i in identities]))
+    return result.new, result.conflicting
+
+
 def test_seen_keys_keep_the_first_of_each_identity_across_pages_and_runs() -> None:
     stats = RequestStats()
     seen = SeenKeys(stats)
-    kept = [seen.new([f"t{i}" for i in range(start, start + 100)]) for start in range(0, 5000, 100)]
+    kept = [met(seen, [f"t{i}" for i in range(start, start + 100)])[0] for start in range(0, 5000, 100)]
     assert all(all(k) for k in kept)
-    again = seen.new(["t0", "t4999", "t2500", "new", "new", None, None])
-    assert again == [False, False, False, True, False, True, True]
-    assert stats.duplicates_dropped == 4
+    new, conflicting = met(seen, ["t0", "t4999", "t2500", "new", "new", None, None])
+    assert new == [False, False, False, True, False, True, True]
+    assert not any(conflicting)
+    assert (stats.duplicates_dropped, stats.conflicting_repeats) == (4, 0)
 
 
 def test_seen_keys_compare_other_identities_like_python() -> None:
     stats = RequestStats()
     seen = SeenKeys(stats)
-    assert seen.new(["a", 1, None, 1.0, True, "1", "a"]) == [True, True, True, False, False, True, False]
-    assert seen.new(["a", "b"]) == [False, True]
+    same = [{"id": 1}] * 7
+    assert met(seen, ["a", 1, None, 1.0, True, "1", "a"], same)[0] == [True, True, True, False, False, True, False]
+    assert met(seen, ["a", "b"], same[:2])[0] == [False, True]
     assert stats.duplicates_dropped == 4
+
+
+def test_an_identity_met_again_with_other_values_is_a_conflicting_repeat_and_the_first_is_kept() -> None:
+    stats = RequestStats()
+    seen = SeenKeys(stats)
+    first = [{"trade_id": f"t{i}", "price": 0.5, "tags": ["a"] if i % 2 else None} for i in range(300)]
+    assert met(seen, ids_of(first), first) == ([True] * 300, [False] * 300)
+    # Later pages: t1 again as it was (its fields in another order), t2 and t3 at another price, t7 with
+    # another list; within one page, t400 twice otherwise, t401 twice alike; an item without an id.
+    again = [dict(reversed(first[1].items())), {**first[2], "price": 0.6}, {**first[3], "price": 0.4},
+             {**first[7], "tags": ["b"]}, {"trade_id": "t400", "price": 0.1}, {"trade_id": "t400", "price": 0.2},
+             {"trade_id": "t401", "price": 0.1}, {"trade_id": "t401", "price": 0.1}, {"price": 0.3}]
+    new, conflicting = met(seen, [*ids_of(again[:-1]), None], again)
+    assert new == [False, False, False, False, True, False, True, False, True]
+    assert conflicting == [False, True, True, True, False, True, False, False, False]
+    assert (stats.conflicting_repeats, stats.duplicates_dropped) == (4, 2)
+    numbers = [{"id": 5, "v": 1}, {"id": 5, "v": 2}, {"id": 6, "v": 1}]
+    assert met(seen, [5, 5, 6], numbers) == ([True, False, True], [False, True, False])
+    assert met(seen, [6, 5], [{"id": 6, "v": 3}, {"id": 5, "v": 1}]) == ([False, False], [True, False])
+
+
+def ids_of(items: list[dict[str, Any]]) -> list[str]:
+    return [item["trade_id"] for item in items]
+
+
+def test_fingerprints_tell_contents_apart_whatever_their_fields_order_or_nesting() -> None:
+    flat, nested = {"a": 1, "b": "x"}, {"a": [1, {"c": None}], "b": {"d": 2.5}}
+    prints = fingerprints([flat, {"b": "x", "a": 1}, {"a": 1, "b": "y"}, nested,
+                           {"b": {"d": 2.5}, "a": [1, {"c": None}]}, {"a": [1, {"c": 0}], "b": {"d": 2.5}},
+                           "text", 3])
+    assert prints[0] == prints[1] and prints[3] == prints[4]
+    assert len({prints[0], prints[2], prints[3], prints[5], prints[6], prints[7]}) == 6
+
+
+def test_a_page_sets_aside_the_items_sent_again_otherwise() -> None:
+    items = [{"id": f"m{i}", "price": 0.5} for i in range(6)]
+    served = [items[:3], [{**items[2], "price": 0.7}, items[1], *items[3:]]]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        page = int(request.url.params.get("cursor", "0") or 0)
+        more = page + 1 < len(served)
+        pagination = {"has_more": more, "next_cursor": str(page + 1) if more else None}
+        return httpx.Response(200, json={"markets": served[page], "pagination": pagination})
+
+    walk = UnifiedCursor(layer(handler), "/markets", "markets", page_size=3, keys=BY_ID)
+    pages = list(walk.pages())
+    assert [ids(page.items) for page in pages] == [["m0", "m1", "m2"], ["m3", "m4", "m5"]]
+    assert [page.conflicting for page in pages] == [[], [{"id": "m2", "price": 0.7}]]
+    assert (walk.http.stats.conflicting_repeats, walk.http.stats.duplicates_dropped) == (1, 1)
