@@ -115,9 +115,9 @@ def _repeats_agree_check(table: Table) -> Check:
 
     # Not blocking: the row landed is a version the source gave; which one was right, the check cannot say.
     return Check("repeats_agree",
-                 f"a {table.resource.lower()} sent again under an id already listed carries the same values (when it "
-                 "does not, the first version is kept and the later one rejected with the reason)", run,
-                 blocking=False, reads_rejects=True)
+                 f"every {table.resource.lower()} the API sent more than once under one id came with the same values "
+                 "each time (otherwise the version met first lands, the others are rejected with the reason, and this "
+                 "warning is not blocking)", run, blocking=False, reads_rejects=True)
 
 
 def _inside_day_check(column: str) -> Check:

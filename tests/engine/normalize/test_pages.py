@@ -150,7 +150,8 @@ def test_platform_pages_saved_and_replayed_normalise_into_the_same_rows(
 def test_a_raw_page_survives_json_whatever_its_body() -> None:
     page = RawPage(UNIFIED, "trades", "kalshi", DAY, datetime(2026, 11, 22, 1, 2, 3, 456789, tzinfo=UTC),
                    {"trades": [{"trade_id": "t", "price": 0.5, "metadata": {"n": [1, None, True]}}],
-                    "pagination": {"has_more": False, "next_cursor": None}}, "trades", ("KX-1",), {"a": "b"})
+                    "pagination": {"has_more": False, "next_cursor": None}}, "trades", ("KX-1",), {"a": "b"},
+                   [{"trade_id": "t0", "price": 0.7}])
     assert RawPage.from_json(page.to_json()) == page
     assert page.records == page.body["trades"]
 

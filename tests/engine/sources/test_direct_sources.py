@@ -8,17 +8,21 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import httpx
+import orjson
 import polars as pl
 import pytest
 
 from pipeline.engine.config import ConfigError, Settings
+from pipeline.engine.normalised import CONFLICTING_REPEAT
 from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalize.pages import concatenated, normalise_page
 from pipeline.engine.sources.factory import open_source
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.kalshi import KalshiSource
 from pipeline.engine.sources.partition import MarketsDone
 from pipeline.engine.sources.polymarket import DATA_API_OFFSET_CAP, DATA_PAGE, PolymarketSource
 from pipeline.engine.sources.unified import day_bounds
+from tests.support.native_cases import load
 
 DAY = date(2026, 11, 21)
 DAY_START, DAY_END = day_bounds(DAY)
@@ -128,3 +132,32 @@ def test_direct_reads_only_the_platforms_it_knows() -> None:
 def test_a_direct_url_that_is_no_url_is_refused_by_name(url: str) -> None:
     with pytest.raises(ConfigError, match=f"PMW_DIRECT_URL must start with http:// or https://.*{url}"):
         Settings.from_env({"PMW_SOURCE": "direct", "PMW_DIRECT_URL": url})
+
+
+def test_a_kalshi_trade_both_tiers_send_with_other_values_lands_once_as_first_met_and_the_other_is_rejected() -> None:
+    """Recorded trades from both tiers around the cutoff: one of them the live tier sends at another price."""
+    recorded, _ = load("kalshi/trades_list_response.json")
+    trades = recorded["trades"]
+    day = datetime.fromisoformat(trades[0]["created_time"]).date()
+    changed = {**trades[0], "yes_price": 7, "yes_price_dollars": "0.0700", "no_price": 93, "no_price_dollars": "0.9300"}
+
+    def kalshi(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/historical/cutoff":
+            middle = datetime.combine(day, datetime.min.time(), UTC).replace(hour=12).isoformat()
+            return httpx.Response(200, json={"market_settled_ts": middle, "trades_created_ts": middle})
+        served = trades if request.url.path == "/historical/trades" else [changed, *trades[1:]]
+        return httpx.Response(200, json={"cursor": "", "trades": served})
+
+    source = KalshiSource(layer(kalshi))
+    pages = list(source.pages.trade_pages(day, [trades[0]["ticker"]]))
+    result = concatenated("trades", [normalise_page(page, source="direct") for page in pages])
+
+    assert result.rows["trade_id"].sort().to_list() == sorted(t["trade_id"] for t in trades)
+    historical = normalise_page(pages[0], source="direct").rows  # the tier read first
+    assert pages[0].conflicting == [] and pages[1].conflicting == [changed]
+    one = pl.col("trade_id") == trades[0]["trade_id"]
+    assert result.rows.filter(one)["price"].to_list() == historical.filter(one)["price"].to_list(), "first met lands"
+    assert result.rejects["reason"].to_list() == [CONFLICTING_REPEAT]
+    assert orjson.loads(result.rejects["raw"][0]) == changed
+    stats = source.requests()
+    assert (stats.conflicting_repeats, stats.duplicates_dropped) == (1, len(trades) - 1)
