@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -434,19 +435,28 @@ def content_keys(items: list[Any]) -> list[Hashable | None]:
 
 def fingerprints(items: list[Any]) -> np.ndarray:
     """A 64-bit hash of each item's content, whatever the order of its fields (a server may send one record's
-    fields in any order): two versions of one record with other values get other fingerprints. Flat objects,
-    the usual trade, are hashed in C (the item's (name, value) pairs as a set); an item holding lists or
-    objects, or not an object, by its JSON text with sorted keys. Python's hash is salted per process: a
-    fingerprint is compared within one process only."""
-    try:
-        if set(map(type, items)) <= {dict}:
-            return np.fromiter(map(hash, map(frozenset, map(dict.items, items))), dtype=np.int64, count=len(items))
-    except TypeError:  # a value is a list or an object: not hashable
-        pass
-    return np.fromiter(map(_text_fingerprint, items), dtype=np.int64, count=len(items))
+    fields in any order): two versions of one record with other values get other fingerprints. An object of
+    flat values is hashed as its sorted field names and its values in that order; a page of such objects with
+    the same fields, the usual trades page, in C. Any other item is hashed as its JSON text with sorted keys.
+    Python's hash is salted per process: fingerprints are compared within one process only."""
+    if items and set(map(type, items)) <= {dict} and len(set(map(len, items))) == 1:
+        names = tuple(sorted(items[0]))
+        try:  # one field missing from an item (KeyError) or a value that is a list or an object (TypeError)
+            values = np.fromiter(map(hash, map(itemgetter(*names), items)), dtype=np.int64, count=len(items))
+            return values ^ np.int64(hash(names))
+        except (KeyError, TypeError):
+            pass
+    return np.fromiter(map(_fingerprint, items), dtype=np.int64, count=len(items))
 
 
-def _text_fingerprint(item: Any) -> int:
+def _fingerprint(item: Any) -> int:
+    """`fingerprints` of one item: the same number for the same content, whichever way it is computed."""
+    if type(item) is dict and item:
+        names = tuple(sorted(item))
+        try:
+            return hash(itemgetter(*names)(item)) ^ hash(names)
+        except TypeError:
+            pass
     try:
         return hash(orjson.dumps(item, option=orjson.OPT_SORT_KEYS))
     except orjson.JSONEncodeError:  # nested deeper than orjson writes: the normaliser rejects such an item anyway
@@ -505,12 +515,13 @@ class SeenKeys:
         a, b, known = hashed["a"].to_numpy(), hashed["b"].to_numpy(), hashed["known"].to_numpy()
         first = hashed["first"].to_numpy()
         repeated = np.zeros(len(texts), dtype=bool)
-        kept_content = contents.copy()
+        kept_content = contents.copy()  # an item's own, until it is found kept before
         for run_a, run_b, run_content in self._runs:
             at = np.minimum(np.searchsorted(run_a, a), len(run_a) - 1)
             found = (run_a[at] == a) & (run_b[at] == b)
-            repeated |= found
-            kept_content = np.where(found, run_content[at], kept_content)
+            if found.any():  # the usual page finds none
+                repeated |= found
+                kept_content[found] = run_content[at[found]]
         if not first.all():  # an identity twice on this page: its first place holds the version kept
             kept_content = np.where(repeated, kept_content, texts.to_frame("id").with_columns(content=contents)
                                     .select(pl.col("content").first().over("id")).to_series().to_numpy())
