@@ -193,6 +193,7 @@ class KalshiNative:
         yes, no = (record["current_prices"][o.id] for o in market.outcomes[:2])
         status = market.status
         volume = float(act.size.sum())
+        last = yes["price"] if len(act.ts) else 0.0  # Kalshi writes "never traded" as a last price of 0
         close = market.trading_end
         kalshi: Record = {
             "ticker": market.id,
@@ -219,8 +220,8 @@ class KalshiNative:
             "tick_size": 1,
             "rules_primary": record["resolution_criteria"],
             "rules_secondary": "",
-            **_priced("last_price", yes["price"]),
-            **_priced("previous_price", yes["price"]),
+            **_priced("last_price", last),
+            **_priced("previous_price", last),
             **_priced("yes_bid", yes.get("bid", yes["price"])),
             **_priced("yes_ask", yes.get("ask", yes["price"])),
             **_priced("previous_yes_bid", yes.get("bid", yes["price"])),

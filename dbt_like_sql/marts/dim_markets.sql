@@ -1,11 +1,14 @@
 -- materialized: table
 -- Every market in its current state (latest fetch), with its event and series: one row per
--- (platform, market_id). `category` is the market's own, else its series'.
+-- (platform, market_id). `category` is the market's own, else its series'. Volumes and open interest are in
+-- currency (USDC on Polymarket) or in contracts (Kalshi, the *_contracts columns), never both in one column.
 SELECT
     m.platform,
     m.market_id,
     m.platform_market_id,
     m.market_title,
+    m.outcome_label,
+    m.market_subtitle,
     m.market_slug,
     m.status,
     m.market_type,
@@ -15,10 +18,23 @@ SELECT
     [outcome.name FOR outcome IN m.outcomes] AS outcome_names,
     m.yes_price,
     m.no_price,
+    m.last_trade_price,
+    m.strike_type,
+    m.lower_bound,
+    m.upper_bound,
+    coalesce(m.mutually_exclusive, e.event_mutually_exclusive) AS mutually_exclusive,
+    m.neg_risk_market_id,
+    m.settlement_value,
+    m.expiration_value,
     m.volume_24h,
     m.volume_total,
+    m.volume_24h_contracts,
+    m.volume_total_contracts,
     m.liquidity,
     m.open_interest,
+    m.open_interest_contracts,
+    coalesce(m.fee_type, s.series_fee_type) AS fee_type,
+    s.series_fee_multiplier AS fee_multiplier,
     m.created_at,
     m.trading_start_at,
     m.trading_end_at,
@@ -26,7 +42,7 @@ SELECT
     m.resolved_at,
     m.event_id,
     e.event_title,
-    e.event_start_at,
+    coalesce(m.event_start_at, e.event_start_at) AS event_start_at,
     e.event_end_at,
     coalesce(m.series_id, e.series_id) AS series_id,
     s.series_title,

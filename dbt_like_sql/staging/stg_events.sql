@@ -13,6 +13,7 @@ SELECT
     event_end_at,
     CAST(market_count AS BIGINT) AS market_count,
     total_volume AS event_total_volume,
+    mutually_exclusive AS event_mutually_exclusive,
     last_synced_at,
     min(date) OVER event_rows AS first_seen_date,
     max(date) OVER event_rows AS last_seen_date,

@@ -11,6 +11,8 @@ SELECT
     CAST(event_count AS BIGINT) AS event_count,
     CAST(market_count AS BIGINT) AS market_count,
     total_volume AS series_total_volume,
+    fee_type AS series_fee_type,
+    fee_multiplier AS series_fee_multiplier,
     last_synced_at,
     min(date) OVER series_rows AS first_seen_date,
     max(date) OVER series_rows AS last_seen_date,

@@ -278,6 +278,45 @@ SERVED_MARKET_ID = Column(
 
 _PLATFORM = _str("platform", required=True, enum=tuple(MARKET_PLATFORMS), doc="platform identifier")
 
+
+def _added(name: str, dtype: pl.DataType, doc: str) -> Column:
+    """An optional column the platforms' own APIs fill and the unified API's resource does not document."""
+    return Column(name, dtype, False, None, doc)
+
+
+_CURRENCY = "in the platform's currency (USDC on Polymarket); Kalshi counts contracts: see the *_contracts columns"
+_CONTRACTS = "in contracts (Kalshi: each pays $1); null where the platform reports currency instead"
+
+SERIES_ADDED = (
+    _added("fee_type", pl.String(), "how the platform charges fees on the series' markets (Kalshi `fee_type`)"),
+    _added("fee_multiplier", pl.Float64(), "the multiplier of the series' fee formula (Kalshi `fee_multiplier`)"),
+)
+EVENTS_ADDED = (
+    _added("mutually_exclusive", pl.Boolean(),
+           "at most one of the event's markets resolves yes, so their prices sum to about 1 (Kalshi "
+           "`mutually_exclusive`, Polymarket `negRisk`); false for a ladder of thresholds"),
+)
+MARKETS_ADDED = (
+    _added("outcome_label", pl.String(),
+           "the market's own label among its event's markets (a candidate, a team, a bracket), where the title is "
+           "the event's question"),
+    _added("subtitle", pl.String(), "the platform's subtitle of the market"),
+    _added("strike_type", pl.String(),
+           "how lower_bound and upper_bound read (Kalshi `strike_type`: greater, less, between, ...)"),
+    _added("lower_bound", pl.Float64(), "the low end (or threshold) of the value the market settles on"),
+    _added("upper_bound", pl.Float64(), "the high end (or cap) of the value the market settles on"),
+    _added("last_trade_price", pl.Float64(), "the first outcome's price at the last trade; null if never traded"),
+    _added("mutually_exclusive", pl.Boolean(), "one market of an event of which at most one resolves yes"),
+    _added("neg_risk_market_id", pl.String(), "Polymarket's negative-risk group that the market is a leg of"),
+    _added("volume_24h_contracts", pl.Float64(), f"volume of the last 24 hours {_CONTRACTS}"),
+    _added("volume_total_contracts", pl.Float64(), f"volume since the market opened {_CONTRACTS}"),
+    _added("open_interest_contracts", pl.Float64(), f"contracts outstanding {_CONTRACTS}"),
+    _added("fee_type", pl.String(), "the platform's fee schedule of the market (Polymarket `feeType`)"),
+    _added("event_start_at", UTC_TIMESTAMP, "when the real-world event starts (a game's start)"),
+    _added("settlement_value", pl.Float64(), "what a contract of the first outcome paid at settlement, in dollars"),
+    _added("expiration_value", pl.String(), "the underlying's value the market settled on, as the platform wrote it"),
+)
+
 SERIES = Table(
     name="series",
     resource="Series",
@@ -285,6 +324,7 @@ SERIES = Table(
     primary_key=("platform", "date", "id"),
     time_column=None,
     sort_key=("id",),
+    added=SERIES_ADDED,
     fields=(
         _str("id", required=True, doc="series id on its platform"),
         _PLATFORM,
@@ -310,6 +350,7 @@ EVENTS = Table(
     primary_key=("platform", "date", "id"),
     time_column=None,
     sort_key=("id",),
+    added=EVENTS_ADDED,
     fields=(
         _str("id", required=True),
         _PLATFORM,
@@ -336,6 +377,7 @@ MARKETS = Table(
     primary_key=("platform", "date", "id"),
     time_column=None,
     sort_key=("id",),
+    added=MARKETS_ADDED,
     fields=(
         _str("id", required=True),
         _PLATFORM,
@@ -355,12 +397,12 @@ MARKETS = Table(
         _str("market_type", required=True, enum=tuple(MarketType)),
         Field("outcomes", kind="list", children=OUTCOME, required=True),
         Field("current_prices", kind="map", children=PRICE_DETAIL, required=True, doc="outcome key -> price detail"),
-        _num("volume_24h", nullable=True),
+        _num("volume_24h", nullable=True, doc=_CURRENCY),
         _num("volume_7d", nullable=True),
-        _num("volume_total", nullable=True),
+        _num("volume_total", nullable=True, doc=_CURRENCY),
         _num("liquidity", nullable=True),
         _num("liquidity_score"),
-        _num("open_interest", nullable=True),
+        _num("open_interest", nullable=True, doc=_CURRENCY),
         _num("unique_traders", nullable=True),
         _num("fee_rate", nullable=True),
         _num("trading_fee", nullable=True),

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from pipeline.engine.schema import TABLES
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.server import SandboxServer
 from tests.support.loopback import LoopbackServer
-from tests.support.runs import DAY, lake_tables, materialise
+from tests.support.runs import DAY, lake_tables, land_directly, materialise
 
 # A small world whose busiest markets trade more in three days than the Data API pages back through.
 SMALL_WORLD = WorldConfig(seed=11, end=DAY, days=3, series_per_platform=3, events_per_series=3, markets_per_event=3,
@@ -146,3 +147,23 @@ def _assert_reached_part_agrees(api: pl.DataFrame, direct: pl.DataFrame, coverag
     short = counts.filter(pl.col("len_right").fill_null(0) < pl.col("len"))["market_id"].to_list()
     assert short and coverage["incomplete_markets"] == len(short)
     assert set(coverage["incomplete_examples"]) <= set(short)
+
+
+def test_kalshi_markets_that_never_traded_land_through_the_platform_without_a_price(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A world without trades, through Kalshi's own API: each market comes as Kalshi writes one that never
+    traded (`last_price` 0). None may land at a 0% probability; a settled one is priced by its result."""
+    quiet = replace(SMALL_WORLD, trades_per_market_day=0.0)
+    with LoopbackServer(SandboxApp(SandboxConfig(world=quiet))) as served:
+        for name, value in {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": served.url,
+                            "PMW_DATA_DIR": str(pipeline_env)}.items():
+            monkeypatch.setenv(name, value)
+        run = land_directly("kalshi", DAY)
+    assert not run.errors, run.errors
+    markets = lake_tables(pipeline_env, "kalshi", DAY)["markets"]
+    settled = pl.col("status").is_in(["resolved", "cancelled"])
+    unsettled = markets.filter(~settled)
+    assert unsettled.height and unsettled["current_prices"].list.len().max() == 0
+    prices = markets.filter(pl.col("status") == "resolved")["current_prices"].list.first().struct.field("price")
+    assert prices.len() and set(prices.to_list()) <= {0.0, 1.0}

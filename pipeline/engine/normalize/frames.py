@@ -389,6 +389,13 @@ def quoted(text: pl.Expr) -> pl.Expr:
     return pl.concat_str([pl.lit("'"), text.str.slice(0, _SHOWN_CHARS), pl.lit("'")])
 
 
+def book_quote(price: pl.Expr) -> pl.Expr:
+    """A best bid or ask, or null when that side of the book is empty. Both platforms write an empty side as a
+    price no order can rest at: 0 for no bid, 0 or 1 for no ask (Kalshi quotes 1 to 99 cents, Polymarket's
+    CLOB one tick above 0 to one below 1), so only a price strictly between 0 and 1 is a quote."""
+    return pl.when((price > 0) & (price < 1)).then(price)
+
+
 def parse_iso(text: pl.Expr) -> pl.Expr:
     """The UTC time an ISO-8601 text with a UTC offset stands for; null when it cannot be read."""
     return text.str.to_datetime(_ISO_FORMAT, time_unit="us", time_zone="UTC", strict=False)

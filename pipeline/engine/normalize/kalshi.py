@@ -38,6 +38,7 @@ from pipeline.engine.normalize.frames import (
     NESTED_PROBLEM,
     Native,
     Normalised,
+    book_quote,
     decimal,
     direct_lineage,
     finish,
@@ -243,8 +244,8 @@ def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame 
     decimals = _Decimals()
     status, status_problem = _status()
     market_type = pl.col("market_type").replace_strict(_values(KALSHI_MARKET_TYPES), default=None)
-    yes_bid, yes_ask = decimals.dollars("yes_bid"), decimals.dollars("yes_ask")
-    yes_price = _settled_yes_price(decimals.dollars("last_price", required=True))
+    yes_bid, yes_ask = book_quote(decimals.dollars("yes_bid")), book_quote(decimals.dollars("yes_ask"))
+    yes_price = _settled_yes_price(_traded(decimals.dollars("last_price", required=True)))
     columns = {
         "id": pl.col("ticker"),
         "platform_id": pl.col("ticker"),
@@ -256,19 +257,19 @@ def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame 
         "status": status,
         "market_type": market_type,
         "outcomes": pl.concat_list([pl.struct(id=pl.lit(key), name=pl.lit(name)) for key, name in _OUTCOMES.items()]),
-        "current_prices": pl.concat_list(
+        "current_prices": pl.concat_list(  # no entries for a market without a price (never traded)
             pl.struct(key=pl.lit("yes"), price=yes_price, bid=yes_bid, ask=yes_ask),
             pl.struct(
                 key=pl.lit("no"),
                 price=(1 - yes_price).round(4),
-                bid=decimals.dollars("no_bid"),
-                ask=decimals.dollars("no_ask"),
+                bid=book_quote(decimals.dollars("no_bid")),
+                ask=book_quote(decimals.dollars("no_ask")),
             ),
-        ),
-        "volume_24h": decimals.count("volume_24h"),
-        "volume_total": decimals.count("volume"),
+        ).list.filter(pl.element().struct.field("price").is_not_null()),
+        "volume_24h_contracts": decimals.count("volume_24h"),
+        "volume_total_contracts": decimals.count("volume"),
         "liquidity": decimals.dollars("liquidity"),
-        "open_interest": decimals.count("open_interest"),
+        "open_interest_contracts": decimals.count("open_interest"),
         "created_at": _time("created_time"),
         "trading_start_at": _time("open_time"),
         "trading_end_at": _time("close_time"),
@@ -301,6 +302,12 @@ def _status() -> tuple[pl.Expr, pl.Expr]:
     voided = (mapped == MarketStatus.RESOLVED.value) & ~pl.col("result").is_in(_RESULTS).fill_null(False)
     status = pl.when(voided).then(pl.lit(MarketStatus.CANCELLED.value)).otherwise(mapped)
     return status, _unknown(native, mapped, "status", KALSHI_STATUS)
+
+
+def _traded(last_price: pl.Expr) -> pl.Expr:
+    """The last trade's price, or null for a market that never traded: Kalshi writes that as `last_price` 0
+    (no contract trades at 0 or at 1 dollar)."""
+    return pl.when((last_price > 0) & (last_price < 1)).then(last_price)
 
 
 def _settled_yes_price(last_price: pl.Expr) -> pl.Expr:

@@ -87,6 +87,10 @@ POLYMARKET_MARKET_TYPES: tuple[tuple[str, MarketType], ...] = (
     ("otherwise, 3 or more outcomes (fewer than 2: rejected)", MarketType.CATEGORICAL),
 )
 
+# Both platforms write an empty side of a book as a price no order rests at (Kalshi quotes 1 to 99 cents,
+# Polymarket's CLOB one tick above 0 to one tick below 1).
+_EMPTY_SIDE = "A bid or ask of 0 or 1 is an empty side of the book, no quote: null."
+
 _GAMMA_EVENT = "`events[0]`: the parent event (nested by `/markets`; for markets nested in `/events`, the event itself)"
 
 POLYMARKET: tuple[EntityMapping, ...] = (
@@ -166,7 +170,7 @@ POLYMARKET: tuple[EntityMapping, ...] = (
                 "current_prices",
                 "`outcomePrices`, `bestBid`, `bestAsk`",
                 "keyed by token id; price `outcomePrices[i]` (a decimal string); bid and ask are the "
-                "first outcome's book only; an empty map when Gamma sends no prices",
+                f"first outcome's book only; an empty map when Gamma sends no prices. {_EMPTY_SIDE}",
             ),
             ColumnSource("volume_24h", "`volume24hr`", "USDC"),
             ColumnSource("volume_7d", "`volume1wk`", "USDC"),
@@ -188,7 +192,8 @@ POLYMARKET: tuple[EntityMapping, ...] = (
                 "metadata",
                 "`conditionId`, `marketType`, `competitive`, `bestBid`, `bestAsk`, `spread`, `clobTokenIds`",
                 "into condition_id, market_type, competitive, best_bid, "
-                "best_ask, spread, clob_token_ids; amm_type, format_type and score stay null",
+                "best_ask, spread, clob_token_ids; amm_type, format_type and score stay null. A dead book's "
+                "`bestBid` 0 and `bestAsk` 1 are null, and so is `spread` unless both sides are quoted",
             ),
             SYNCED,
         ),
@@ -329,12 +334,15 @@ KALSHI: tuple[EntityMapping, ...] = (
                 f"{_dollars('last_price')}; {_dollars('yes_bid')}, "
                 f"{_dollars('yes_ask')}, {_dollars('no_bid')}, {_dollars('no_ask')}",
                 "dollars; yes price is the last trade's, no price 1 - it (4 decimals); when `result` is "
-                "yes or no, the winner's price is 1 and the loser's 0",
+                "yes or no, the winner's price is 1 and the loser's 0. A `last_price` of 0 is Kalshi's "
+                "\"never traded\" (no contract trades at 0 or 1 dollar): such an unsettled market has no "
+                f"entries, no price rather than a 0% probability. {_EMPTY_SIDE}",
             ),
-            ColumnSource("volume_24h", _count("volume_24h"), "contracts (each pays $1)"),
-            ColumnSource("volume_total", _count("volume"), "contracts"),
+            ColumnSource("volume_24h_contracts", _count("volume_24h"), "contracts (each pays $1); Kalshi reports no "
+                         "volume in dollars, so `volume_24h` stays null"),
+            ColumnSource("volume_total_contracts", _count("volume"), "contracts; `volume_total` stays null"),
             ColumnSource("liquidity", _dollars("liquidity"), "dollars"),
-            ColumnSource("open_interest", _count("open_interest"), "contracts"),
+            ColumnSource("open_interest_contracts", _count("open_interest"), "contracts; `open_interest` stays null"),
             ColumnSource("created_at", "`created_time`", "Go's zero time `0001-01-01T00:00:00Z` means unknown: null"),
             ColumnSource("trading_start_at", "`open_time`"),
             ColumnSource("trading_end_at", "`close_time`"),
@@ -343,7 +351,7 @@ KALSHI: tuple[EntityMapping, ...] = (
             ColumnSource(
                 "metadata",
                 f"{_dollars('yes_bid')}, {_dollars('yes_ask')}",
-                "best_bid and best_ask (the Yes book); the other fields stay null",
+                "best_bid and best_ask (the Yes book; an empty side, 0 or 1, is null); the other fields stay null",
             ),
             SYNCED,
         ),

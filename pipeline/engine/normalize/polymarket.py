@@ -39,6 +39,7 @@ from pipeline.engine.normalize.frames import (
     NESTED_PROBLEM,
     Native,
     Normalised,
+    book_quote,
     decimal,
     direct_lineage,
     finish,
@@ -206,7 +207,7 @@ class _Outcomes(NamedTuple):
 
 
 def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
-    native = _with_outcomes(read(MARKET_FIELDS, records))
+    native = _with_outcomes(_with_book(read(MARKET_FIELDS, records)))
     event = pl.col("events").list.first().struct
     volume, volume_problem = decimal(pl.col("volume"), "volume")
     liquidity, liquidity_problem = decimal(pl.col("liquidity"), "liquidity")
@@ -263,6 +264,15 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         ),
     ]
     return finish(TABLES["markets"], native, columns, problems, lineage)
+
+
+def _with_book(native: Native) -> Native:
+    """The best bid and ask as quotes (a dead book's `bestBid` 0 and `bestAsk` 1 are no orders: null), and the
+    spread only when both sides are quoted."""
+    bid, ask = book_quote(pl.col("best_bid")), book_quote(pl.col("best_ask"))
+    quoted = native.frame.select(bid.alias("best_bid"), ask.alias("best_ask"),
+                                 pl.when(bid.is_not_null() & ask.is_not_null()).then(pl.col("spread")).alias("spread"))
+    return native.with_columns(*quoted)
 
 
 def _with_outcomes(native: Native) -> Native:

@@ -287,7 +287,10 @@ def test_a_kalshi_event_with_its_market_read_from_dollar_fields() -> None:
         {"key": "yes", "price": 0.06, "bid": 0.06, "ask": 0.07},  # last_price_dollars "0.0600", yes_*_dollars
         {"key": "no", "price": 0.94, "bid": 0.93, "ask": 0.94},
     ]
-    assert (market["liquidity"], market["open_interest"], market["volume_total"]) == (68148.06, 13679.0, 35001.0)
+    counts = (market["open_interest_contracts"], market["volume_total_contracts"], market["volume_24h_contracts"])
+    assert (market["liquidity"], *counts) == (68148.06, 13679.0, 35001.0, 10.0)
+    # Kalshi counts contracts, never dollars: the currency columns stay empty rather than mix units (point 6).
+    assert (market["open_interest"], market["volume_total"], market["volume_24h"]) == (None, None, None)
     assert market["created_at"] is None  # created_time "0001-01-01T00:00:00Z": Go's zero time
     assert market["trading_start_at"] == utc(2025, 8, 28, 20, 45)
     assert market["resolution_date"] == utc(2099, 8, 1, 15)
@@ -298,7 +301,10 @@ def test_kalshi_multivariate_markets_normalise_like_any_other() -> None:
     rows = rows_of("kalshi/markets_list_response.json", "markets", "kalshi", "markets")
     assert all(r["id"].startswith("KXMVE") for r in rows)
     assert {(r["status"], r["market_type"]) for r in rows} == {("open", "binary")}
-    assert rows[0]["current_prices"][1] == {"key": "no", "price": 1.0, "bid": 1.0, "ask": 1.0}
+    # Never traded (last_price 0, volume 0), and an empty book (yes bid 0, yes ask 0; no bid and ask 1): no price,
+    # no quotes.
+    assert rows[0]["current_prices"] == []
+    assert (rows[0]["metadata"]["best_bid"], rows[0]["metadata"]["best_ask"]) == (None, None)
     assert rows[4]["created_at"] == datetime(2026, 1, 12, 22, 8, 9, 993730, tzinfo=UTC)
     single = rows_of("kalshi/market_single_response.json", "markets", "kalshi", "markets")[0]
     assert single["id"] == "KXMVENFLSINGLEGAME-S202513E70FA7695-688BECB3826" and single["event_name"] is None
@@ -383,7 +389,7 @@ def test_kalshi_reads_dollar_fields_first_and_cents_only_without_them() -> None:
     assert row["current_prices"][0] == {"key": "yes", "price": 0.06, "bid": 0.06, "ask": 0.57}  # not 0.5700...01
     assert row["liquidity"] == 68148.06  # liquidity 6814806 cents
     new_counts = {**kalshi_market(), "volume_fp": "35001.00", "volume": 1}
-    assert one("kalshi", "markets", {"market": new_counts})["volume_total"] == 35001.0
+    assert one("kalshi", "markets", {"market": new_counts})["volume_total_contracts"] == 35001.0
 
 
 def test_a_candle_takes_its_market_from_the_context_when_the_response_names_none() -> None:
@@ -534,3 +540,42 @@ def test_an_empty_response_gives_empty_frames_of_the_schemas() -> None:
     assert run("polymarket", "trades", [])["trades"].rows.schema == TABLES["trades"].polars_schema
     frame = run("polymarket", "markets", [])["markets"].rows
     assert frame.schema == TABLES["markets"].polars_schema and isinstance(frame, pl.DataFrame)
+
+
+# -- what the values mean (placeholders are not prices) ---------------------------------------------------
+
+
+def _recorded_kalshi_market(**changes: Any) -> dict[str, Any]:
+    body, _ = load("kalshi/markets_list_response.json")
+    return {**body["markets"][0], **changes}
+
+
+def test_a_kalshi_market_that_never_traded_has_no_price_but_keeps_its_quoted_book() -> None:
+    """The recorded never-traded market (`last_price` 0, `volume` 0) with a book quoting yes 1 to 21 cents: it
+    used to land at a yes price of 0.0, a 0% probability."""
+    market = _recorded_kalshi_market(yes_bid_dollars="0.0100", yes_ask_dollars="0.2100", no_bid_dollars="0.7900",
+                                     no_ask_dollars="0.9900")
+    assert (market["last_price_dollars"], market["volume"]) == ("0.0000", 0)
+    row = one("kalshi", "markets", {"markets": [market]})
+    assert row["current_prices"] == []
+    assert (row["metadata"]["best_bid"], row["metadata"]["best_ask"]) == (0.01, 0.21)
+
+
+def test_a_kalshi_book_side_without_orders_is_no_quote() -> None:
+    """Traded at 35 cents; nobody bids (`yes_bid` 0, so `no_ask` 1) and the asks are gone (`yes_ask` 1)."""
+    market = _recorded_kalshi_market(last_price_dollars="0.3500", volume=12, yes_bid_dollars="0.0000",
+                                     yes_ask_dollars="1.0000", no_bid_dollars="0.0000", no_ask_dollars="1.0000")
+    row = one("kalshi", "markets", {"markets": [market]})
+    assert row["current_prices"] == [{"key": "yes", "price": 0.35, "bid": None, "ask": None},
+                                     {"key": "no", "price": 0.65, "bid": None, "ask": None}]
+
+
+def test_a_polymarket_dead_book_is_no_quote() -> None:
+    """The recorded market's book emptied: Gamma writes `bestBid` 0 and `bestAsk` 1 (and a spread of 1)."""
+    market, _ = load("polymarket/gamma_market.json")
+    row = one("polymarket", "markets", [{**market, "bestBid": 0, "bestAsk": 1, "spread": 1}])
+    assert (row["metadata"]["best_bid"], row["metadata"]["best_ask"], row["metadata"]["spread"]) == (None, None, None)
+    assert (row["current_prices"][0]["bid"], row["current_prices"][0]["ask"]) == (None, None)
+    kept = one("polymarket", "markets", [market])  # the recorded quotes themselves are kept as sent
+    quotes = kept["metadata"]
+    assert (quotes["best_bid"], quotes["best_ask"], quotes["spread"]) == (0.5, 0.51, 0.009)
