@@ -322,7 +322,9 @@ def test_kalshi_trades_are_the_takers_buys() -> None:
         True,
     )
     assert first["timestamp"] == datetime(2026, 1, 12, 15, 0, 20, 897212, tzinfo=UTC)
-    assert orjson.loads(first["metadata"]) == {"taker_side": "no", "yes_price": 0.06, "no_price": 0.94}
+    assert orjson.loads(first["metadata"]) == {"taker_side": "no", "yes_price": 0.06, "no_price": 0.94,
+                                               "taker_outcome_side": None, "taker_book_side": None,
+                                               "is_block_trade": None}  # recorded before Kalshi sent them
 
 
 def test_kalshi_candles_are_labelled_by_period_start_and_keep_null_prices() -> None:
