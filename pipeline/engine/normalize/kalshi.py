@@ -464,7 +464,7 @@ def normalise_price_history(
     lineage = direct_lineage(PLATFORM, day, fetched_at)
     parts = [
         _market_candles(records, market_id, interval, lineage, asked)
-        for market_id, records in _candle_groups(body, context)
+        for market_id, records in _candle_groups(body, context) or [(None, [])]  # no market: the empty table
     ]
     rows = pl.concat([part.rows for part in parts])
     return {"price_history": Normalised(rows, pl.concat([part.rejects for part in parts]))}

@@ -733,6 +733,8 @@ def test_kalshi_batch_candlesticks_land_under_each_market() -> None:
     result = run("kalshi", "price_history", body, asked)["price_history"]
     assert result.rows["market_id"].unique().to_list() == ["KXA-1"]
     assert result.rejects["reason"].to_list() == ["candles of market 'KXB-1', which was not asked for"] * 3
+    empty = run("kalshi", "price_history", {"markets": []}, asked)["price_history"]
+    assert empty.rows.schema == TABLES["price_history"].polars_schema and empty.rows.is_empty()
 
 
 def test_kalshi_event_candlesticks_land_under_each_market() -> None:
