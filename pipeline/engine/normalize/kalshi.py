@@ -157,7 +157,7 @@ class _Decimals:
 
     def dollars(self, name: str, *, within: str | None = None, required: bool = False) -> pl.Expr:
         """A price in dollars: `{name}_dollars`, else `{name}` (integer cents) in dollars."""
-        return self._either(f"{name}_dollars", name, cents_to_dollars(_field(name, within)), within, required)
+        return self._either(f"{name}_dollars", name, _cents_to_dollars(_field(name, within)), within, required)
 
     def count(self, name: str, *, required: bool = False) -> pl.Expr:
         """A number of contracts: `{name}_fp`, else `{name}`."""
@@ -174,7 +174,7 @@ class _Decimals:
         return value
 
 
-def cents_to_dollars(cents: pl.Expr) -> pl.Expr:
+def _cents_to_dollars(cents: pl.Expr) -> pl.Expr:
     """Cents as dollars, exactly: polars computes `cents / 100` as `cents * 0.01`, which makes 35 cents
     0.35000000000000003; rounding to Kalshi's finest precision (6 decimals) gives the double nearest 0.35."""
     return (cents / 100).round(_DOLLAR_DECIMALS)
@@ -504,9 +504,9 @@ def _candle_groups(body: Any, context: Mapping[str, str] | None) -> list[tuple[s
     if isinstance(body, dict) and "market_candlesticks" in body:
         tickers, candles = _array(body, "market_tickers"), _array(body, "market_candlesticks")
         if len(tickers) != len(candles) or not all(isinstance(t, str) for t in tickers):
-            raise shape_error("kalshi price_history", f"{len(tickers)} market_tickers but {len(candles)} "
-                              "market_candlesticks (or a ticker that is no string)", body)
-        return [(ticker, _array({"candles": c}, "candles")) for ticker, c in zip(tickers, candles, strict=True)]
+            expected = f"as many market_tickers (strings) as market_candlesticks, not {len(tickers)} and {len(candles)}"
+            raise shape_error("kalshi price_history", expected, body)
+        return [(ticker, _list(c, "market_candlesticks of arrays")) for ticker, c in zip(tickers, candles, strict=True)]
     records = _records(body, "price_history", "candlesticks")
     ticker = body.get("ticker")
     if ticker is not None and not isinstance(ticker, str):
@@ -515,9 +515,12 @@ def _candle_groups(body: Any, context: Mapping[str, str] | None) -> list[tuple[s
 
 
 def _array(body: Any, key: str) -> list[Any]:
-    value = body.get(key) if isinstance(body, dict) else None
+    return _list(body.get(key) if isinstance(body, dict) else body, f'an object with "{key}" (an array)')
+
+
+def _list(value: Any, expected: str) -> list[Any]:
     if not isinstance(value, list):
-        raise shape_error("kalshi price_history", f'an object with "{key}" (an array)', body)
+        raise shape_error("kalshi price_history", expected, value)
     return value
 
 
