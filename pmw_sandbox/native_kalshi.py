@@ -40,7 +40,7 @@ BATCH_MAX_TICKERS, BATCH_MAX_CANDLES = 100, 10_000  # `/markets/candlesticks`, a
 BLOCK_TRADE_SIZE = 250  # the sandbox's block trades: the largest prints
 # Events of which one market at most resolves yes: one bracket of a temperature, one team of a game.
 _EXCLUSIVE_SERIES = ("KXHIGHNY", "KXNBAGAME")
-_SERIES_FEES = {"KXNBAGAME": ("quadratic_with_maker_fees", 0.5), "KXCPIYOY": ("flat", 1.0)}
+_SERIES_FEES = (("KXNBAGAME", "quadratic_with_maker_fees", 0.5), ("KXCPIYOY", "flat", 1.0))  # else quadratic, 1
 DEFAULT_LIMIT = 100
 CANDLE_INTERVALS = (1, 60, 1440)
 _T = TypeVar("_T")
@@ -123,6 +123,10 @@ class KalshiNative:
         return {"series": self._series_record(series)}
 
     def _series_record(self, series: Series) -> Record:
+        fee_type, fee_multiplier = next(
+            ((kind, multiplier) for prefix, kind, multiplier in _SERIES_FEES if series.id.startswith(prefix)),
+            ("quadratic", 1),
+        )
         return {
             "ticker": series.id,
             "frequency": "daily" if series.id.startswith(("KXBTCD", "KXHIGHNY", "KXNBAGAME")) else "custom",
@@ -132,8 +136,8 @@ class KalshiNative:
             "settlement_sources": [{"name": "Sandbox", "url": "https://resolution.sandbox.invalid/"}],
             "contract_url": f"https://docs.sandbox.invalid/{series.id}.pdf",
             "contract_terms_url": f"https://docs.sandbox.invalid/terms/{series.id}.pdf",
-            "fee_type": _SERIES_FEES.get(series.id, ("quadratic", 1))[0],
-            "fee_multiplier": _SERIES_FEES.get(series.id, ("quadratic", 1))[1],
+            "fee_type": fee_type,
+            "fee_multiplier": fee_multiplier,
             "additional_prohibitions": None,
         }
 
