@@ -96,22 +96,29 @@ class KalshiPages:
     def candlestick_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
         """Each market's hourly candlesticks over the day, in id order (`markets`: rows of the markets table):
         those the live tier serves a batch at a time, and one by one those settled before the cutoff and those
-        a batch answer leaves out."""
+        a batch answer leaves out (all of a batch refused with 404)."""
         start, end = day_bounds(day)
         query = {"start_ts": start, "end_ts": end, "period_interval": HOURLY}
         per_request = min(BATCH_TICKERS, BATCH_CANDLES // ((end - start) // (HOURLY * 60) + 1))
         for chunk in _batches(self._tiered(markets), per_request):
             live = [ticker for ticker, _, historical in chunk if not historical]
-            served = set()
-            if live:
-                asked = ",".join(live)
-                body = self.http.get_json("/markets/candlesticks", {**query, "market_tickers": asked})
-                served = _served(body)
+            body = self._batch_candlesticks(live, query) if live else None
+            served = _served(body) if body is not None else set()
+            if body is not None:
                 yield _raw("price_history", day, body, "markets", asked_for=tuple(t for t, _, _ in chunk),
-                           context={"market_tickers": asked, "period_interval": str(HOURLY)})
+                           context={"market_tickers": ",".join(live), "period_interval": str(HOURLY)})
             for ticker, series, historical in chunk:
                 if ticker not in served:
                     yield self._market_candlesticks(day, ticker, series, historical, query)
+
+    def _batch_candlesticks(self, tickers: list[str], query: dict[str, int]) -> Any:
+        """The batch answer for the markets, or None when it is refused with 404 (a ticker it does not know)."""
+        try:
+            return self.http.get_json("/markets/candlesticks", {**query, "market_tickers": ",".join(tickers)})
+        except ApiError as error:
+            if error.status != 404:
+                raise
+            return None
 
     def _tiered(self, markets: pl.DataFrame) -> list[_Tiered]:
         """Each market's id and series, and whether it settled before the cutoff (the historical tier's), by id."""

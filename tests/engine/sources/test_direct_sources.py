@@ -114,15 +114,17 @@ def test_kalshi_days_before_the_cutoff_read_the_historical_trades_too() -> None:
                for r in seen if "trades" in r.url.path)
 
 
-def kalshi_candles(left_out: set[str], seen: list[httpx.Request]) -> KalshiSource:
-    """A Kalshi source whose batch candlesticks answer leaves out the markets `left_out`, which the live tier's
-    own endpoint does not know either (404)."""
+def kalshi_candles(left_out: set[str], seen: list[httpx.Request], refuse_batches: bool = False) -> KalshiSource:
+    """A Kalshi source whose batch candlesticks answer leaves out the markets `left_out` (or, `refuse_batches`,
+    answers 404), which the live tier's own endpoint does not know either (404)."""
     cutoff = datetime.fromtimestamp(DAY_START, UTC).isoformat()
 
     def kalshi(request: httpx.Request) -> httpx.Response:
         path = request.url.path
         if path == "/historical/cutoff":
             return httpx.Response(200, json={"market_settled_ts": cutoff, "trades_created_ts": cutoff})
+        if path == "/markets/candlesticks" and refuse_batches:
+            return httpx.Response(404, json={"error": {"code": "not_found"}})
         if path == "/markets/candlesticks":
             served = [t for t in request.url.params["market_tickers"].split(",") if t not in left_out]
             return httpx.Response(200, json={"markets": [{"market_ticker": t, "candlesticks": []} for t in served]})
@@ -131,6 +133,16 @@ def kalshi_candles(left_out: set[str], seen: list[httpx.Request]) -> KalshiSourc
         return httpx.Response(200, json={"candlesticks": []})
 
     return KalshiSource(layer(kalshi, seen))
+
+
+def test_kalshi_candles_of_a_batch_refused_with_404_are_asked_market_by_market() -> None:
+    seen: list[httpx.Request] = []
+    source = kalshi_candles({"K-1"}, seen, refuse_batches=True)
+    pages = list(source.pages.candlestick_pages(DAY, candle_markets(["K-0", "K-1"])))
+    asked = [r.url.path for r in seen if r.url.path != "/historical/cutoff"]
+    assert asked == ["/markets/candlesticks", "/series/S/markets/K-0/candlesticks",
+                     "/series/S/markets/K-1/candlesticks", "/historical/markets/K-1/candlesticks"]
+    assert [page.asked_for for page in pages] == [("K-0",), ("K-1",)]
 
 
 def candle_markets(ids: list[str], settled_before: frozenset[str] = frozenset()) -> pl.DataFrame:
