@@ -39,6 +39,7 @@ class NativeApi:
             "/kalshi/events": self.kalshi.events,
             "/kalshi/markets": self.kalshi.markets,
             "/kalshi/markets/trades": self.kalshi.trades,
+            "/kalshi/markets/candlesticks": self.kalshi.batch_candlesticks,
             "/kalshi/historical/cutoff": self.kalshi.cutoff_record,
             "/kalshi/historical/markets": lambda p: self.kalshi.markets(p, historical=True),
             "/kalshi/historical/trades": lambda p: self.kalshi.trades(p, historical=True),

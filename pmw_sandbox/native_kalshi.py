@@ -6,13 +6,23 @@ Values derive from the world's unified records, so both paths read the same mark
 Prices are sent twice, as dollar strings (`yes_bid_dollars: "0.4200"`) and deprecated integer cents; counts
 as fixed-point strings (`volume_fp`) and integers. Statuses map so that pipeline.engine.normalize.mappings maps them
 back: open -> active, paused -> inactive, resolved -> finalized with result yes/no (the winner: outcome 0 is
-Yes), cancelled -> finalized with an empty result (a voided market).
+Yes; a scalar market: result `scalar`, paying its `settlement_value_dollars`), cancelled -> finalized with an
+empty result (a voided market).
+
+The shapes Kalshi's fields take, each derived from the world (see `_legs`): the legs of mutually exclusive
+events (temperature brackets, a game's two teams) titled with the world's title and named by `yes_sub_title`;
+strikes (`strike_type`, `floor_strike`, `cap_strike`) read from the tickers; settled markets with
+`settlement_ts` (and scalars with `settlement_value_dollars`, `expiration_value`); never-traded markets at a
+`last_price` of 0; the deprecated `liquidity_dollars` at "0.0000"; series fees; trades with
+`taker_outcome_side`, `taker_book_side` and `is_block_trade` (the deprecated `taker_side` only on the
+historical tier); and the batch `/markets/candlesticks`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TypeVar
 
@@ -26,6 +36,11 @@ from pmw_sandbox.native_http import kalshi_error as _error
 from pmw_sandbox.world import World, iso
 
 MAX_EVENTS_LIMIT, MAX_MARKETS_LIMIT, MAX_TRADES_LIMIT = 200, 1000, 1000
+BATCH_MAX_TICKERS, BATCH_MAX_CANDLES = 100, 10_000  # `/markets/candlesticks`, as Kalshi documents it
+BLOCK_TRADE_SIZE = 250  # the sandbox's block trades: the largest prints
+# Events of which one market at most resolves yes: one bracket of a temperature, one team of a game.
+_EXCLUSIVE_SERIES = ("KXHIGHNY", "KXNBAGAME")
+_SERIES_FEES = (("KXNBAGAME", "quadratic_with_maker_fees", 0.5), ("KXCPIYOY", "flat", 1.0))  # else quadratic, 1
 DEFAULT_LIMIT = 100
 CANDLE_INTERVALS = (1, 60, 1440)
 _T = TypeVar("_T")
@@ -89,10 +104,8 @@ class KalshiNative:
 
     def settled_before_cutoff(self, market: Market) -> bool:
         """Markets settled before the cutoff are served only by `/historical/markets`."""
-        if market.status not in (MarketStatus.RESOLVED, MarketStatus.CANCELLED):
-            return False
-        settled = market.resolved_at or market.stopped_at or market.trading_end
-        return settled < self.cutoff
+        settled = self.settled_at(market)
+        return settled is not None and settled < self.cutoff
 
     # -- series and events ---------------------------------------------------------------------------
 
@@ -110,6 +123,10 @@ class KalshiNative:
         return {"series": self._series_record(series)}
 
     def _series_record(self, series: Series) -> Record:
+        fee_type, fee_multiplier = next(
+            ((kind, multiplier) for prefix, kind, multiplier in _SERIES_FEES if series.id.startswith(prefix)),
+            ("quadratic", 1),
+        )
         return {
             "ticker": series.id,
             "frequency": "daily" if series.id.startswith(("KXBTCD", "KXHIGHNY", "KXNBAGAME")) else "custom",
@@ -119,8 +136,8 @@ class KalshiNative:
             "settlement_sources": [{"name": "Sandbox", "url": "https://resolution.sandbox.invalid/"}],
             "contract_url": f"https://docs.sandbox.invalid/{series.id}.pdf",
             "contract_terms_url": f"https://docs.sandbox.invalid/terms/{series.id}.pdf",
-            "fee_type": "quadratic",
-            "fee_multiplier": 1,
+            "fee_type": fee_type,
+            "fee_multiplier": fee_multiplier,
             "additional_prohibitions": None,
         }
 
@@ -159,7 +176,7 @@ class KalshiNative:
             "category": event.category,
             "collateral_return_type": "",
             "event_ticker": event.id,
-            "mutually_exclusive": False,
+            "mutually_exclusive": event.series_id.startswith(_EXCLUSIVE_SERIES),
             "series_ticker": event.series_id,
             "strike_period": "",
             "sub_title": f"On {event.end.date().isoformat()}",
@@ -195,14 +212,15 @@ class KalshiNative:
         volume = float(act.size.sum())
         last = yes["price"] if len(act.ts) else 0.0  # Kalshi writes "never traded" as a last price of 0
         close = market.trading_end
+        leg = _legs(market)
         kalshi: Record = {
             "ticker": market.id,
             "event_ticker": market.event_id,
             "market_type": "scalar" if market.market_type == MarketType.SCALAR else "binary",
             "title": market.title,
-            "subtitle": "",
-            "yes_sub_title": market.outcomes[0].name,
-            "no_sub_title": market.outcomes[1].name,
+            "subtitle": leg.subtitle,
+            "yes_sub_title": leg.label,
+            "no_sub_title": leg.label,
             "created_time": iso(market.created_at),
             "open_time": iso(market.trading_start),
             "close_time": iso(close),
@@ -213,7 +231,7 @@ class KalshiNative:
             "status": _NATIVE_STATUS[status],
             "result": _result(market, yes["price"]),
             "can_close_early": True,
-            "expiration_value": "",
+            "expiration_value": _expiration_value(market, leg, yes["price"]),
             "response_price_units": "usd_cent",
             "price_level_structure": "linear_cent",
             "price_ranges": [{"end": "1.0000", "start": "0.0000", "step": "0.0100"}],
@@ -229,8 +247,8 @@ class KalshiNative:
             **_priced("no_bid", no.get("bid", no["price"])),
             **_priced("no_ask", no.get("ask", no["price"])),
             **_priced("notional_value", 1.0),
-            "liquidity": _cents(record["liquidity"]),
-            "liquidity_dollars": _dollars(record["liquidity"]),
+            "liquidity": 0,  # deprecated by Kalshi: "will always return 0"
+            "liquidity_dollars": _dollars(0.0),
             **_counted("volume", volume),
             **_counted("volume_24h", float(act.size[act.ts >= as_of_s - 86_400].sum())),
             **_counted("open_interest", round(volume * 0.35)),
@@ -238,7 +256,15 @@ class KalshiNative:
         if market.multivariate:
             kalshi["mve_collection_ticker"] = market.event_id
             kalshi["mve_selected_legs"] = []
-        return kalshi
+        else:
+            kalshi |= {"strike_type": leg.strike_type, "floor_strike": leg.floor, "cap_strike": leg.cap}
+        return kalshi | _settlement(market, yes["price"], self.settled_at(market))
+
+    def settled_at(self, market: Market) -> datetime | None:
+        """When a settled (resolved or voided) market settled; None while it is not settled."""
+        if market.status not in (MarketStatus.RESOLVED, MarketStatus.CANCELLED):
+            return None
+        return market.resolved_at or market.stopped_at or market.trading_end
 
     # -- trades and candlesticks ---------------------------------------------------------------------
 
@@ -259,7 +285,7 @@ class KalshiNative:
         more = offset + taken < count
         return {
             "cursor": encode_cursor(offset + taken) if more else "",
-            "trades": [_trade(market, r) for r in records],
+            "trades": [_trade(market, r, with_taker_side=historical) for r in records],
         }
 
     def _trade_window(self, params: Params, historical: bool) -> tuple[int, int | None]:
@@ -284,10 +310,27 @@ class KalshiNative:
         if self.settled_before_cutoff(market) != historical:
             tier = "the live tier" if historical else "the historical tier (settled before the cutoff)"
             raise _error(404, "not_found", f"market {ticker} is served by {tier}")
-        interval = params.integer("period_interval", None, _bad_number)
-        start, end = (params.integer(n, None, _bad_number) for n in ("start_ts", "end_ts"))
-        if interval not in CANDLE_INTERVALS or start is None or end is None:
-            raise _error(400, "invalid_parameters", "start_ts, end_ts and period_interval (1, 60, 1440) are required")
+        return {"ticker": market.id, "candlesticks": self._candles(market, *_candle_window(params))}
+
+    def batch_candlesticks(self, params: Params) -> Record:
+        """`/markets/candlesticks`: the candles of up to 100 markets (`market_tickers`), 10,000 at most in all,
+        one entry per market the live tier serves (a market it does not know is left out)."""
+        tickers = params.all("market_tickers")
+        if not 1 <= len(tickers) <= BATCH_MAX_TICKERS:
+            raise _error(400, "invalid_parameters",
+                         f"market_tickers: 1 to {BATCH_MAX_TICKERS} tickers, got {len(tickers)}")
+        start, end, interval = _candle_window(params)
+        periods = max((end - start) // (interval * 60) + 1, 0)
+        if periods * len(tickers) > BATCH_MAX_CANDLES:
+            raise _error(400, "invalid_parameters", f"at most {BATCH_MAX_CANDLES} candlesticks per request")
+        served = [self._markets[t] for t in tickers if t in self._markets]
+        return {"markets": [
+            {"market_ticker": m.id, "candlesticks": self._candles(m, start, end, interval)}
+            for m in served if not self.settled_before_cutoff(m)
+        ]}
+
+    def _candles(self, market: Market, start: int, end: int, interval: int) -> list[Record]:
+        """The market's candles whose period ends in [start, end]."""
         width = interval * 60
         act = self.world.activity(market)
         starts, ohlc = period_ohlc(act, 0, start - width, end - width, interval)
@@ -295,17 +338,73 @@ class KalshiNative:
         counts = np.diff(edges)
         traded = np.concatenate([[0.0], np.cumsum(act.size)])
         volume = traded[edges[1:]] - traded[edges[:-1]]
-        candles = [
+        return [
             _candle(int(t) + width, ohlc[k], market.tick, int(counts[k]), float(volume[k]), float(traded[edges[k + 1]]))
             for k, t in enumerate(starts.tolist())
         ]
-        return {"ticker": market.id, "candlesticks": candles}
+
+
+def _candle_window(params: Params) -> tuple[int, int, int]:
+    interval = params.integer("period_interval", None, _bad_number)
+    start, end = (params.integer(n, None, _bad_number) for n in ("start_ts", "end_ts"))
+    if interval not in CANDLE_INTERVALS or start is None or end is None:
+        raise _error(400, "invalid_parameters", "start_ts, end_ts and period_interval (1, 60, 1440) are required")
+    return start, end, interval
 
 
 def _result(market: Market, yes_price: float) -> str:
     if market.status != MarketStatus.RESOLVED:
         return ""
+    if market.market_type == MarketType.SCALAR:
+        return "scalar"
     return "yes" if yes_price >= 0.5 else "no"
+
+
+@dataclass(frozen=True)
+class _Leg:
+    """How Kalshi names and bounds one market among its event's: the Yes side's short title, the subtitle,
+    and the strike."""
+
+    label: str
+    subtitle: str
+    strike_type: str
+    floor: float | None = None
+    cap: float | None = None
+
+
+def _legs(market: Market) -> _Leg:
+    """The market's leg, read from its ticker as the world builds it (`KXBTCD-...-T91000`, `KXHIGHNY-...-B46.5`,
+    `KXFED-...-T3.75`, `KXCPIYOY-...-S2`, `KXNBAGAME-...-LAL`)."""
+    suffix = market.id.rsplit("-", 1)[-1]
+    if market.series_id.startswith(("KXBTCD", "KXFED")):
+        floor = float(suffix[1:])
+        shown = f"${floor:,.0f} or above" if market.series_id.startswith("KXBTCD") else f"Above {floor:.2f}%"
+        return _Leg(shown, shown, "greater", floor=floor)
+    if market.series_id.startswith("KXHIGHNY"):
+        low = float(suffix[1:]) - 0.5
+        shown = f"{low:.0f}° to {low + 1:.0f}°"
+        return _Leg(shown, shown, "between", floor=low, cap=low + 1)
+    if market.series_id.startswith("KXCPIYOY"):
+        low = 2.0 + 0.5 * (int(suffix[1:]) - 1)
+        return _Leg(f"{low:.1f}% to {low + 0.5:.1f}%", "", "between", floor=low, cap=low + 0.5)
+    return _Leg(suffix, "", "custom")  # a team of a game
+
+
+def _settlement(market: Market, yes_price: float, settled_at: datetime | None) -> Record:
+    """Kalshi's settlement fields, sent once a market settled: when, and for a scalar what Yes paid."""
+    if settled_at is None:
+        return {}
+    record: Record = {"settlement_ts": iso(settled_at)}
+    if _result(market, yes_price) == "scalar":
+        record |= _priced("settlement_value", yes_price)
+    return record
+
+
+def _expiration_value(market: Market, leg: _Leg, yes_price: float) -> str:
+    """The value a settled scalar settled on: the bottom of its range, or the top when Yes (long) won."""
+    if _result(market, yes_price) != "scalar" or leg.floor is None or leg.cap is None:
+        return ""
+    return f"{leg.floor + (leg.cap - leg.floor) * yes_price:.2f}"
 
 
 def _market_matches(market: Market, params: Params) -> bool:
@@ -327,15 +426,20 @@ def _market_matches(market: Market, params: Params) -> bool:
     )
 
 
-def _trade(market: Market, record: Record) -> Record:
-    """A unified trade as Kalshi's: the taker bought `taker_side` (outcome 0 is Yes) at that side's price."""
+def _trade(market: Market, record: Record, with_taker_side: bool) -> Record:
+    """A unified trade as Kalshi's: the taker bought its side (outcome 0 is Yes) at that side's price. The
+    deprecated `taker_side` comes only `with_taker_side` (older data, from the historical tier)."""
     taker_yes = record["outcome"] == market.outcomes[0].name
     yes_price = record["price"] if taker_yes else round(1 - record["price"], 4)
+    side = "yes" if taker_yes else "no"
     return {
         "trade_id": record["trade_id"],
         "ticker": market.id,
         "created_time": iso_seconds(record["timestamp"]),
-        "taker_side": "yes" if taker_yes else "no",
+        **({"taker_side": side} if with_taker_side else {}),
+        "taker_outcome_side": side,
+        "taker_book_side": "bid" if taker_yes else "ask",
+        "is_block_trade": record["size"] >= BLOCK_TRADE_SIZE,
         **_counted("count", record["size"]),
         **_priced("yes_price", yes_price),
         **_priced("no_price", round(1 - yes_price, 4)),

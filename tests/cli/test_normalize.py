@@ -155,3 +155,19 @@ def test_the_unified_api_source_reads_the_envelope(shared_app: SandboxApp, tmp_p
     assert rows.schema == TABLES["markets"].polars_schema and rows.height == 7
     assert rows["_source"].unique().to_list() == ["api"]
     assert rows["id"].to_list() == [m["id"] for m in page["markets"]]
+
+
+def test_kalshi_batch_and_event_candlesticks_are_read(tmp_path: Path) -> None:
+    """Issue 22, point 13: `pmw normalize` refused both answers ("expected an object with \"candlesticks\"")."""
+    body, _ = load("kalshi/series_candlesticks_response.json")
+    candles = body["candlesticks"][-2:]
+    answers = {
+        "batch": {"markets": [{"market_ticker": "KXA-1", "candlesticks": candles}]},
+        "event": {"market_tickers": ["KXA-1"], "market_candlesticks": [candles], "adjusted_end_ts": 0},
+    }
+    for name, answer in answers.items():
+        path, out = tmp_path / f"{name}.json", tmp_path / f"{name}.parquet"
+        path.write_bytes(orjson.dumps(answer))
+        args = ("--platform", "kalshi", "--entity", "price_history", path, "-o", out)
+        assert normalize(*args, "--context", "period_interval=1440") == 0, name
+        assert pl.read_parquet(out)["market_id"].to_list() == ["KXA-1", "KXA-1"]

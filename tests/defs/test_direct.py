@@ -36,7 +36,9 @@ AGREED = {
 # The columns only one path fills (non-null somewhere on one side, null everywhere on the other), listed
 # so that a change in either path shows here: the unified API adds fees, price changes, trader counts,
 # descriptions and the like; Kalshi's trades are anonymous; Kalshi's events are listed without their
-# markets (so no market_count). The platforms fill no column that the unified API leaves empty.
+# markets (so no market_count); Kalshi's liquidity is a deprecated placeholder, and it counts volume and open
+# interest in contracts (the *_contracts columns). Kalshi's own API adds what the unified API's resource does not
+# document: series fees, events' exclusivity, the legs' labels, subtitles and strikes, the last trade's price.
 _MARKET_EXTRAS = {"fee_rate", "last_trades", "liquidity_score", "price_24h_changes", "price_7d_changes", "source_url",
                   "subcategory", "trading_fee", "unique_traders", "withdrawal_fee"}
 _KALSHI_ABOUT = {"description", "image_url", "market_count", "slug", "total_volume"}
@@ -51,13 +53,19 @@ ONLY_UNIFIED = {
     "kalshi": {
         "series": _KALSHI_ABOUT | {"event_count"},
         "events": _KALSHI_ABOUT | {"event_end_at", "event_start_at", "resolution_source_url"},
-        "markets": _MARKET_EXTRAS | {"description", "image_url", "market_slug", "resolution_source", "resolved_at",
-                                     "slug", "tags", "volume_7d"},
+        "markets": _MARKET_EXTRAS | {"description", "image_url", "liquidity", "market_slug", "open_interest",
+                                     "resolution_source", "slug", "tags", "volume_24h", "volume_7d", "volume_total"},
         "trades": {"transaction_hash", "user"},
         "price_history": set(),
     },
 }
 ONLY_DIRECT: dict[str, dict[str, set[str]]] = {p: {t: set() for t in TABLES} for p in ONLY_UNIFIED}
+ONLY_DIRECT["kalshi"] |= {
+    "series": {"fee_type", "fee_multiplier"},
+    "events": {"mutually_exclusive"},
+    "markets": {"last_trade_price", "lower_bound", "mutually_exclusive", "open_interest_contracts", "outcome_label",
+                "strike_type", "subtitle", "upper_bound", "volume_24h_contracts", "volume_total_contracts"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +175,38 @@ def test_kalshi_markets_that_never_traded_land_through_the_platform_without_a_pr
     assert unsettled.height and unsettled["current_prices"].list.len().max() == 0
     prices = markets.filter(pl.col("status") == "resolved")["current_prices"].list.first().struct.field("price")
     assert prices.len() and set(prices.to_list()) <= {0.0, 1.0}
+
+
+def test_kalshi_fields_land_with_their_meaning_through_the_platform(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22 end to end, through the sandbox's Kalshi-shaped API: legs of mutually exclusive events keep
+    their labels and grouping, strikes their bounds, settled scalars their settlement, series their fees; the
+    deprecated liquidity is no value; trades without `taker_side` land; candles from the batch endpoint land
+    under each market."""
+    # Four series (the fourth is scalar), one of whose markets settles on the day.
+    world = replace(SMALL_WORLD, seed=1, series_per_platform=4, markets_per_event=2, trades_per_market_day=100,
+                    multivariate_markets=0)
+    with LoopbackServer(SandboxApp(SandboxConfig(world=world))) as served:
+        for name, value in {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": served.url,
+                            "PMW_DATA_DIR": str(pipeline_env)}.items():
+            monkeypatch.setenv(name, value)
+        run = land_directly("kalshi", DAY)
+    assert not run.errors, run.errors
+    tables = lake_tables(pipeline_env, "kalshi", DAY)
+    markets = tables["markets"]
+    legs = markets.filter(pl.col("mutually_exclusive"))
+    assert legs.height and legs["outcome_label"].null_count() == 0
+    assert set(tables["events"].filter(pl.col("mutually_exclusive"))["id"]) >= set(legs["event_id"])
+    bounded = markets.filter(pl.col("strike_type") == "between")
+    assert bounded.height and (bounded["lower_bound"] < bounded["upper_bound"]).all()
+    scalars = markets.filter((pl.col("market_type") == "scalar") & (pl.col("status") == "resolved"))
+    yes_price = pl.col("current_prices").list.first().struct.field("price")
+    assert scalars.height and scalars.select((yes_price == pl.col("settlement_value")).all()).item()
+    assert scalars["resolved_at"].null_count() == 0 and scalars["expiration_value"].null_count() == 0
+    assert markets["liquidity"].null_count() == markets.height  # Kalshi's deprecated placeholder, 0
+    assert tables["series"]["fee_type"].n_unique() > 1
+    trades = tables["trades"]
+    assert trades.height and trades["outcome"].null_count() == 0
+    assert trades["metadata"].str.json_decode().struct.field("is_block_trade").null_count() == 0
+    assert tables["price_history"]["market_id"].n_unique() > 1

@@ -34,6 +34,10 @@ FETCHED = datetime(2026, 11, 22, tzinfo=UTC)
 GAMMA_MARKET_EXTRAS = {"category", "closedTime", "marketType", "umaResolutionStatus"}
 GAMMA_EVENT_EXTRAS = {"category", "series"}
 KALSHI_COUNT_EXTRAS = {"volume_fp", "volume_24h_fp", "open_interest_fp", "count_fp"}
+# Fields of Kalshi's Market and Trade schemas that the recordings do not carry (no strike, nothing settled, trades
+# recorded before the new side fields).
+KALSHI_SCHEMA_EXTRAS = {"floor_strike", "cap_strike", "settlement_ts", "settlement_value", "settlement_value_dollars",
+                        "taker_outcome_side", "taker_book_side", "is_block_trade"}
 KALSHI_MVE_ONLY = {"mve_collection_ticker", "mve_selected_legs", "custom_strike", "strike_type"}
 
 
@@ -92,7 +96,7 @@ def test_kalshi_endpoints_have_the_fixture_fields(app: SandboxApp) -> None:
     markets = ok(app, "/kalshi/markets", limit="1000", mve_filter="exclude")
     assert set(markets) == set(fixture("kalshi/markets_list_response.json"))
     recorded = keys(fixture("kalshi/markets_list_response.json")["markets"])
-    assert keys(markets["markets"]) - recorded <= KALSHI_COUNT_EXTRAS
+    assert keys(markets["markets"]) - recorded <= KALSHI_COUNT_EXTRAS | KALSHI_SCHEMA_EXTRAS
     assert recorded - keys(markets["markets"]) <= KALSHI_MVE_ONLY
     assert markets["markets"][0]["yes_bid_dollars"].count(".") == 1
     events = ok(app, "/kalshi/events", limit="3")
@@ -104,12 +108,52 @@ def test_kalshi_endpoints_have_the_fixture_fields(app: SandboxApp) -> None:
     assert set(series["series"]) == set(fixture("kalshi/series_single_response.json")["series"])
     ticker = markets["markets"][0]["ticker"]
     trades = ok(app, "/kalshi/markets/trades", ticker=ticker, limit="5")
-    assert keys(trades["trades"]) - keys(fixture("kalshi/trades_list_response.json")["trades"]) <= KALSHI_COUNT_EXTRAS
+    recorded_trades = keys(fixture("kalshi/trades_list_response.json")["trades"])
+    assert keys(trades["trades"]) - recorded_trades <= KALSHI_COUNT_EXTRAS | KALSHI_SCHEMA_EXTRAS
     candles = ok(app, f"/kalshi/series/{series['series']['ticker']}/markets/{ticker}/candlesticks", **_all_day(60))
     recorded_candles = fixture("kalshi/series_candlesticks_response.json")
     assert set(candles) == set(recorded_candles)
     assert keys(candles["candlesticks"]) - keys(recorded_candles["candlesticks"]) <= KALSHI_COUNT_EXTRAS
     assert any(c["price"]["close"] is None for c in candles["candlesticks"])
+
+
+def test_kalshi_markets_events_and_trades_carry_what_their_fields_mean(app: SandboxApp) -> None:
+    """Issue 22's shapes, from the world: legs of mutually exclusive events named by `yes_sub_title`, strikes,
+    settled scalars, fees, the deprecated liquidity and `taker_side` (historical tier only)."""
+    markets = _walk(app, "/kalshi/markets", "markets", limit="1000", mve_filter="exclude")
+    markets += _walk(app, "/kalshi/historical/markets", "markets", limit="1000", mve_filter="exclude")
+    events = {e["event_ticker"]: e for e in _walk(app, "/kalshi/events", "events", limit="200")}
+    exclusive = [m for m in markets if events[m["event_ticker"]]["mutually_exclusive"]]
+    assert exclusive and all(m["yes_sub_title"] not in ("Yes", "") for m in exclusive)
+    brackets = [m for m in markets if m.get("strike_type") == "between" and m["market_type"] == "binary"]
+    assert brackets and all(m["floor_strike"] < m["cap_strike"] for m in brackets)
+    scalars = [m for m in markets if m["result"] == "scalar"]
+    assert scalars and all(m["settlement_value_dollars"] and m["expiration_value"] and m["settlement_ts"]
+                           for m in scalars)
+    assert {m["liquidity_dollars"] for m in markets} == {"0.0000"}
+    fees = {(s["fee_type"], s["fee_multiplier"]) for s in ok(app, "/kalshi/series")["series"]}
+    assert len(fees) > 1
+    ticker = next(m["ticker"] for m in markets if ok(app, "/kalshi/historical/trades", ticker=m["ticker"])["trades"])
+    old = ok(app, "/kalshi/historical/trades", ticker=ticker)["trades"]
+    assert all(t["taker_side"] == t["taker_outcome_side"] for t in old)
+    new = ok(app, "/kalshi/markets/trades", ticker=ticker, limit="1000")["trades"]
+    assert new and not any("taker_side" in t for t in new)
+    assert all((t["taker_book_side"] == "bid") == (t["taker_outcome_side"] == "yes") for t in new)
+
+
+def test_kalshi_batch_candlesticks_answer_each_live_market_as_its_own_endpoint_does(app: SandboxApp) -> None:
+    live = [m for m in ok(app, "/kalshi/markets", limit="1000", mve_filter="exclude")["markets"]][:3]
+    old = ok(app, "/kalshi/historical/markets", limit="1")["markets"][0]
+    tickers = ",".join([*(m["ticker"] for m in live), old["ticker"], "KXNOPE-1"])
+    batch = ok(app, "/kalshi/markets/candlesticks", market_tickers=tickers, **_all_day(60))
+    assert [entry["market_ticker"] for entry in batch["markets"]] == [m["ticker"] for m in live]
+    series_of = {e["event_ticker"]: e["series_ticker"] for e in _walk(app, "/kalshi/events", "events", limit="200")}
+    for market, entry in zip(live, batch["markets"], strict=True):
+        path = f"/kalshi/series/{series_of[market['event_ticker']]}/markets/{market['ticker']}/candlesticks"
+        assert entry["candlesticks"] == ok(app, path, **_all_day(60))["candlesticks"]
+    assert get(app, "/kalshi/markets/candlesticks", market_tickers=",".join(["K"] * 101), **_all_day(60))[0] == 400
+    too_many = ",".join(m["ticker"] for m in live)  # three markets' minute candles over three days
+    assert get(app, "/kalshi/markets/candlesticks", market_tickers=too_many, **_all_day(1))[0] == 400
 
 
 def _all_day(interval: int) -> dict[str, str]:

@@ -278,6 +278,9 @@ def _count(name: str) -> str:
 
 
 _PARENT = "the parent event's"
+# Kalshi's documentation the Kalshi rules follow (trade-api v2, docs.kalshi.com; its OpenAPI schema).
+_KALSHI_MARKET_DOC = "Kalshi's Market schema (`GET /markets`)"
+_KALSHI_TRADE_DOC = "Kalshi's Trade schema (`GET /markets/trades`)"
 
 KALSHI: tuple[EntityMapping, ...] = (
     EntityMapping(
@@ -291,6 +294,9 @@ KALSHI: tuple[EntityMapping, ...] = (
             ColumnSource("title", "`title`"),
             ColumnSource("category", "`category`"),
             ColumnSource("tags", "`tags`"),
+            ColumnSource("fee_type", "`fee_type`", "as sent (`quadratic`, `quadratic_with_maker_fees`, `flat`): "
+                         "the formula of the series' trading fees (Kalshi's Series schema)"),
+            ColumnSource("fee_multiplier", "`fee_multiplier`", "the formula's multiplier (Kalshi's Series schema)"),
             SYNCED,
         ),
     ),
@@ -306,6 +312,12 @@ KALSHI: tuple[EntityMapping, ...] = (
             ColumnSource("title", "`title`"),
             ColumnSource("series_id", "`series_ticker`"),
             ColumnSource("market_count", "length of `markets`", "only when the markets come with the event"),
+            ColumnSource(
+                "mutually_exclusive", "`mutually_exclusive`",
+                "at most one of the event's markets resolves yes (Kalshi's Event schema). `event_start_at` stays "
+                "null: Kalshi documents no start time for an event or a market (`strike_date` and markets' "
+                "undocumented `occurrence_datetime` date the outcome, not a start)",
+            ),
             SYNCED,
         ),
     ),
@@ -320,7 +332,22 @@ KALSHI: tuple[EntityMapping, ...] = (
             ColumnSource("event_id", "`event_ticker`"),
             ColumnSource("event_name", f"{_PARENT} `title`", "only for markets that come with their event"),
             ColumnSource("series_id", f"{_PARENT} `series_ticker`", "only for markets that come with their event"),
-            ColumnSource("title", "`title`"),
+            ColumnSource("title", "`title`", "in a mutually exclusive event, the event's question (the leg's "
+                         "candidate is in `outcome_label`)"),
+            ColumnSource(
+                "outcome_label", "`yes_sub_title`",
+                f"the Yes side's short title: the candidate, team or bracket of the leg ({_KALSHI_MARKET_DOC}). "
+                "The outcomes stay Yes and No, the names trades carry",
+            ),
+            ColumnSource("subtitle", "`subtitle`", "deprecated by Kalshi, read while sent; an empty string is null"),
+            ColumnSource("strike_type", "`strike_type`", "as sent: `greater`, `greater_or_equal`, `less`, "
+                         "`less_or_equal`, `between`, `functional`, `custom`, `structured`"),
+            ColumnSource("lower_bound", "`floor_strike`", "the lowest expiration value that settles Yes"),
+            ColumnSource("upper_bound", "`cap_strike`", "the highest expiration value that settles Yes"),
+            ColumnSource(
+                "mutually_exclusive", f"{_PARENT} `mutually_exclusive`",
+                "only for markets that come with their event (nested in `/events`, or beside it in `/events/{ticker}`)",
+            ),
             ColumnSource("category", f"{_PARENT} `category`", "only for markets that come with their event"),
             ColumnSource("status", "`status`, `result`", "see the status table below"),
             ColumnSource("market_type", "`market_type`", "`binary` or `scalar`; never categorical"),
@@ -334,20 +361,41 @@ KALSHI: tuple[EntityMapping, ...] = (
                 f"{_dollars('last_price')}; {_dollars('yes_bid')}, "
                 f"{_dollars('yes_ask')}, {_dollars('no_bid')}, {_dollars('no_ask')}",
                 "dollars; yes price is the last trade's, no price 1 - it (4 decimals); when `result` is "
-                "yes or no, the winner's price is 1 and the loser's 0. A `last_price` of 0 is Kalshi's "
+                "yes or no, the winner's price is 1 and the loser's 0; when it is `scalar`, the yes price is "
+                f"{_dollars('settlement_value')}, what a Yes (long) contract paid (none if Kalshi sent no value). "
+                "A `last_price` of 0 is Kalshi's "
                 "\"never traded\" (no contract trades at 0 or 1 dollar): such an unsettled market has no "
                 f"entries, no price rather than a 0% probability. {_EMPTY_SIDE}",
             ),
             ColumnSource("volume_24h_contracts", _count("volume_24h"), "contracts (each pays $1); Kalshi reports no "
                          "volume in dollars, so `volume_24h` stays null"),
             ColumnSource("volume_total_contracts", _count("volume"), "contracts; `volume_total` stays null"),
-            ColumnSource("liquidity", _dollars("liquidity"), "dollars"),
+            ColumnSource(
+                "liquidity", _dollars("liquidity"),
+                "dollars; 0 is null: Kalshi deprecated the field, which \"will always return 0.0000\" "
+                f"({_KALSHI_MARKET_DOC}), so 0 is a placeholder, not an empty book",
+            ),
             ColumnSource("open_interest_contracts", _count("open_interest"), "contracts; `open_interest` stays null"),
             ColumnSource("created_at", "`created_time`", "Go's zero time `0001-01-01T00:00:00Z` means unknown: null"),
             ColumnSource("trading_start_at", "`open_time`"),
             ColumnSource("trading_end_at", "`close_time`"),
             ColumnSource("resolution_date", "`expected_expiration_time`, else `expiration_time`"),
+            ColumnSource(
+                "resolved_at", "`settlement_ts`",
+                f"when the market settled; only sent for settled markets ({_KALSHI_MARKET_DOC})",
+            ),
             ColumnSource("resolution_criteria", "`rules_primary`", "an empty string is null"),
+            ColumnSource(
+                "last_trade_price", _dollars("last_price"),
+                "the Yes price of the last trade, kept once the market settles; a `last_price` of 0 (never traded) "
+                "is null",
+            ),
+            ColumnSource(
+                "settlement_value", _dollars("settlement_value"),
+                f"what a Yes (long) contract paid, in dollars; only after determination ({_KALSHI_MARKET_DOC})",
+            ),
+            ColumnSource("expiration_value", "`expiration_value`",
+                         "the underlying's value the market settled on, as text; an empty string is null"),
             ColumnSource(
                 "metadata",
                 f"{_dollars('yes_bid')}, {_dollars('yes_ask')}",
@@ -364,25 +412,36 @@ KALSHI: tuple[EntityMapping, ...] = (
         (
             ColumnSource("trade_id", "`trade_id`"),
             ColumnSource("market_id", "`ticker`"),
-            ColumnSource("side", "none", "`buy`: a row is the taker's order, which bought `taker_side`"),
+            ColumnSource("side", "none", "`buy`: a row is the taker's order, which bought the taker's side"),
             ColumnSource(
                 "price",
                 f"{_dollars('yes_price')} or {_dollars('no_price')}",
-                "the price of the side the taker bought (`taker_side`), in dollars",
+                "the price of the side the taker bought, in dollars",
             ),
             ColumnSource("size", _count("count"), "contracts"),
             ColumnSource("timestamp", "`created_time`"),
-            ColumnSource("outcome", "`taker_side`", "`Yes` or `No`, as the market's outcome names"),
+            ColumnSource(
+                "outcome", "`taker_outcome_side`, else `taker_book_side`, else `taker_side`",
+                "`Yes` or `No`, as the market's outcome names: the taker's side is `taker_outcome_side`; "
+                "`taker_book_side` `bid` is Yes and `ask` No; `taker_side` is deprecated "
+                f"({_KALSHI_TRADE_DOC}). A trade without any of the three is a reject",
+            ),
             ColumnSource("taker", "none", "true: Kalshi reports each trade from its taker's side"),
             ColumnSource(
-                "metadata", "`taker_side`, yes and no prices", "JSON text `{taker_side, yes_price, no_price}` (dollars)"
+                "metadata", "the taker's side, yes and no prices, `taker_outcome_side`, `taker_book_side`, "
+                "`is_block_trade`",
+                "JSON text `{taker_side, yes_price, no_price, taker_outcome_side, taker_book_side, is_block_trade}` "
+                "(dollars; `taker_side` the side read as above; fields Kalshi did not send are null)",
             ),
         ),
     ),
     EntityMapping(
         Platform.KALSHI,
         "price_history",
-        "`GET /series/{series}/markets/{ticker}/candlesticks` (`{ticker, candlesticks}`)",
+        "`GET /series/{series}/markets/{ticker}/candlesticks` (`{ticker, candlesticks}`), the batch "
+        "`GET /markets/candlesticks` (`{markets: [{market_ticker, candlesticks}]}`) and "
+        "`GET /series/{series}/events/{ticker}/candlesticks` (`{market_tickers, market_candlesticks, "
+        "adjusted_end_ts}`)",
         "price_history",
         (
             ColumnSource(
@@ -395,7 +454,13 @@ KALSHI: tuple[EntityMapping, ...] = (
                 "`price.{open,high,low,close}_dollars`, else `price.{open,high,low,close}` (cents) / 100",
                 "dollars; null in periods without trades, kept null",
             ),
-            ColumnSource("market_id", "`ticker` of the response, else context `market_id`"),
+            ColumnSource(
+                "market_id",
+                "`ticker` of the response, else context `market_id`; `markets[].market_ticker` (batch); "
+                "`market_tickers[i]` for `market_candlesticks[i]` (event)",
+                "each market's candles under its own ticker; with context `market_tickers` (the request's list), "
+                "candles of a market not asked for are rejects",
+            ),
             ColumnSource("outcome_id", "none", "`yes`: Kalshi candles price the Yes side"),
             ColumnSource("volume", _count("volume"), "contracts"),
             ColumnSource("open_interest", _count("open_interest"), "contracts"),
@@ -412,7 +477,8 @@ NOTES: tuple[str, ...] = (
     'An empty string is stored as null in optional text columns: both platforms write "no value" that way.',
     "Kalshi sends prices twice, as dollar strings (`*_dollars`) and deprecated integer cents, and counts twice, "
     "as fixed-point strings (`*_fp`) and deprecated integers: the strings are read first, the old fields only "
-    "when a string is absent, and a string that is no number rejects its record.",
+    "when a string is absent, and a string that is no number rejects its record. Cents become dollars rounded "
+    "to 6 decimals (Kalshi's finest), so that 35 cents is 0.35, not 0.35000000000000003.",
     "A record whose fields have the wrong JSON type, lack a required value, or hold a value no rule maps is "
     "a reject, with the reason; a body of the wrong shape, or a missing context value, is an error.",
 )

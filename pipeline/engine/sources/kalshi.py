@@ -6,15 +6,17 @@
   rule (`partition.live_on`);
 - events and series: `/events` (cursor-paged) and `/series`, keeping the ids asked for;
 - trades: `/markets/trades` per market with `min_ts`/`max_ts` of the day;
-- price history: hourly candlesticks of each market over the day (`period_interval=60`).
+- price history: hourly candlesticks of each market over the day (`period_interval=60`), from the batch
+  `/markets/candlesticks` (up to 100 markets and 10,000 candles a request, as Kalshi documents it).
 
 `KalshiPages` reads these as raw pages (extraction, callable on its own); `KalshiSource` normalises them
 (`pipeline.engine.normalize.pages`) into the rows the assets land.
 
 Data older than `/historical/cutoff` is served only by the `/historical/...` endpoints: a day before the
-cutoff also reads `/historical/markets` and `/historical/trades`, and a market whose candlesticks the live
-tier does not know (404: settled before the cutoff) is asked at `/historical/markets/{ticker}/candlesticks`.
-Kalshi allows about 20 reads a second.
+cutoff also reads `/historical/markets` and `/historical/trades`. A market settled before the cutoff
+(`resolved_at`, read from Kalshi's `settlement_ts`) has its candlesticks asked at
+`/historical/markets/{ticker}/candlesticks`, and so has one that neither the batch answer nor the live tier's
+`/series/{series}/markets/{ticker}/candlesticks` knows (404). Kalshi allows about 20 reads a second.
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ PLATFORM = "kalshi"
 KALSHI_URL = "https://api.elections.kalshi.com/trade-api/v2"
 RATE_WINDOW_S, PER_WINDOW = 10.0, 200  # about 20 reads a second
 MARKETS_PAGE, EVENTS_PAGE, TRADES_PAGE = 1_000, 200, 1_000  # the largest `limit` of each endpoint
+BATCH_TICKERS, BATCH_CANDLES = 100, 10_000  # `/markets/candlesticks`: tickers and candles a request at most
 HOURLY = 60
+_SETTLED = ("resolved", "cancelled")
+_Tiered = tuple[str, str | None, bool]  # a market's id, its series, whether the historical tier holds it
 DIRECT = Source.DIRECT.value
 
 
@@ -89,22 +94,56 @@ class KalshiPages:
                                conflicting=page.conflicting)
 
     def candlestick_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
-        """Each market's hourly candlesticks over the day (`markets`: rows with `id` and `series_id`)."""
+        """Each market's hourly candlesticks over the day, in id order (`markets`: rows of the markets table):
+        those the live tier serves a batch at a time, and one by one those settled before the cutoff and those
+        a batch answer leaves out (all of a batch refused with 404)."""
         start, end = day_bounds(day)
         query = {"start_ts": start, "end_ts": end, "period_interval": HOURLY}
-        for ticker, series in markets.select("id", "series_id").sort("id").iter_rows():
+        per_request = min(BATCH_TICKERS, BATCH_CANDLES // ((end - start) // (HOURLY * 60) + 1))
+        for chunk in _batches(self._tiered(markets), per_request):
+            live = [ticker for ticker, _, historical in chunk if not historical]
+            body = self._batch_candlesticks(live, query) if live else None
+            served = _served(body) if body is not None else set()
+            if body is not None:
+                yield _raw("price_history", day, body, "markets", asked_for=tuple(t for t, _, _ in chunk),
+                           context={"market_tickers": ",".join(live), "period_interval": str(HOURLY)})
+            for ticker, series, historical in chunk:
+                if ticker not in served:
+                    yield self._market_candlesticks(day, ticker, series, historical, query)
+
+    def _batch_candlesticks(self, tickers: list[str], query: dict[str, int]) -> Any:
+        """The batch answer for the markets, or None when it is refused with 404 (a ticker it does not know)."""
+        try:
+            return self.http.get_json("/markets/candlesticks", {**query, "market_tickers": ",".join(tickers)})
+        except ApiError as error:
+            if error.status != 404:
+                raise
+            return None
+
+    def _tiered(self, markets: pl.DataFrame) -> list[_Tiered]:
+        """Each market's id and series, and whether it settled before the cutoff (the historical tier's), by id."""
+        cutoff = datetime.fromtimestamp(self.cutoff("market_settled_ts"), UTC)
+        historical = pl.col("status").is_in(_SETTLED) & (pl.col("resolved_at") < cutoff)
+        return markets.select("id", "series_id", historical.fill_null(False)).sort("id").rows()
+
+    def _market_candlesticks(self, day: date, ticker: str, series: str | None, historical: bool,
+                             query: dict[str, int]) -> RawPage:
+        """One market's candlesticks: from the historical tier when it settled before the cutoff or when the
+        live tier does not know it (404), else from the live tier."""
+        market = quote(ticker, safe="")
+        body = None
+        if not historical:
             if series is None:
                 raise ApiError(f"market {ticker}: its series is unknown, so its candlesticks cannot be asked for")
-            market = quote(ticker, safe="")
             try:
                 body = self.http.get_json(f"/series/{quote(series, safe='')}/markets/{market}/candlesticks", query)
             except ApiError as error:
                 if error.status != 404:
                     raise
-                # A market settled before the cutoff has moved to the historical tier.
-                body = self.http.get_json(f"/historical/markets/{market}/candlesticks", query)
-            yield _raw("price_history", day, body, "candlesticks", asked_for=(ticker,),
-                       context={"market_id": ticker, "period_interval": str(HOURLY)})
+        if body is None:
+            body = self.http.get_json(f"/historical/markets/{market}/candlesticks", query)
+        return _raw("price_history", day, body, "candlesticks", asked_for=(ticker,),
+                    context={"market_id": ticker, "period_interval": str(HOURLY)})
 
     def cutoff(self, name: str) -> int:
         """Unix seconds of one of `/historical/cutoff`'s moments (`market_settled_ts`, `trades_created_ts`)."""
@@ -159,6 +198,30 @@ def _raw(entity: str, day: date, body: Any, items_key: str, *, asked_for: tuple[
     """A page of Kalshi's answers (`fetched_at`: now, unless it was read earlier)."""
     return RawPage(PLATFORM, entity, PLATFORM, day, fetched_at or datetime.now(UTC), body, items_key, asked_for,
                    context or {}, conflicting or [])
+
+
+def _batches(markets: list[_Tiered], per_request: int) -> Iterator[list[_Tiered]]:
+    """The markets in runs of consecutive ids, each holding `per_request` the live tier serves (the last fewer),
+    with the historical ones among them."""
+    chunk: list[_Tiered] = []
+    live = 0
+    for market in markets:
+        chunk.append(market)
+        live += not market[2]
+        if live == per_request:
+            yield chunk
+            chunk, live = [], 0
+    if chunk:
+        yield chunk
+
+
+def _served(body: Any) -> set[str]:
+    """The markets a batch candlesticks answer has an entry for."""
+    entries = body.get("markets") if isinstance(body, dict) else None
+    if not isinstance(entries, list):
+        raise ApiError(f"GET /markets/candlesticks: no \"markets\" array in the answer {str(body)[:120]!r}")
+    return {entry["market_ticker"] for entry in entries
+            if isinstance(entry, dict) and isinstance(entry.get("market_ticker"), str)}
 
 
 def _check(platform: str) -> None:

@@ -322,7 +322,9 @@ def test_kalshi_trades_are_the_takers_buys() -> None:
         True,
     )
     assert first["timestamp"] == datetime(2026, 1, 12, 15, 0, 20, 897212, tzinfo=UTC)
-    assert orjson.loads(first["metadata"]) == {"taker_side": "no", "yes_price": 0.06, "no_price": 0.94}
+    assert orjson.loads(first["metadata"]) == {"taker_side": "no", "yes_price": 0.06, "no_price": 0.94,
+                                               "taker_outcome_side": None, "taker_book_side": None,
+                                               "is_block_trade": None}  # recorded before Kalshi sent them
 
 
 def test_kalshi_candles_are_labelled_by_period_start_and_keep_null_prices() -> None:
@@ -579,3 +581,168 @@ def test_a_polymarket_dead_book_is_no_quote() -> None:
     kept = one("polymarket", "markets", [market])  # the recorded quotes themselves are kept as sent
     quotes = kept["metadata"]
     assert (quotes["best_bid"], quotes["best_ask"], quotes["spread"]) == (0.5, 0.51, 0.009)
+
+
+# -- what Kalshi's fields mean (issue 22) -------------------------------------------------------------------
+
+
+def _pope_leg(ticker: str, candidate: str) -> dict[str, Any]:
+    """A leg of the recorded mutually exclusive event (KXNEWPOPE-70), shaped as the recorded market: Kalshi
+    titles every leg with the event's question; only `yes_sub_title` names the candidate."""
+    return {**kalshi_market(), "ticker": ticker, "event_ticker": "KXNEWPOPE-70", "title": "Who will the next Pope be?",
+            "subtitle": "", "yes_sub_title": candidate, "no_sub_title": candidate}
+
+
+def _pope_event(**changes: Any) -> dict[str, Any]:
+    body, _ = load("kalshi/events_list_response.json")
+    return {**next(e for e in body["events"] if e["event_ticker"] == "KXNEWPOPE-70"), **changes}
+
+
+def test_a_kalshi_leg_of_a_mutually_exclusive_event_keeps_its_candidate_and_grouping() -> None:
+    """Points 3 and 7: the candidate is only in `yes_sub_title`; the event's `mutually_exclusive` reaches the
+    event row and the markets nested in it."""
+    legs = [_pope_leg("KXNEWPOPE-70-PPAR", "Pietro Parolin"), _pope_leg("KXNEWPOPE-70-LTAG", "Luis Antonio Tagle")]
+    result = run("kalshi", "events", {"events": [_pope_event(markets=legs)]})
+    event = result["events"].rows.row(0, named=True)
+    assert event["mutually_exclusive"] is True
+    markets = result["markets"].rows.sort("id").to_dicts()
+    assert [m["outcome_label"] for m in markets] == ["Luis Antonio Tagle", "Pietro Parolin"]
+    assert {m["title"] for m in markets} == {"Who will the next Pope be?"}
+    assert [m["mutually_exclusive"] for m in markets] == [True, True]
+    # The outcomes stay Yes and No (what trades name); the label is the market's, in outcome_label.
+    assert markets[0]["outcomes"] == [{"id": "yes", "name": "Yes"}, {"id": "no", "name": "No"}]
+
+
+def test_markets_beside_a_kalshi_event_take_its_exclusivity_and_listed_alone_have_none() -> None:
+    """Point 7, `/events/{ticker}` (markets beside the event) and `/markets` (no event)."""
+    body, _ = load("kalshi/event_single_response.json")
+    assert body["event"]["mutually_exclusive"] is False
+    result = run("kalshi", "events", body)
+    assert result["events"].rows["mutually_exclusive"].to_list() == [False]
+    assert result["markets"].rows["mutually_exclusive"].to_list() == [False]
+    exclusive = run("kalshi", "events", {**body, "event": {**body["event"], "mutually_exclusive": True}})
+    assert exclusive["markets"].rows["mutually_exclusive"].to_list() == [True]
+    assert one("kalshi", "markets", {"market": kalshi_market()})["mutually_exclusive"] is None
+
+
+def test_a_kalshi_bracket_keeps_its_subtitle_strikes_and_label() -> None:
+    """Point 3: a temperature bracket as Kalshi writes one (`strike_type` between, `floor_strike`, `cap_strike`)."""
+    bracket = {**kalshi_market(), "subtitle": "44° to 45°", "yes_sub_title": "44° to 45°", "strike_type": "between",
+               "floor_strike": 44, "cap_strike": 45.5}
+    row = one("kalshi", "markets", {"market": bracket})
+    assert (row["subtitle"], row["outcome_label"], row["strike_type"]) == ("44° to 45°", "44° to 45°", "between")
+    assert (row["lower_bound"], row["upper_bound"]) == (44.0, 45.5)
+    recorded = one("kalshi", "markets", {"market": kalshi_market()})  # subtitle "", no strikes: nulls
+    assert (recorded["subtitle"], recorded["outcome_label"], recorded["lower_bound"]) == (None, "Mars", None)
+
+
+def test_a_settled_kalshi_scalar_is_priced_at_its_settlement_value() -> None:
+    """Point 10: result `scalar` pays `settlement_value_dollars` a Yes (long) contract, not the last trade's
+    price; `settlement_ts` is when it settled (Kalshi's only resolution time)."""
+    scalar = {**kalshi_market(), "market_type": "scalar", "status": "finalized", "result": "scalar",
+              "last_price_dollars": "0.5100", "settlement_value_dollars": "0.4700", "settlement_value": 47,
+              "settlement_ts": "2026-01-12T15:00:00Z", "expiration_value": "2.9"}
+    row = one("kalshi", "markets", {"market": scalar})
+    assert (row["status"], row["market_type"]) == ("resolved", "scalar")
+    assert [(p["key"], p["price"]) for p in row["current_prices"]] == [("yes", 0.47), ("no", 0.53)]
+    assert (row["settlement_value"], row["expiration_value"], row["last_trade_price"]) == (0.47, "2.9", 0.51)
+    assert row["resolved_at"] == utc(2026, 1, 12, 15)
+    cents_only = {k: v for k, v in scalar.items() if k != "settlement_value_dollars"}
+    assert one("kalshi", "markets", {"market": cents_only})["settlement_value"] == 0.47
+    unsettled = one("kalshi", "markets", {"market": kalshi_market()})
+    assert (unsettled["settlement_value"], unsettled["resolved_at"], unsettled["expiration_value"]) == (None,) * 3
+
+
+def test_kalshi_series_fees_are_read() -> None:
+    """Point 11: the recorded series' `fee_type` and `fee_multiplier`."""
+    row = rows_of("kalshi/series_single_response.json", "series", "kalshi", "series")[0]
+    assert (row["fee_type"], row["fee_multiplier"]) == ("quadratic", 1.0)
+
+
+def test_a_kalshi_liquidity_placeholder_is_no_value() -> None:
+    """Point 12: Kalshi deprecated `liquidity_dollars`, which now always reads "0.0000" (the recorded MVE markets,
+    deep books included): stored null, not as an empty book. A value recorded before that stays."""
+    market = _recorded_kalshi_market(yes_bid_dollars="0.4000", yes_ask_dollars="0.4200", yes_bid_size_fp="5000.00")
+    assert (market["liquidity_dollars"], market["liquidity"]) == ("0.0000", 0)
+    assert one("kalshi", "markets", {"markets": [market]})["liquidity"] is None
+    cents_only = {k: v for k, v in market.items() if k != "liquidity_dollars"}
+    assert one("kalshi", "markets", {"markets": [cents_only]})["liquidity"] is None
+    assert one("kalshi", "markets", {"market": kalshi_market()})["liquidity"] == 68148.06
+
+
+def test_kalshi_cents_become_exact_dollars() -> None:
+    """Point 12: polars computes `cents / 100` as `cents * 0.01`, which makes 35 cents 0.35000000000000003."""
+    cents_only = {k: v for k, v in kalshi_market().items() if not k.endswith("_dollars")}
+    market = {**cents_only, "last_price": 35, "yes_bid": 29, "yes_ask": 57, "no_bid": 43, "no_ask": 71}
+    row = one("kalshi", "markets", {"market": market})
+    assert row["current_prices"] == [{"key": "yes", "price": 0.35, "bid": 0.29, "ask": 0.57},
+                                     {"key": "no", "price": 0.65, "bid": 0.43, "ask": 0.71}]
+    assert row["last_trade_price"] == 0.35
+    body, _ = load("kalshi/trades_list_response.json")
+    trade = {k: v for k, v in body["trades"][0].items() if not k.endswith("_dollars")}
+    cents_trade = one("kalshi", "trades", {"trades": [{**trade, "yes_price": 35, "no_price": 65}]})
+    assert cents_trade["price"] == 0.65 and orjson.loads(cents_trade["metadata"])["yes_price"] == 0.35
+
+
+def test_the_kalshi_last_trade_price_is_the_yes_price_of_the_last_trade() -> None:
+    """Point 12: `last_price_dollars`; null for a market that never traded; a settled market keeps it."""
+    assert one("kalshi", "markets", {"market": kalshi_market()})["last_trade_price"] == 0.06
+    assert one("kalshi", "markets", {"markets": [_recorded_kalshi_market()]})["last_trade_price"] is None
+    settled = one("kalshi", "markets", {"market": {**kalshi_market(), "status": "finalized", "result": "yes"}})
+    assert settled["last_trade_price"] == 0.06 and settled["current_prices"][0]["price"] == 1.0
+
+
+def _recorded_trade(**changes: Any) -> dict[str, Any]:
+    body, _ = load("kalshi/trades_list_response.json")
+    return {**body["trades"][0], **changes}
+
+
+def test_kalshi_trades_read_the_new_side_fields_and_keep_them() -> None:
+    """Point 12: `taker_outcome_side`, `taker_book_side` (bid is Yes, ask is No) and `is_block_trade`; a trade
+    without the deprecated `taker_side` is read from them, not rejected."""
+    newer = {k: v for k, v in _recorded_trade().items() if k != "taker_side"}
+    by_outcome = one("kalshi", "trades", {"trades": [{**newer, "taker_outcome_side": "no", "taker_book_side": "ask",
+                                                      "is_block_trade": True}]})
+    assert (by_outcome["outcome"], by_outcome["price"]) == ("No", 0.94)
+    assert orjson.loads(by_outcome["metadata"]) == {"taker_side": "no", "yes_price": 0.06, "no_price": 0.94,
+                                                    "taker_outcome_side": "no", "taker_book_side": "ask",
+                                                    "is_block_trade": True}
+    by_book = one("kalshi", "trades", {"trades": [{**newer, "taker_book_side": "bid"}]})
+    assert (by_book["outcome"], by_book["price"]) == ("Yes", 0.06)
+    assert reasons("kalshi", "trades", {"trades": [newer]}) == [
+        "missing required field 'taker_outcome_side' (or 'taker_book_side', 'taker_side')"
+    ]
+    assert reasons("kalshi", "trades", {"trades": [{**newer, "taker_outcome_side": "maybe"}]}) == [
+        "field 'taker_outcome_side': not one of yes, no: 'maybe'"
+    ]
+
+
+def _candles(n: int) -> list[dict[str, Any]]:
+    body, _ = load("kalshi/series_candlesticks_response.json")
+    return body["candlesticks"][-n:]
+
+
+def test_kalshi_batch_candlesticks_land_under_each_market() -> None:
+    """Point 13: `GET /markets/candlesticks` answers `{markets: [{market_ticker, candlesticks}]}`."""
+    body = {"markets": [{"market_ticker": "KXA-1", "candlesticks": _candles(2)},
+                        {"market_ticker": "KXB-1", "candlesticks": _candles(3)}]}
+    rows = run("kalshi", "price_history", body, {"period_interval": "1440"})["price_history"].rows
+    assert rows["market_id"].to_list() == ["KXA-1"] * 2 + ["KXB-1"] * 3
+    assert rows["price"].struct.field("close").to_list()[-1] == 0.06
+    asked = {"period_interval": "1440", "market_tickers": "KXA-1"}
+    result = run("kalshi", "price_history", body, asked)["price_history"]
+    assert result.rows["market_id"].unique().to_list() == ["KXA-1"]
+    assert result.rejects["reason"].to_list() == ["candles of market 'KXB-1', which was not asked for"] * 3
+    empty = run("kalshi", "price_history", {"markets": []}, asked)["price_history"]
+    assert empty.rows.schema == TABLES["price_history"].polars_schema and empty.rows.is_empty()
+
+
+def test_kalshi_event_candlesticks_land_under_each_market() -> None:
+    """Point 13: `GET /series/{s}/events/{e}/candlesticks` answers parallel `market_tickers` and
+    `market_candlesticks`, and `adjusted_end_ts`."""
+    body = {"market_tickers": ["KXA-1", "KXB-1"], "market_candlesticks": [_candles(1), _candles(2)],
+            "adjusted_end_ts": 1768107600}
+    rows = run("kalshi", "price_history", body, {"period_interval": "1440"})["price_history"].rows
+    assert rows["market_id"].to_list() == ["KXA-1", "KXB-1", "KXB-1"]
+    with pytest.raises(ValueError, match=r"as many market_tickers .* as market_candlesticks, not 2 and 1"):
+        run("kalshi", "price_history", {**body, "market_candlesticks": [_candles(1)]}, {"period_interval": "1440"})

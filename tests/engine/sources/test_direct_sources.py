@@ -114,12 +114,72 @@ def test_kalshi_days_before_the_cutoff_read_the_historical_trades_too() -> None:
                for r in seen if "trades" in r.url.path)
 
 
+def kalshi_candles(left_out: set[str], seen: list[httpx.Request], refuse_batches: bool = False) -> KalshiSource:
+    """A Kalshi source whose batch candlesticks answer leaves out the markets `left_out` (or, `refuse_batches`,
+    answers 404), which the live tier's own endpoint does not know either (404)."""
+    cutoff = datetime.fromtimestamp(DAY_START, UTC).isoformat()
+
+    def kalshi(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == "/historical/cutoff":
+            return httpx.Response(200, json={"market_settled_ts": cutoff, "trades_created_ts": cutoff})
+        if path == "/markets/candlesticks" and refuse_batches:
+            return httpx.Response(404, json={"error": {"code": "not_found"}})
+        if path == "/markets/candlesticks":
+            served = [t for t in request.url.params["market_tickers"].split(",") if t not in left_out]
+            return httpx.Response(200, json={"markets": [{"market_ticker": t, "candlesticks": []} for t in served]})
+        if path.startswith("/series/") and path.split("/")[4] in left_out:
+            return httpx.Response(404, json={"error": {"code": "not_found"}})
+        return httpx.Response(200, json={"candlesticks": []})
+
+    return KalshiSource(layer(kalshi, seen))
+
+
+def test_kalshi_candles_of_a_batch_refused_with_404_are_asked_market_by_market() -> None:
+    seen: list[httpx.Request] = []
+    source = kalshi_candles({"K-1"}, seen, refuse_batches=True)
+    pages = list(source.pages.candlestick_pages(DAY, candle_markets(["K-0", "K-1"])))
+    asked = [r.url.path for r in seen if r.url.path != "/historical/cutoff"]
+    assert asked == ["/markets/candlesticks", "/series/S/markets/K-0/candlesticks",
+                     "/series/S/markets/K-1/candlesticks", "/historical/markets/K-1/candlesticks"]
+    assert [page.asked_for for page in pages] == [("K-0",), ("K-1",)]
+
+
+def candle_markets(ids: list[str], settled_before: frozenset[str] = frozenset()) -> pl.DataFrame:
+    """Rows of the markets table as the source reads them; `settled_before` settled before the cutoff."""
+    settled_at = datetime.fromtimestamp(DAY_START - 60, UTC)
+    return pl.DataFrame({"id": ids, "series_id": ["S"] * len(ids),
+                         "status": ["resolved" if i in settled_before else "open" for i in ids],
+                         "resolved_at": [settled_at if i in settled_before else None for i in ids]})
+
+
 def test_identifiers_from_the_api_cannot_change_the_path_asked_for() -> None:
     seen: list[httpx.Request] = []
-    source = KalshiSource(layer(lambda request: httpx.Response(200, json={"ticker": "x", "candlesticks": []}), seen))
-    markets = pl.DataFrame({"id": ["../../portfolio/orders?x=1"], "series_id": ["S/../.."]})
-    list(source.price_history("kalshi", DAY, markets))
-    assert seen[0].url.raw_path.decode().startswith("/series/S%2F..%2F../markets/..%2F..%2Fportfolio%2Forders%3Fx%3D1/")
+    markets = candle_markets(["../../portfolio/orders?x=1"]).with_columns(series_id=pl.lit("S/../.."))
+    list(kalshi_candles(set(), seen).price_history("kalshi", DAY, markets))
+    assert seen[-1].url.params["market_tickers"] == "../../portfolio/orders?x=1"  # a value, not a path
+    list(kalshi_candles({"../../portfolio/orders?x=1"}, seen).price_history("kalshi", DAY, markets))
+    alone = seen[-1].url.raw_path.decode()  # left out of the batch answer: asked alone, its ticker escaped
+    assert alone.startswith("/series/S%2F..%2F../markets/..%2F..%2Fportfolio%2Forders%3Fx%3D1/")
+
+
+def test_kalshi_candles_are_asked_100_markets_a_request_and_alone_only_where_the_batch_cannot_answer() -> None:
+    """Issue 22, point 13: 250 markets, one settled before the cutoff and one the batch answer leaves out, cost
+    3 batch requests, 1 historical-tier request and 2 for the one left out (live tier 404, historical), where
+    one request per market cost 251; every market's candles come in id order, each market once."""
+    ids = [f"K-{n:03d}" for n in range(250)]
+    seen: list[httpx.Request] = []
+    source = kalshi_candles({"K-007"}, seen)
+    pages = list(source.pages.candlestick_pages(DAY, candle_markets(ids, frozenset({"K-100"}))))
+    asked = [r.url.path for r in seen if r.url.path != "/historical/cutoff"]
+    assert asked.count("/markets/candlesticks") == 3 and len(asked) == 6
+    batches = [r.url.params["market_tickers"].split(",") for r in seen if r.url.path == "/markets/candlesticks"]
+    assert [len(b) for b in batches] == [100, 100, 49] and "K-100" not in batches[1]
+    assert {"/historical/markets/K-100/candlesticks", "/series/S/markets/K-007/candlesticks",
+            "/historical/markets/K-007/candlesticks"} <= set(asked)
+    firsts = [page.asked_for[0] for page in pages]
+    assert firsts == sorted(firsts)  # markets complete in id order (MarketsDone)
+    assert sorted(t for page in pages for t in page.asked_for if len(page.asked_for) > 1) == sorted(set(ids))
 
 
 def test_direct_reads_only_the_platforms_it_knows() -> None:
