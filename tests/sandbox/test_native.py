@@ -208,7 +208,10 @@ def test_data_api_offset_cap_and_no_key_needed(app: SandboxApp) -> None:
 #   always `buy` natively on Kalshi (the taker's order); Polymarket trade ids are `{hash}-{asset}-{n}`
 #   natively, `{hash}-{k}` in the unified API; a cancelled Polymarket market has 50-50 `outcomePrices` and a
 #   `closedTime` (so current_prices and resolved_at differ); Kalshi candles price only the Yes side and have
-#   a null price in periods without trades; scalar Kalshi markets are Yes/No natively, Long/Short unified.
+#   a null price in periods without trades; scalar Kalshi markets are Yes/No natively, Long/Short unified;
+#   a Polymarket market closed early ends trading at its `closedTime` natively, at its scheduled end unified;
+#   the unified trades hold the makers' rows of each Polymarket match beside the taker's (the Data API too,
+#   when asked `takerOnly=false`).
 MARKET_COLUMNS = ["id", "platform_id", "event_id", "title", "status", "market_type", "trading_end_at"]
 
 
@@ -249,6 +252,7 @@ def _sorted(frame: pl.DataFrame, columns: list[str]) -> list[tuple[Any, ...]]:
 
 def test_polymarket_native_agrees_with_unified(app: SandboxApp) -> None:
     native = _normalised_native("polymarket", "markets", ok(app, "/polymarket/gamma/markets", limit="500"))
+    native = native.with_columns(trading_end_at=pl.col("resolution_date"))  # the scheduled close, not closedTime
     unified = _normalised_unified("markets", _unified_markets(app, "polymarket"), "polymarket")
     assert _sorted(native, [*MARKET_COLUMNS, "series_id", "event_slug"]) == _sorted(
         unified, [*MARKET_COLUMNS, "series_id", "event_slug"]
