@@ -46,7 +46,7 @@ ONLY_UNIFIED = {
     "polymarket": {
         "series": {"market_count"},
         "events": set(),
-        "markets": _MARKET_EXTRAS | {"open_interest", "resolution_criteria"},
+        "markets": _MARKET_EXTRAS - {"fee_rate"} | {"open_interest", "resolution_criteria"},
         "trades": set(),
         "price_history": {"bid_ask", "open_interest", "volume"},
     },
@@ -60,10 +60,12 @@ ONLY_UNIFIED = {
     },
 }
 ONLY_DIRECT: dict[str, dict[str, set[str]]] = {p: {t: set() for t in TABLES} for p in ONLY_UNIFIED}
-# The columns the unified resource does not document (schema.MARKETS_ADDED, EVENTS_ADDED) that Gamma fills.
+# The columns the unified resource does not document (schema.MARKETS_ADDED, EVENTS_ADDED) that Gamma fills (and
+# lower_bound, upper_bound: this world lists no scalar Polymarket market on these days).
 ONLY_DIRECT["polymarket"] |= {
     "events": {"mutually_exclusive"},
-    "markets": {"mutually_exclusive", "last_trade_price", "settlement_value"},
+    "markets": {"mutually_exclusive", "last_trade_price", "settlement_value", "outcome_label", "neg_risk_market_id",
+                "fee_type"},
 }
 
 
