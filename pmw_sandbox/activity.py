@@ -3,9 +3,11 @@
 Prices are bounded random walks in logit space, rounded to the market's tick, so every outcome's price
 stays inside (0, 1) and the outcomes of a market sum to about 1. Trades arrive as a Poisson process whose
 rate differs per market and are priced at the path's value in their minute, so price history built from the
-path is consistent with the trades by construction. Everything is vectorised with numpy: a market with
-millions of trades simulates in well under a second, and the result depends only on the seed and the
-market, never on the order in which markets are asked for.
+path is consistent with the trades by construction. A Polymarket match is several rows, as the Data API reports
+it: the taker's order, then the resting orders it filled (makers: same moment, token and price, the other side,
+their sizes adding up to the taker's); a Kalshi trade is one row, its taker's. Everything is vectorised with
+numpy: a market with millions of trades simulates in well under a second, and the result depends only on the seed
+and the market, never on the order in which markets are asked for.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class MarketActivity:
     size: np.ndarray
     taker: np.ndarray
     user: np.ndarray
+    match: np.ndarray  # per row, the row of its match's taker (the row itself on Kalshi)
 
     @cached_property
     def taker_newest_first(self) -> np.ndarray:
@@ -76,16 +79,39 @@ def simulate(market: Market, seed: int, history_start: datetime, as_of: datetime
     weights = np.asarray(market.initial_prices) * 0.5 + 0.5 / n_outcomes
     outcome = rng.choice(n_outcomes, size=n_trades, p=weights / weights.sum()).astype(np.int8)
     side = (rng.random(n_trades) < 0.4).astype(np.int8)
-    minute_index = np.clip(ts // 60 - start_minute, 0, n_minutes - 1)
-    price = prices[outcome, minute_index]
     if market.platform == Platform.KALSHI:
         size = np.maximum(1.0, np.round(rng.lognormal(2.0, 1.2, n_trades)))
         taker = np.ones(n_trades, dtype=bool)
     else:
         size = np.maximum(0.01, np.round(rng.lognormal(3.0, 1.3, n_trades), 2))
-        taker = rng.random(n_trades) < 0.7
+        taker = _match_starts(rng.random(n_trades))
+    match = np.flatnonzero(taker)[np.cumsum(taker) - 1]
+    maker = ~taker
+    ts, outcome = ts[match], outcome[match]
+    side[maker] = 1 - side[match][maker]
+    filled = _makers_size(match, size, maker)
+    size = np.where(taker & (filled > 0), filled, size)
+    minute_index = np.clip(ts // 60 - start_minute, 0, n_minutes - 1)
+    price = prices[outcome, minute_index]
     user = rng.integers(0, USERS_PER_PLATFORM, size=n_trades, dtype=np.int32)
-    return MarketActivity(start_minute, prices, ts, outcome, side, price, size, taker, user)
+    return MarketActivity(start_minute, prices, ts, outcome, side, price, size, taker, user, match)
+
+
+def _match_starts(draws: np.ndarray) -> np.ndarray:
+    """Which rows are takers, each starting a match that the following rows (its makers) fill: a row starts
+    one when its draw is low and the previous row's is not, so that no match is without a maker (the first
+    row always starts one, the second and the last never do)."""
+    starts = np.zeros(len(draws), dtype=bool)
+    starts[1:] = (draws[1:] < 0.5) & (draws[:-1] >= 0.5)
+    starts[-1:] = False
+    starts[:2] = [True, False][: len(draws)]
+    return starts
+
+
+def _makers_size(match: np.ndarray, size: np.ndarray, maker: np.ndarray) -> np.ndarray:
+    """Per row, the summed size of the makers of its match (0 where a match has none)."""
+    filled = np.bincount(match[maker], weights=size[maker], minlength=len(size))
+    return np.round(filled[match], 2)
 
 
 def _price_paths(

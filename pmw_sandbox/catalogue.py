@@ -448,7 +448,7 @@ class _CatalogueBuilder:
                 stopped_at=stopped_at,
                 resolved_at=resolved_at,
                 tick=0.01 if self.platform == Platform.KALSHI else 0.001,
-                fee_rate=0.07 if self.platform == Platform.KALSHI else 0.0,
+                fee_rate=_fee_rate(self.platform, series.category),
                 initial_prices=initial,
                 volatility=float(rng.uniform(0.004, 0.02)),
                 trade_rate_per_hour=float(cfg.trades_per_market_day / 24.0 * rng.lognormal(-0.5, 1.0)),
@@ -561,3 +561,11 @@ def _with_ids(m: Market, market_id: str) -> Market:
 
 def build_catalogue(config: WorldConfig, platform: Platform) -> Catalogue:
     return _CatalogueBuilder(config, platform).build()
+
+
+# Polymarket charges takers a fee on some categories only (docs.polymarket.com/trading/fees); Kalshi on all.
+_POLYMARKET_FEES = {"Sports": 0.03, "Crypto": 0.072}
+
+
+def _fee_rate(platform: Platform, category: str) -> float:
+    return 0.07 if platform == Platform.KALSHI else _POLYMARKET_FEES.get(category, 0.0)

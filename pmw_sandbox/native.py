@@ -32,6 +32,7 @@ class NativeApi:
         self._routes: dict[str, Callable[[Params], Any]] = {
             "/polymarket/gamma/markets": self.polymarket.markets,
             "/polymarket/gamma/events": self.polymarket.events,
+            "/polymarket/gamma/events/pagination": self.polymarket.events_page,
             "/polymarket/gamma/series": self.polymarket.series,
             "/polymarket/clob/prices-history": self.polymarket.prices_history,
             "/polymarket/data/trades": self.polymarket.trades,

@@ -6,10 +6,19 @@ Every value is derived from the world's unified records (`World.market_record`, 
 Flags follow the normaliser's status rules (pipeline.engine.normalize.mappings.POLYMARKET_STATUS_RULES):
 open -> active, not closed, accepting orders; paused -> active, not closed, not accepting orders;
 resolved -> closed, `umaResolutionStatus` resolved, winner's price 1; cancelled -> closed, resolved 50-50.
+
+Each of the shapes that Polymarket's real answers take comes out of the world deterministically: legacy
+resolved binary markets (one in four, by id) with placeholder prices `["0", "0"]` and no UMA status; resolved
+scalar markets with their fractional payout and bounds; the legs of multi-market events with their
+`groupItemTitle` and, in negative-risk events, `negRiskMarketID`; fee schedules on markets with fees; early
+closes (`closedTime` before `endDate`); zero volumes left out, as Gamma leaves them; the Data API's makers'
+rows beside each match's taker's (`takerOnly=false`); anonymous traders (empty name, pseudonym and image:
+one wallet in sixteen); and `/events/pagination`, a page wrapped as `{data, pagination}`.
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from functools import cached_property
 from typing import TypeVar
@@ -29,6 +38,8 @@ DATA_API_MAX_OFFSET = 3_000  # the Data API stops paging past this offset
 DATA_API_DEFAULT_LIMIT, DATA_API_MAX_LIMIT = 100, 10_000
 _CLOSED = (MarketStatus.RESOLVED, MarketStatus.CANCELLED)
 _IMAGES = "https://images.sandbox.invalid"
+_LEGACY_EVERY = 4  # one resolved binary market in four (by id) is a legacy one, with placeholder prices
+_SCALAR_BOUNDS = ("0", "100")
 _T = TypeVar("_T")
 
 
@@ -71,8 +82,17 @@ class PolymarketNative:
         return [self.market(m) for m in _gamma_page(markets, params)]
 
     def events(self, params: Params) -> list[Record]:
-        events = [e for e in self.world.events(Platform.POLYMARKET) if self._event_matches(e, params)]
-        return [self.event(e, nested=True) for e in _gamma_page(events, params)]
+        return [self.event(e, nested=True) for e in _gamma_page(self._events(params), params)]
+
+    def events_page(self, params: Params) -> Record:
+        """`/events/pagination`: the page wrapped with whether more follow and how many match."""
+        events = self._events(params)
+        page = [self.event(e, nested=True) for e in _gamma_page(events, params)]
+        more = (params.integer("offset", 0, _bad_number) or 0) + len(page) < len(events)
+        return {"data": page, "pagination": {"hasMore": more, "totalResults": len(events)}}
+
+    def _events(self, params: Params) -> list[Event]:
+        return [e for e in self.world.events(Platform.POLYMARKET) if self._event_matches(e, params)]
 
     def series(self, params: Params) -> list[Record]:
         ids, slugs = set(params.all("id")), set(params.all("slug"))
@@ -137,8 +157,8 @@ class PolymarketNative:
             "volume": str(record["volume_total"]),
             "volumeNum": record["volume_total"],
             "volumeClob": record["volume_total"],
-            "volume24hr": record["volume_24h"],
-            "volume1wk": record["volume_7d"],
+            **_unless_zero("volume24hr", record["volume_24h"]),
+            **_unless_zero("volume1wk", record["volume_7d"]),
             "liquidity": str(record["liquidity"]),
             "liquidityNum": record["liquidity"],
             "liquidityClob": record["liquidity"],
@@ -156,17 +176,35 @@ class PolymarketNative:
             "spread": meta["spread"],
             "lastTradePrice": record["current_prices"][market.outcomes[0].id]["price"],
         }
-        if closed:
+        if closed and not _legacy(market):
             gamma["umaResolutionStatus"] = "resolved"
+        if closed:
             gamma["closedTime"] = _closed_time(market.resolved_at or market.stopped_at or market.trading_end)
+        gamma.update(self._grouping(market), **_fees(market))
+        if market.market_type == MarketType.SCALAR:
+            gamma["lowerBound"], gamma["upperBound"] = _SCALAR_BOUNDS
         gamma["events"] = [parent or self.event(self.world.find_event(market.event_id, Platform.POLYMARKET))]
         return gamma
 
-    @staticmethod
-    def _outcome_prices(market: Market, record: Record) -> list[str]:
-        """The final prices say how a closed market ended: the winner 1, or 50-50 when it was cancelled."""
+    def _grouping(self, market: Market) -> Record:
+        """A leg of a multi-market event is labelled (`groupItemTitle`: its own title, "" when alone); a leg of a
+        negative-risk event names the group."""
+        siblings = self.world.event_markets(self.world.find_event(market.event_id, Platform.POLYMARKET))
+        grouping: Record = {"groupItemTitle": market.title if len(siblings) > 1 else ""}
+        if market.market_type == MarketType.CATEGORICAL:
+            grouping["negRiskMarketID"] = "0x" + hashlib.sha256(market.event_id.encode()).hexdigest()
+        return grouping
+
+    def _outcome_prices(self, market: Market, record: Record) -> list[str]:
+        """The final prices say how a closed market ended: the winner 1, or 50-50 when it was cancelled, a
+        scalar's fraction (its last price), or nothing on a legacy market (placeholders)."""
         if market.status == MarketStatus.CANCELLED:
             return [repr(1 / len(market.outcomes))] * len(market.outcomes)
+        if _legacy(market):
+            return ["0"] * len(market.outcomes)
+        if market.status == MarketStatus.RESOLVED and market.market_type == MarketType.SCALAR:
+            long = round(float(self.world.activity(market).last_prices()[0]), 4)
+            return [repr(long), repr(round(1 - long, 4))]
         return [repr(record["current_prices"][o.id]["price"]) for o in market.outcomes]
 
     def event(self, event: Event | None, nested: bool = False) -> Record:
@@ -261,10 +299,29 @@ class PolymarketNative:
         return [_data_api_trade(market, event_slug, r) for r in records]
 
 
+def _legacy(market: Market) -> bool:
+    return (market.status == MarketStatus.RESOLVED and market.market_type == MarketType.BINARY
+            and int(market.id) % _LEGACY_EVERY == 0)
+
+
+def _fees(market: Market) -> Record:
+    if not market.fee_rate:
+        return {}
+    schedule = {"exponent": 1, "rate": market.fee_rate, "rebateRate": 0.25, "takerOnly": True}
+    return {"feesEnabled": True, "feeSchedule": schedule, "feeType": "sandbox_fees"}
+
+
+def _unless_zero(name: str, value: float) -> Record:
+    """Gamma leaves a zero volume out."""
+    return {name: value} if value else {}
+
+
 def _data_api_trade(market: Market, event_slug: str, record: Record) -> Record:
     user, meta = record["user"], record["metadata"]
+    if user["name"].endswith("0"):  # an anonymous trader: a wallet without a profile
+        user = {"name": "", "pseudonym": "", "profile_image": ""}
     return {
-        "proxyWallet": user["name"],
+        "proxyWallet": record["user"]["name"],
         "side": record["side"].upper(),
         "asset": meta["asset"],
         "conditionId": meta["condition_id"],

@@ -123,7 +123,7 @@ class World:
         if key not in self._stats:
             act = self.activity(market)
             as_of_s = int(self.as_of.timestamp())
-            notional = act.size * act.price
+            notional = np.where(act.taker, act.size * act.price, 0.0)  # a match counts once: its taker's row
             last_trades: Record = {}
             for j, outcome in enumerate(market.outcomes):
                 idx = np.flatnonzero(act.outcome == j)
@@ -139,7 +139,7 @@ class World:
                 "volume_7d": _money(notional[act.ts >= as_of_s - 7 * 86_400].sum()),
                 "volume_total": _money(notional.sum()),
                 "unique_traders": len(np.unique(act.user)),
-                "open_interest": _money(act.size.sum() * 0.35),
+                "open_interest": _money(act.size[act.taker].sum() * 0.35),
                 "last_trades": last_trades or None,
                 "last_prices": act.last_prices().copy(),
                 "day_ago": act.price_at(as_of_s - 86_400).copy(),
@@ -316,13 +316,14 @@ class World:
             np.round(act.size[chosen], 2).tolist(),
             act.taker[chosen].tolist(),
             act.user[chosen].tolist(),
+            act.match[chosen].tolist(),
             strict=True,
         )
-        for i, ts, outcome_index, side, price, size, taker, user in columns:
-            digest = hashlib.blake2b(f"{prefix}{i}".encode(), digest_size=32).hexdigest()
+        for i, ts, outcome_index, side, price, size, taker, user, match in columns:
+            digest = hashlib.blake2b(f"{prefix}{match}".encode(), digest_size=32).hexdigest()  # the match's
             outcome = outcomes[outcome_index]
             if is_polymarket:
-                trade_id = f"0x{digest}-{int(digest[:2], 16) % 8}"
+                trade_id = f"0x{digest}-{i - match}"  # the transaction, and the row's place in its match
                 metadata: Record = {
                     "asset": outcome.id,
                     "outcome_index": outcome_index,

@@ -5,6 +5,9 @@
 -- outcome wins), `size` the number of contracts, and `notional` = price * size, the money that changed
 -- hands, in the platform's currency (USDC on Polymarket, USD on Kalshi). "Volume" in the marts is the
 -- sum of `notional`.
+-- A Polymarket match is one trade, counted once: its taker's row. The makers' rows of the same match
+-- (`taker` = false, which the unified API returns unless asked taker_only) are that trade seen from the
+-- resting orders, and are left out; rows that do not say (`taker` null) are kept.
 SELECT
     platform,
     market_id,
@@ -23,4 +26,5 @@ SELECT
     _source AS source,
     _fetched_at AS fetched_at
 FROM raw.trades
+WHERE taker IS NOT FALSE
 QUALIFY row_number() OVER (PARTITION BY platform, market_id, trade_id ORDER BY _fetched_at DESC, date DESC) = 1

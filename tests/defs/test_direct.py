@@ -12,7 +12,9 @@ from typing import Any
 import polars as pl
 import pytest
 
+from pipeline.cli.main import main
 from pipeline.engine.schema import TABLES
+from pipeline.engine.warehouse.views import connect_read_only
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.server import SandboxServer
 from tests.support.loopback import LoopbackServer
@@ -44,10 +46,10 @@ _MARKET_EXTRAS = {"fee_rate", "last_trades", "liquidity_score", "price_24h_chang
 _KALSHI_ABOUT = {"description", "image_url", "market_count", "slug", "total_volume"}
 ONLY_UNIFIED = {
     "polymarket": {
-        "series": {"category", "market_count"},
+        "series": {"market_count"},
         "events": set(),
-        "markets": _MARKET_EXTRAS | {"open_interest", "resolution_criteria"},
-        "trades": {"taker"},
+        "markets": _MARKET_EXTRAS - {"fee_rate"} | {"open_interest", "resolution_criteria"},
+        "trades": set(),
         "price_history": {"bid_ask", "open_interest", "volume"},
     },
     "kalshi": {
@@ -65,6 +67,13 @@ ONLY_DIRECT["kalshi"] |= {
     "events": {"mutually_exclusive"},
     "markets": {"last_trade_price", "lower_bound", "mutually_exclusive", "open_interest_contracts", "outcome_label",
                 "strike_type", "subtitle", "upper_bound", "volume_24h_contracts", "volume_total_contracts"},
+}
+# The columns the unified resource does not document (schema.MARKETS_ADDED, EVENTS_ADDED) that Gamma fills (and
+# lower_bound, upper_bound: this world lists no scalar Polymarket market on these days).
+ONLY_DIRECT["polymarket"] |= {
+    "events": {"mutually_exclusive"},
+    "markets": {"mutually_exclusive", "last_trade_price", "settlement_value", "outcome_label", "neg_risk_market_id",
+                "fee_type"},
 }
 
 
@@ -102,7 +111,10 @@ def _comparable(platform: str, table: str, api: pl.DataFrame, direct: pl.DataFra
     Kalshi's own API names the outcomes of scalar markets Yes and No (the unified API: Long and Short). Its
     candles price the first outcome only, and have no price in hours without trades, where the unified API
     carries the last price forward: those hours are compared on their keys alone. A Polymarket CLOB point
-    is a close only.
+    is a close only. The unified API returns each Polymarket match as its taker's row and its makers' rows
+    (`taker` false); the direct path asks the Data API for the takers' rows only. The unified API gives a
+    market's scheduled close as `trading_end_at`; the direct path gives Gamma's `closedTime` when the market
+    closed earlier, and keeps the scheduled close as `resolution_date`.
     """
     if table == "price_history":
         api, direct = (f.with_columns(close=pl.col("price").struct.field("close")) for f in (api, direct))
@@ -114,6 +126,10 @@ def _comparable(platform: str, table: str, api: pl.DataFrame, direct: pl.DataFra
             )
     if table == "trades" and platform == "kalshi":
         api = api.with_columns(pl.col("outcome").replace({"Long": "Yes", "Short": "No"}))
+    if table == "trades" and platform == "polymarket":  # the Data API is asked for the takers' rows only
+        api = api.filter(pl.col("taker"))
+    if table == "markets" and platform == "polymarket":  # an early close ends trading at Gamma's closedTime
+        direct = direct.with_columns(trading_end_at=pl.col("resolution_date"))
     return api, direct
 
 
@@ -210,3 +226,40 @@ def test_kalshi_fields_land_with_their_meaning_through_the_platform(
     assert trades.height and trades["outcome"].null_count() == 0
     assert trades["metadata"].str.json_decode().struct.field("is_block_trade").null_count() == 0
     assert tables["price_history"]["market_id"].n_unique() > 1
+
+
+def test_a_polymarket_match_counts_once_in_the_daily_volume(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Data API reports a match as its taker's row and its makers' rows (same transaction, price and moment,
+    the makers' sizes adding up to the taker's) unless asked `takerOnly=true`, which the direct source does: a day
+    through PMW_SOURCE=direct counts each match once in marts.market_daily."""
+    app = SandboxApp(SandboxConfig(world=replace(SMALL_WORLD, trades_per_market_day=100.0)))
+    with LoopbackServer(app) as served:
+        for name, value in {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": served.url}.items():
+            monkeypatch.setenv(name, value)
+        assert materialise("polymarket", DAY).success
+    assert main(["sql"]) == 0
+    markets = lake_tables(pipeline_env, "polymarket", DAY)["markets"].select("id", "platform_id")
+    every_row = pl.concat(
+        pl.DataFrame(_data_api_trades(app, condition, taker_only="false")).with_columns(market_id=pl.lit(market_id))
+        for market_id, condition in markets.iter_rows()
+    ).filter(pl.from_epoch("timestamp").dt.date() == DAY)
+    matches = every_row.group_by("market_id").agg(
+        rows=pl.len(), matches=pl.col("transactionHash").n_unique(), all_rows=(pl.col("price") * pl.col("size")).sum()
+    )
+    with connect_read_only(pipeline_env / "warehouse.duckdb") as connection:
+        daily = connection.sql(f"SELECT market_id, trades, volume FROM marts.market_daily "
+                               f"WHERE platform = 'polymarket' AND day = '{DAY}'").pl()
+    compared = matches.join(daily, on="market_id", how="full", coalesce=True)
+    assert compared.height == daily.height > 0 and (compared["rows"] > compared["matches"]).all()
+    assert (compared["trades"] == compared["matches"]).all()  # a match is one trade
+    assert ((compared["volume"] - compared["all_rows"] / 2).abs() < 1e-6 * compared["volume"]).all()
+    print(f"\npolymarket {DAY}: {compared['rows'].sum()} Data API rows (takerOnly=false) are "
+          f"{compared['matches'].sum()} matches; market_daily.volume {compared['volume'].sum():.2f} "
+          f"(summing every row: {compared['all_rows'].sum():.2f})")
+
+
+def _data_api_trades(app: SandboxApp, condition: str, taker_only: str) -> list[dict[str, Any]]:
+    query = [("market", condition), ("takerOnly", taker_only), ("limit", "10000")]
+    return app.handle("GET", "/polymarket/data/trades", query, {}).json()

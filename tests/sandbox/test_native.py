@@ -4,6 +4,7 @@ with the unified path once both are normalised."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -31,7 +32,7 @@ DAY = WORLD.end_day
 FETCHED = datetime(2026, 11, 22, tzinfo=UTC)
 # Fields the sandbox sends that the recorded fixtures happen not to carry (documented in spec/platforms.md
 # or read by the normalisers): Gamma's status and type fields, Kalshi's fixed-point counts.
-GAMMA_MARKET_EXTRAS = {"category", "closedTime", "marketType", "umaResolutionStatus"}
+GAMMA_MARKET_EXTRAS = {"category", "closedTime", "marketType", "umaResolutionStatus", "lowerBound", "upperBound"}
 GAMMA_EVENT_EXTRAS = {"category", "series"}
 KALSHI_COUNT_EXTRAS = {"volume_fp", "volume_24h_fp", "open_interest_fp", "count_fp"}
 # Fields of Kalshi's Market and Trade schemas that the recordings do not carry (no strike, nothing settled, trades
@@ -72,7 +73,8 @@ def keys(records: list[dict[str, Any]]) -> set[str]:
 
 def test_gamma_markets_events_series_have_the_fixture_fields(app: SandboxApp) -> None:
     markets = ok(app, "/polymarket/gamma/markets", limit="50")
-    recorded = [fixture(f"polymarket/{n}.json") for n in ("gamma_market", "gamma_market_closed_binary_accepting_true")]
+    names = ("gamma_market", "gamma_market_closed_binary_accepting_true", "gamma_market_sports_market_money_line")
+    recorded = [fixture(f"polymarket/{n}.json") for n in names] + fixture("polymarket/gamma_event.json")[0]["markets"]
     assert keys(markets) - keys(recorded) <= GAMMA_MARKET_EXTRAS
     assert all(isinstance(m[k], str) for m in markets for k in ("outcomes", "outcomePrices", "clobTokenIds", "volume"))
     events = ok(app, "/polymarket/gamma/events", limit="5")
@@ -90,6 +92,50 @@ def test_clob_history_and_data_api_trades_have_the_fixture_fields(app: SandboxAp
     snake = fixture("polymarket/data_api_trades_captured_response.json")["data"]
     camel = {"".join(w.capitalize() if i else w for i, w in enumerate(k.split("_"))) for k in keys(snake)}
     assert keys(trades) <= camel | keys(fixture("polymarket/data_api_trades_response.json"))
+
+
+def test_the_data_api_reports_a_match_as_its_takers_row_and_its_makers_rows(app: SandboxApp) -> None:
+    """As Polymarket's Data API: `takerOnly` (true by default) gives the takers' rows; false adds each match's
+    makers' rows (same transaction, moment, token and price, the other side, their sizes adding up)."""
+    market = ok(app, "/polymarket/gamma/markets", limit="1", closed="false")[0]
+    every = pl.DataFrame(ok(app, "/polymarket/data/trades", market=market["conditionId"], limit="10000",
+                            takerOnly="false"))
+    takers = pl.DataFrame(ok(app, "/polymarket/data/trades", market=market["conditionId"], limit="10000"))
+    assert takers.equals(pl.DataFrame(ok(app, "/polymarket/data/trades", market=market["conditionId"],
+                                         limit="10000", takerOnly="true")))
+    matches = every.join(takers.select("transactionHash", taker_side="side", taker_size="size"),
+                         on="transactionHash").group_by("transactionHash").agg(
+        rows=pl.len(), sides=pl.col("side").n_unique(), prices=pl.col("price").n_unique(),
+        moments=pl.col("timestamp").n_unique(), assets=pl.col("asset").n_unique(),
+        makers_size=pl.col("size").filter(pl.col("side") != pl.col("taker_side")).sum(),
+        taker_size=pl.col("taker_size").first(),
+    )
+    assert matches.height == takers.height == every["transactionHash"].n_unique() < every.height
+    assert (matches["rows"] >= 2).all() and (matches["sides"] == 2).all()
+    assert (matches.select("prices", "moments", "assets").to_numpy() == 1).all()
+    assert ((matches["makers_size"] - matches["taker_size"]).abs() < 1e-6).all()
+
+
+def test_gamma_and_the_data_api_serve_each_shape_of_real_answers() -> None:
+    """Legacy placeholder prices, scalar payouts and bounds, labelled and grouped legs, fees, early closes,
+    omitted zero volumes, anonymous traders and wrapped pages, as the normaliser reads them."""
+    app = SandboxApp(SandboxConfig(world=replace(WORLD, markets_per_event=3)))  # with resolved scalar markets
+    body = ok(app, "/polymarket/gamma/markets", limit="500")
+    markets = _normalised_native("polymarket", "markets", body)
+    closed = markets.filter(pl.col("status").is_in(["resolved", "cancelled"]))
+    assert closed.filter(pl.col("current_prices").list.len() == 0).height  # ["0", "0"]: no price
+    scalars = closed.filter((pl.col("market_type") == "scalar") & (pl.col("status") == "resolved"))
+    assert scalars.height and scalars["lower_bound"].to_list() == [0.0] * scalars.height
+    assert scalars["settlement_value"].is_between(0, 1, closed="none").all()  # a fraction, not a winner
+    assert markets["outcome_label"].drop_nulls().len() and markets["neg_risk_market_id"].drop_nulls().len()
+    assert markets["fee_rate"].drop_nulls().len() and set(markets["fee_type"].drop_nulls()) == {"sandbox_fees"}
+    assert (closed["trading_end_at"] < closed["resolution_date"]).any()  # closed early
+    assert any("volume24hr" not in m for m in body) and markets["volume_24h"].null_count() == 0
+    trades = ok(app, "/polymarket/data/trades", market=body[0]["conditionId"], limit="10000", takerOnly="false")
+    assert _normalised_native("polymarket", "trades", trades)["user"].null_count() > 0  # anonymous
+    page = ok(app, "/polymarket/gamma/events/pagination", limit="2", offset="1")
+    assert len(page["data"]) == 2 and page["pagination"]["hasMore"]
+    assert _normalised_native("polymarket", "events", page)["id"].to_list() == [e["id"] for e in page["data"]]
 
 
 def test_kalshi_endpoints_have_the_fixture_fields(app: SandboxApp) -> None:
@@ -252,7 +298,10 @@ def test_data_api_offset_cap_and_no_key_needed(app: SandboxApp) -> None:
 #   always `buy` natively on Kalshi (the taker's order); Polymarket trade ids are `{hash}-{asset}-{n}`
 #   natively, `{hash}-{k}` in the unified API; a cancelled Polymarket market has 50-50 `outcomePrices` and a
 #   `closedTime` (so current_prices and resolved_at differ); Kalshi candles price only the Yes side and have
-#   a null price in periods without trades; scalar Kalshi markets are Yes/No natively, Long/Short unified.
+#   a null price in periods without trades; scalar Kalshi markets are Yes/No natively, Long/Short unified;
+#   a Polymarket market closed early ends trading at its `closedTime` natively, at its scheduled end unified;
+#   the unified trades hold the makers' rows of each Polymarket match beside the taker's (the Data API too,
+#   when asked `takerOnly=false`).
 MARKET_COLUMNS = ["id", "platform_id", "event_id", "title", "status", "market_type", "trading_end_at"]
 
 
@@ -293,6 +342,7 @@ def _sorted(frame: pl.DataFrame, columns: list[str]) -> list[tuple[Any, ...]]:
 
 def test_polymarket_native_agrees_with_unified(app: SandboxApp) -> None:
     native = _normalised_native("polymarket", "markets", ok(app, "/polymarket/gamma/markets", limit="500"))
+    native = native.with_columns(trading_end_at=pl.col("resolution_date"))  # the scheduled close, not closedTime
     unified = _normalised_unified("markets", _unified_markets(app, "polymarket"), "polymarket")
     assert _sorted(native, [*MARKET_COLUMNS, "series_id", "event_slug"]) == _sorted(
         unified, [*MARKET_COLUMNS, "series_id", "event_slug"]

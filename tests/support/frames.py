@@ -40,7 +40,7 @@ def trades_frame(platform: str, day: date, n: int, *, seed: int = 0, price: floa
         "price": [price if price is not None else rng.random() for _ in range(n)],
         "size": [float(rng.randrange(1, 100)) for _ in range(n)],
         "timestamp": [start + timedelta(seconds=rng.randrange(86_400)) for _ in range(n)],
-        "taker": [rng.random() < 0.5 for _ in range(n)],
+        "taker": [True] * n,  # takers' rows: the marts count a match by its taker's row
         "user": [{"name": f"u{i % 3}", "pseudonym": None, "profile_image": None} for i in range(n)],
         "metadata": ['{"k": 1}'] * n,
     }

@@ -61,21 +61,30 @@ SYNCED = ColumnSource("last_synced_at", "none", "the fetch time (`fetched_at`): 
 
 POLYMARKET_FLAGS: dict[str, str] = {
     "closed": "`closed`",
-    "resolved": "`umaResolutionStatus` is `resolved`, or the final `outcomePrices` give one outcome 1 and the others 0",
+    "settled": "`umaResolutionStatus` is `resolved`, or the final `outcomePrices` record a payout: prices in [0, 1] "
+    "summing to 1 with one outcome at 1 (a winner), all equal (a 50-50), or any such split for a scalar market (its "
+    "fractional payout)",
     "split": "the `outcomePrices` are all equal and sum to 1 (a 50-50 payout)",
+    "scalar": "`marketType` is `scalar`",
     "acceptingOrders": "`acceptingOrders` (absent counts as true)",
     "active": "`active`",
 }
 
-# Read in order; the first rule whose flags all match gives the status.
+# Read in order; the first rule whose flags all match gives the status. A closed market never trades again
+# (Gamma's `closed`), so none is `paused`, which says trading may resume.
 POLYMARKET_STATUS_RULES: tuple[StatusRule, ...] = (
     StatusRule(
-        (("closed", True), ("resolved", True), ("split", True)),
+        (("closed", True), ("settled", True), ("split", True)),
         CANCELLED,
         "Polymarket's rules resolve a cancelled, tied or void event 50-50",
     ),
-    StatusRule((("closed", True), ("resolved", True)), RESOLVED, "an outcome won"),
-    StatusRule((("closed", True),), PAUSED, "trading ended and the resolution is pending (proposed or disputed)"),
+    StatusRule((("closed", True), ("settled", True)), RESOLVED, "an outcome won, or a scalar paid its fraction"),
+    StatusRule(
+        (("closed", True),),
+        RESOLVED,
+        "closed without a payout on record, no winner known: legacy (2020-2022) markets whose `outcomePrices` Gamma "
+        "reset to 0 and 0, or a resolution still pending at UMA; trading is over either way",
+    ),
     StatusRule((("acceptingOrders", False),), PAUSED, "listed, but the book takes no orders"),
     StatusRule((("active", True),), OPEN, "trading"),
     StatusRule((), PAUSED, "neither active nor closed: not yet live, or halted"),
@@ -90,6 +99,20 @@ POLYMARKET_MARKET_TYPES: tuple[tuple[str, MarketType], ...] = (
 # Both platforms write an empty side of a book as a price no order rests at (Kalshi quotes 1 to 99 cents,
 # Polymarket's CLOB one tick above 0 to one tick below 1).
 _EMPTY_SIDE = "A bid or ask of 0 or 1 is an empty side of the book, no quote: null."
+
+# Polymarket's top-level categories (the sections of its site), in the order of preference when an event carries
+# several of them as tags. Gamma no longer fills `category` on modern markets: the event's tags carry it.
+POLYMARKET_CATEGORIES: tuple[str, ...] = (
+    "Sports", "Crypto", "Politics", "Geopolitics", "Elections", "Economy", "Finance", "Business", "Tech", "Science",
+    "Climate", "Weather", "Culture", "Mentions", "World",
+)
+_CATEGORY_RULE = (
+    "the first of " + ", ".join(f"`{c}`" for c in POLYMARKET_CATEGORIES) + " found among the tag labels (any case)"
+)
+# docs.polymarket.com, "How are prices calculated?": the price shown is the midpoint of the book, unless the
+# spread is over $0.10, in which case it is the last traded price.
+POLYMARKET_WIDE_SPREAD = 0.10
+_DOCS = "docs.polymarket.com"
 
 _GAMMA_EVENT = "`events[0]`: the parent event (nested by `/markets`; for markets nested in `/events`, the event itself)"
 
@@ -106,6 +129,7 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("slug", "`slug`"),
             ColumnSource("description", "`description`"),
             ColumnSource("image_url", "`image`", "an empty string is null"),
+            ColumnSource("category", "`tags[].label`", _CATEGORY_RULE),
             ColumnSource("tags", "`tags[].label`"),
             ColumnSource("event_count", "length of `events`", "only when the series nests its events"),
             ColumnSource("total_volume", "`volume`", "USDC"),
@@ -127,11 +151,17 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("image_url", "`image`"),
             ColumnSource("resolution_source_url", "`resolutionSource`", "an empty string is null"),
             ColumnSource(
-                "event_start_at", "`startDate`", "when the event opened (`startTime` may fall after `endDate`)"
+                "event_start_at",
+                "`startTime`, else `startDate`",
+                "when the real-world event starts (a game, an election day; `startTime` may fall after `endDate`); "
+                "without it, `startDate`, when the event was listed",
             ),
             ColumnSource("event_end_at", "`endDate`"),
             ColumnSource("market_count", "length of `markets`", "only when the event nests its markets"),
             ColumnSource("total_volume", "`volume`", "USDC"),
+            ColumnSource(
+                "mutually_exclusive", "`negRisk`", "a negative-risk event: at most one of its markets resolves Yes"
+            ),
             SYNCED,
         ),
     ),
@@ -151,11 +181,17 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("market_slug", "`slug`"),
             ColumnSource("title", "`question`"),
             ColumnSource("description", "`description`", "Polymarket's description is the resolution rules"),
-            ColumnSource("category", "`category`, else `events[0].category`"),
+            ColumnSource(
+                "category",
+                "`category`, else `events[0].category`, else `events[0].tags[].label`, else `sportsMarketType`",
+                f"Gamma stopped filling `category`; from the event's tags, {_CATEGORY_RULE}; else `Sports` for a "
+                "market with a `sportsMarketType` (a game's moneyline, spread, total); else null (the series' "
+                "category, from its tags, fills `dim_markets`)",
+            ),
             ColumnSource("tags", "`events[0].tags[].label`"),
             ColumnSource(
                 "status",
-                "`closed`, `umaResolutionStatus`, `outcomePrices`, `acceptingOrders`, `active`",
+                "`closed`, `umaResolutionStatus`, `outcomePrices`, `marketType`, `acceptingOrders`, `active`",
                 "see the status rules below",
             ),
             ColumnSource("market_type", "`marketType`, the number of outcomes", "see the market-type rules below"),
@@ -168,24 +204,50 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ),
             ColumnSource(
                 "current_prices",
-                "`outcomePrices`, `bestBid`, `bestAsk`",
-                "keyed by token id; price `outcomePrices[i]` (a decimal string); bid and ask are the "
-                f"first outcome's book only; an empty map when Gamma sends no prices. {_EMPTY_SIDE}",
+                "`outcomePrices`, `bestBid`, `bestAsk`, `lastTradePrice`, `closed`",
+                "keyed by token id; the price Polymarket displays: `outcomePrices[i]` (a decimal string: the "
+                "book's midpoint), except that an open market whose first outcome's book is wider than "
+                f"{POLYMARKET_WIDE_SPREAD:.2f} (or has an empty side) shows its last trade, `lastTradePrice`, "
+                f"and a two-outcome market's other outcome 1 minus it ({_DOCS}, How are prices calculated); a "
+                "closed market keeps its final `outcomePrices` (the payout). Prices all 0 (`[\"0\", \"0\"]`, "
+                "left by Gamma on legacy closed markets) are placeholders: an empty map, no 0% probability, as "
+                "when Gamma sends no prices. Bid and ask are the first outcome's book only. "
+                f"{_EMPTY_SIDE}",
             ),
-            ColumnSource("volume_24h", "`volume24hr`", "USDC"),
-            ColumnSource("volume_7d", "`volume1wk`", "USDC"),
-            ColumnSource("volume_total", "`volumeNum`, else `volume` (a decimal string)", "USDC"),
-            ColumnSource("liquidity", "`liquidityNum`, else `liquidity` (a decimal string)", "USDC"),
+            ColumnSource(
+                "volume_24h",
+                "`volume24hr`",
+                "USDC; Gamma leaves a zero out, so an absent value is 0 on a market that reports its "
+                "volume (`volume` or `volumeNum`), else null",
+            ),
+            ColumnSource("volume_7d", "`volume1wk`", "USDC; absent is 0 as for volume_24h"),
+            ColumnSource(
+                "volume_total",
+                "`volume` (a decimal string), else `volumeNum`",
+                "USDC; the string is exact where its float twin may be rounded",
+            ),
+            ColumnSource("liquidity", "`liquidity` (a decimal string), else `liquidityNum`", "USDC"),
+            ColumnSource(
+                "fee_rate",
+                "`feeSchedule.rate`",
+                "the rate of Polymarket's taker fee: a fee on shares x rate, scaled by the price's distance from "
+                "the extremes (p(1-p), shaped by `feeSchedule.exponent`, so it peaks at p = 0.5); makers pay none "
+                f"when `feeSchedule.takerOnly` ({_DOCS}/trading/fees); null for a market without fees",
+            ),
             ColumnSource("image_url", "`image`"),
             ColumnSource("resolution_source", "`resolutionSource`", "an empty string is null"),
             ColumnSource("created_at", "`createdAt`"),
             ColumnSource("trading_start_at", "`startDate`"),
-            ColumnSource("trading_end_at", "`endDate`"),
+            ColumnSource(
+                "trading_end_at",
+                "`endDate`, `closedTime`",
+                "`closedTime` when the market closed before its `endDate` (an early close), else `endDate`",
+            ),
             ColumnSource("resolution_date", "`endDate`", "the scheduled end, when resolution is expected"),
             ColumnSource(
                 "resolved_at",
                 "`closedTime`",
-                "only when closed and resolved (written "
+                "only when closed (written "
                 "`2026-05-09 02:07:01+00`); Gamma sends no resolution time, the close is the nearest",
             ),
             ColumnSource(
@@ -194,6 +256,32 @@ POLYMARKET: tuple[EntityMapping, ...] = (
                 "into condition_id, market_type, competitive, best_bid, "
                 "best_ask, spread, clob_token_ids; amm_type, format_type and score stay null. A dead book's "
                 "`bestBid` 0 and `bestAsk` 1 are null, and so is `spread` unless both sides are quoted",
+            ),
+            ColumnSource(
+                "outcome_label",
+                "`groupItemTitle`",
+                "the market's label among its event's markets (a candidate, a bracket); an empty string is null",
+            ),
+            ColumnSource("lower_bound", "`lowerBound` (a decimal string)", "a scalar market's low end"),
+            ColumnSource("upper_bound", "`upperBound` (a decimal string)", "a scalar market's high end"),
+            ColumnSource(
+                "last_trade_price",
+                "`lastTradePrice`",
+                "the first outcome's; 0 (never traded) is null",
+            ),
+            ColumnSource("mutually_exclusive", "`negRisk`", "a leg of a negative-risk event"),
+            ColumnSource("neg_risk_market_id", "`negRiskMarketID`", "the negative-risk group shared by the legs"),
+            ColumnSource("fee_type", "`feeType`", "e.g. `sports_fees_v2`, `crypto_fees`"),
+            ColumnSource(
+                "event_start_at",
+                "`eventStartTime`, else `gameStartTime`",
+                "the real-world start (a game's); `gameStartTime` is written `2026-05-08 20:00:00+00`",
+            ),
+            ColumnSource(
+                "settlement_value",
+                "`outcomePrices[0]`",
+                "once closed with a payout on record (see `settled` below): what a share of the first outcome "
+                "paid (1 or 0, a scalar's fraction, 0.5 when cancelled)",
             ),
             SYNCED,
         ),
@@ -221,7 +309,18 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("timestamp", "`timestamp`", "Unix seconds"),
             ColumnSource("outcome", "`outcome`", "the traded token's outcome name"),
             ColumnSource("transaction_hash", "`transactionHash`"),
-            ColumnSource("user", "`name`, `pseudonym`, `profileImage`", "null when all three are absent"),
+            ColumnSource(
+                "taker",
+                "context `taker_only`",
+                "true when the trades were asked with `takerOnly=true` (the direct source does): the Data API then "
+                "returns only the taker's row of each match, so a match is one row; with `takerOnly=false` it "
+                "adds the makers' rows of the same match, which the response does not tell apart (null)",
+            ),
+            ColumnSource(
+                "user",
+                "`name`, `pseudonym`, `profileImage`",
+                "null when all three are absent or empty (an anonymous trader)",
+            ),
             ColumnSource(
                 "metadata",
                 "`asset`, `conditionId`, `outcomeIndex`, `proxyWallet`",

@@ -1,19 +1,25 @@
 """Polymarket's own responses -> the warehouse tables, with `_source` = `direct`.
 
-Endpoints read: Gamma `/markets`, `/events`, `/series` (a bare array, or one object for `/markets/{id}` and
-the like), CLOB `/prices-history` (`{"history": [{"t", "p"}]}` for one token) and Data API `/trades` (a
-camelCase bare array, or the newer snake_case `{data, pagination}` envelope).
+Endpoints read: Gamma `/markets`, `/events`, `/series` (a bare array, one object for `/markets/{id}` and the
+like, or a page wrapping its array: `{data, pagination}`, `{events | markets | series, next_cursor}`), CLOB
+`/prices-history` (`{"history": [{"t", "p"}]}` for one token) and Data API `/trades` (a camelCase bare array, or
+the newer snake_case `{data, pagination}` envelope).
 
 Which native field feeds which column, the status rules and the market-type rules are the tables of
 `pipeline.engine.normalize.mappings` (rendered in docs/schema.md); the status rules are read from there. Columns
 those tables do not name stay null, because Gamma, the CLOB and the Data API do not send them:
-- series: category, market_count.
+- series: market_count, fee_type, fee_multiplier.
 - events: nothing (but Gamma may leave a field empty).
-- markets: subcategory, liquidity_score, open_interest, unique_traders, the fees, source_url,
-  resolution_criteria (the description holds the rules), price changes, last_trades; metadata's amm_type,
-  format_type and score.
-- trades: taker (the Data API does not say which side took).
+- markets: subcategory, liquidity_score, open_interest, unique_traders, trading_fee, withdrawal_fee, source_url,
+  resolution_criteria (the description holds the rules), price changes, last_trades, subtitle, strike_type,
+  the *_contracts columns (Polymarket counts USDC), expiration_value; metadata's amm_type, format_type and score.
+- trades: taker when the trades were not asked taker-only (the Data API does not say which row took).
 - price_history: open, high, low, volume, open_interest, bid_ask (a CLOB point is a price, not a candle).
+
+What the fields mean, not only their types (issue 22): a closed market is never paused; `[\"0\", \"0\"]` prices
+are placeholders; the price is the one Polymarket displays (the last trade when the book is wider than 10
+cents); an early close ends trading at `closedTime`; the category comes from the event's tags when Gamma leaves
+`category` empty; the exact decimal strings `volume` and `liquidity` beat their float twins.
 
 Grouping: every Gamma market is a market of its own, also inside a negative-risk event (`negRisk`): its
 tokens are its outcomes, and `event_id` groups it with its siblings. No categorical market is built out of
@@ -53,11 +59,17 @@ from pipeline.engine.normalize.frames import (
     read,
     shape_error,
     shown,
+    struct,
     text,
     unix_number,
     with_nested_count,
 )
-from pipeline.engine.normalize.mappings import POLYMARKET_STATUS_RULES, StatusRule
+from pipeline.engine.normalize.mappings import (
+    POLYMARKET_CATEGORIES,
+    POLYMARKET_STATUS_RULES,
+    POLYMARKET_WIDE_SPREAD,
+    StatusRule,
+)
 from pipeline.engine.schema import TABLES, Field, MarketType, Platform
 
 PLATFORM = Platform.POLYMARKET.value
@@ -98,7 +110,18 @@ MARKET_FIELDS = (
     iso_text("createdAt"),
     iso_text("startDate"),
     iso_text("endDate"),
-    text("closedTime"),  # "2026-05-09 02:07:01+00": a space for the T, read by _closed_time
+    text("closedTime"),  # "2026-05-09 02:07:01+00": a space for the T, read by _spaced_time
+    text("groupItemTitle"),
+    text("lowerBound"),
+    text("upperBound"),
+    number("lastTradePrice"),
+    flag("negRisk"),
+    text("negRiskMarketID"),
+    struct("feeSchedule", number("rate")),
+    text("feeType"),
+    iso_text("eventStartTime"),
+    text("gameStartTime"),  # "2026-05-08 20:00:00+00", like closedTime
+    text("sportsMarketType"),
     _PARENT_EVENT,
 )
 EVENT_FIELDS = (
@@ -109,8 +132,10 @@ EVENT_FIELDS = (
     text("image"),
     text("resolutionSource"),
     iso_text("startDate"),
+    iso_text("startTime"),
     iso_text("endDate"),
     number("volume"),
+    flag("negRisk"),
     _SERIES_REFERENCE,
 )
 SERIES_FIELDS = (
@@ -156,12 +181,20 @@ SNAKE_TRADE_FIELDS = (
 
 
 def _gamma_records(body: Any, entity: str) -> list[Any]:
-    """A Gamma list is a bare array; a single resource (`/markets/{id}`, `/events/slug/{slug}`) one object."""
+    """A Gamma list is a bare array; a single resource (`/markets/{id}`, `/events/slug/{slug}`) one object, with
+    its `id`; a paged listing wraps its array with the paging state: `/events/pagination` as `{data, pagination}`,
+    the keyset listings as `{events | markets | series, next_cursor}`. Any other object is no Gamma answer."""
     if isinstance(body, list):
         return body
     if isinstance(body, dict):
-        return [body]
-    raise shape_error(f"polymarket {entity}", "a Gamma array or object", body)
+        if "id" in body:
+            return [body]
+        wrapped = next((body[key] for key in (entity, "data") if isinstance(body.get(key), list)), None)
+        if wrapped is not None:
+            return wrapped
+    raise shape_error(
+        f"polymarket {entity}", f'a Gamma array, one object with its id, or a {{"{entity}" | "data": [...]}} page', body
+    )
 
 
 def _trade_records(body: Any) -> tuple[list[Any], tuple[Field, ...]]:
@@ -211,8 +244,12 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
     event = pl.col("events").list.first().struct
     volume, volume_problem = decimal(pl.col("volume"), "volume")
     liquidity, liquidity_problem = decimal(pl.col("liquidity"), "liquidity")
-    closed_time = _closed_time()
+    lower, lower_problem = decimal(pl.col("lower_bound"), "lowerBound")
+    upper, upper_problem = decimal(pl.col("upper_bound"), "upperBound")
+    closed_time, game_start = _spaced_time(pl.col("closed_time")), _spaced_time(pl.col("game_start_time"))
+    end = parse_iso(pl.col("end_date"))
     flags = _status_flags()
+    reports_volume = pl.col("volume").is_not_null() | pl.col("volume_num").is_not_null()
     columns = {
         "id": pl.col("id"),
         "platform_id": pl.col("condition_id"),
@@ -224,23 +261,29 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         "market_slug": pl.col("slug"),
         "title": pl.col("question"),
         "description": pl.col("description"),
-        "category": pl.coalesce(pl.col("category"), event.field("category")),
+        "category": pl.coalesce(
+            _given(pl.col("category")),
+            _given(event.field("category")),
+            _category(event.field("tags").list.eval(pl.element().struct.field("label"))),
+            pl.when(_given(pl.col("sports_market_type")).is_not_null()).then(pl.lit("Sports")),
+        ),
         "tags": event.field("tags").list.eval(pl.element().struct.field("label")),
         "status": _status(POLYMARKET_STATUS_RULES, flags),
         "market_type": _market_type(),
         "outcomes": pl.col("_outcomes"),
         "current_prices": pl.col("_current_prices"),
-        "volume_24h": pl.col("volume24hr"),
-        "volume_7d": pl.col("volume1wk"),
-        "volume_total": pl.coalesce(pl.col("volume_num"), volume),
-        "liquidity": pl.coalesce(pl.col("liquidity_num"), liquidity),
+        "volume_24h": pl.coalesce(pl.col("volume24hr"), pl.when(reports_volume).then(0.0)),
+        "volume_7d": pl.coalesce(pl.col("volume1wk"), pl.when(reports_volume).then(0.0)),
+        "volume_total": pl.coalesce(volume, pl.col("volume_num")),
+        "liquidity": pl.coalesce(liquidity, pl.col("liquidity_num")),
+        "fee_rate": pl.col("fee_schedule").struct.field("rate"),
         "resolution_source": pl.col("resolution_source"),
         "image_url": pl.col("image"),
         "created_at": parse_iso(pl.col("created_at")),
         "trading_start_at": parse_iso(pl.col("start_date")),
-        "trading_end_at": parse_iso(pl.col("end_date")),
-        "resolution_date": parse_iso(pl.col("end_date")),
-        "resolved_at": pl.when(flags["closed"] & flags["resolved"]).then(closed_time),
+        "trading_end_at": pl.when(flags["closed"] & (closed_time < end)).then(closed_time).otherwise(end),
+        "resolution_date": end,
+        "resolved_at": pl.when(flags["closed"]).then(closed_time),
         "metadata": pl.struct(
             condition_id=pl.col("condition_id"),
             amm_type=pl.lit(None, pl.String),
@@ -253,25 +296,52 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
             spread=pl.col("spread"),
             clob_token_ids=pl.col("_token_ids"),
         ),
+        "outcome_label": pl.col("group_item_title"),
+        "lower_bound": lower,
+        "upper_bound": upper,
+        "last_trade_price": pl.col("_last_trade"),
+        "mutually_exclusive": pl.col("neg_risk"),
+        "neg_risk_market_id": pl.col("neg_risk_market_id"),
+        "fee_type": pl.col("fee_type"),
+        "event_start_at": pl.coalesce(parse_iso(pl.col("event_start_time")), game_start),
+        "settlement_value": pl.when(flags["closed"] & flags["settled"] & _is_payout()).then(
+            pl.col("_prices").list.first()
+        ),
     }
     problems = [
         pl.col("_outcomes_problem"),
         _outcome_count_problem(),
-        pl.when(pl.col("volume_num").is_null()).then(volume_problem),
-        pl.when(pl.col("liquidity_num").is_null()).then(liquidity_problem),
-        pl.when(pl.col("closed_time").is_not_null() & closed_time.is_null()).then(
-            pl.concat_str([pl.lit("field 'closedTime': not a time with a UTC offset: "), quoted(pl.col("closed_time"))])
-        ),
+        volume_problem,
+        liquidity_problem,
+        lower_problem,
+        upper_problem,
+        _time_problem("closedTime", pl.col("closed_time"), closed_time),
+        _time_problem("gameStartTime", pl.col("game_start_time"), game_start),
     ]
     return finish(TABLES["markets"], native, columns, problems, lineage)
 
 
+def _given(value: pl.Expr) -> pl.Expr:
+    """A text value, null when empty (Gamma's "no value")."""
+    return pl.when(value != "").then(value)
+
+
+def _category(labels: pl.Expr) -> pl.Expr:
+    """The first of Polymarket's top-level categories (mappings.POLYMARKET_CATEGORIES) among tag labels."""
+    lowered = labels.list.eval(pl.element().str.to_lowercase())
+    found: pl.Expr = pl.lit(None, pl.String)
+    for category in reversed(POLYMARKET_CATEGORIES):
+        found = pl.when(lowered.list.contains(category.lower())).then(pl.lit(category)).otherwise(found)
+    return found
+
+
 def _with_book(native: Native) -> Native:
-    """The best bid and ask as quotes (a dead book's `bestBid` 0 and `bestAsk` 1 are no orders: null), and the
-    spread only when both sides are quoted."""
+    """The best bid and ask as quotes (a dead book's `bestBid` 0 and `bestAsk` 1 are no orders: null), the spread
+    only when both sides are quoted, and the last trade's price (0, never traded, is none)."""
     bid, ask = book_quote(pl.col("best_bid")), book_quote(pl.col("best_ask"))
     quoted = native.frame.select(bid.alias("best_bid"), ask.alias("best_ask"),
-                                 pl.when(bid.is_not_null() & ask.is_not_null()).then(pl.col("spread")).alias("spread"))
+                                 pl.when(bid.is_not_null() & ask.is_not_null()).then(pl.col("spread")).alias("spread"),
+                                 book_quote(pl.col("last_trade_price")).alias("_last_trade"))
     return native.with_columns(*quoted)
 
 
@@ -287,8 +357,7 @@ def _with_outcomes(native: Native) -> Native:
             native.values("outcomes"),
             native.values("outcomePrices"),
             native.values("clobTokenIds"),
-            native.frame["best_bid"].to_list(),
-            native.frame["best_ask"].to_list(),
+            native.frame.select(pl.struct("best_bid", "best_ask", "_last_trade", "closed")).to_series().to_list(),
         )
     )
     return native.with_columns(
@@ -301,14 +370,11 @@ def _with_outcomes(native: Native) -> Native:
 
 
 def _read_outcomes(
-    names_text: str | None,
-    prices_text: str | None,
-    tokens_text: str | None,
-    best_bid: float | None,
-    best_ask: float | None,
+    names_text: str | None, prices_text: str | None, tokens_text: str | None, book: dict[str, Any]
 ) -> _Outcomes:
     """Outcome i is named `outcomes[i]`, has the id `clobTokenIds[i]` (its CLOB token; its name when the market
-    has no tokens) and the price `outcomePrices[i]`. `bestBid` and `bestAsk` are the first outcome's book."""
+    has no tokens) and the price `outcomePrices[i]`, as Polymarket displays it (_shown). `book` holds the first
+    outcome's best bid and ask, its last trade's price and whether the market is closed."""
     names, problem = _string_array(names_text, "outcomes")
     tokens, token_problem = _string_array(tokens_text, "clobTokenIds")
     texts, price_problem = _string_array(prices_text, "outcomePrices")
@@ -323,10 +389,25 @@ def _read_outcomes(
     if prices is not None and None in prices:
         return _Outcomes(problem=f"field 'outcomePrices': not an array of decimal numbers: {shown(prices_text)}")
     outcomes = [{"id": i, "name": n} for i, n in zip(ids, names, strict=True)]
-    entries = [{"key": i, "price": p, "bid": None, "ask": None} for i, p in zip(ids, prices or (), strict=False)]
+    shown_prices = _shown(prices, book)
+    entries = [{"key": i, "price": p, "bid": None, "ask": None} for i, p in zip(ids, shown_prices, strict=False)]
     if entries:
-        entries[0].update(bid=best_bid, ask=best_ask)
+        entries[0].update(bid=book["best_bid"], ask=book["best_ask"])
     return _Outcomes(outcomes, entries, tokens, prices)
+
+
+def _shown(prices: list[float] | None, book: dict[str, Any]) -> list[float]:
+    """The prices Polymarket displays. Gamma's `outcomePrices` are the book's midpoints; the site shows the last
+    trade instead when the first outcome's spread is over 10 cents (an empty side counts as wide), on a market
+    still trading. Prices all 0 are Gamma's placeholders on legacy closed markets: none."""
+    if not prices or not any(prices):
+        return []
+    bid, ask, last = book["best_bid"], book["best_ask"], book["_last_trade"]
+    narrow = bid is not None and ask is not None and ask - bid <= POLYMARKET_WIDE_SPREAD + 1e-9
+    if book["closed"] or last is None or narrow:
+        return prices
+    others = [round(1 - last, 9)] if len(prices) == 2 else prices[1:]
+    return [last, *others]
 
 
 def _string_array(value: str | None, wire: str) -> tuple[list[str] | None, str | None]:
@@ -378,16 +459,25 @@ def _market_type() -> pl.Expr:
 def _status_flags() -> dict[str, pl.Expr]:
     """The flags the status rules test (pipeline.engine.normalize.mappings.POLYMARKET_FLAGS), never null."""
     prices = pl.col("_prices")
-    sums_to_one = (prices.list.sum() - 1).abs() < 1e-9
-    winner = prices.list.eval((pl.element() == 0) | (pl.element() == 1)).list.all() & sums_to_one
-    resolved = (pl.col("uma_resolution_status") == "resolved") | winner
+    winner = prices.list.eval(pl.element() == 1).list.any()
+    scalar = pl.col("market_type") == "scalar"
+    split = (prices.list.n_unique() == 1) & (prices.list.len() > 1) & _is_payout()
+    payout = _is_payout() & (winner | scalar | split)
     return {
         "closed": pl.col("closed"),
-        "resolved": resolved.fill_null(False),
-        "split": ((prices.list.n_unique() == 1) & (prices.list.len() > 1) & sums_to_one).fill_null(False),
+        "settled": ((pl.col("uma_resolution_status") == "resolved") | payout).fill_null(False),
+        "split": split.fill_null(False),
+        "scalar": scalar.fill_null(False),
         "acceptingOrders": pl.col("accepting_orders").fill_null(True),
         "active": pl.col("active"),
     }
+
+
+def _is_payout() -> pl.Expr:
+    """The final `outcomePrices` can be a payout: each in [0, 1], summing to 1."""
+    prices = pl.col("_prices")
+    in_unit = prices.list.eval((pl.element() >= 0) & (pl.element() <= 1)).list.all()
+    return in_unit & ((prices.list.sum() - 1).abs() < 1e-6)
 
 
 def _status(rules: tuple[StatusRule, ...], flags: dict[str, pl.Expr]) -> pl.Expr:
@@ -401,9 +491,15 @@ def _status(rules: tuple[StatusRule, ...], flags: dict[str, pl.Expr]) -> pl.Expr
     return chain.otherwise(pl.lit(last.status.value))
 
 
-def _closed_time() -> pl.Expr:
-    """Gamma's `closedTime` is written `2026-05-09 02:07:01+00`: a space where ISO-8601 has a T."""
-    return parse_iso(pl.col("closed_time").str.replace(" ", "T", literal=True))
+def _spaced_time(value: pl.Expr) -> pl.Expr:
+    """Gamma writes `closedTime` and `gameStartTime` as `2026-05-09 02:07:01+00`: a space where ISO-8601 has a T."""
+    return parse_iso(value.str.replace(" ", "T", literal=True))
+
+
+def _time_problem(wire: str, value: pl.Expr, parsed: pl.Expr) -> pl.Expr:
+    return pl.when(value.is_not_null() & parsed.is_null()).then(
+        pl.concat_str([pl.lit(f"field '{wire}': not a time with a UTC offset: "), quoted(value)])
+    )
 
 
 # -- events and series -------------------------------------------------------------------------------------
@@ -429,10 +525,11 @@ def normalise_events(
         "description": pl.col("description"),
         "image_url": pl.col("image"),
         "resolution_source_url": pl.col("resolution_source"),
-        "event_start_at": parse_iso(pl.col("start_date")),
+        "event_start_at": pl.coalesce(parse_iso(pl.col("start_time")), parse_iso(pl.col("start_date"))),
         "event_end_at": parse_iso(pl.col("end_date")),
         "market_count": pl.col(NESTED_COUNT),
         "total_volume": pl.col("volume"),
+        "mutually_exclusive": pl.col("neg_risk"),
     }
     events = finish(TABLES["events"], native, columns, [pl.col(NESTED_PROBLEM)], lineage)
     return {"events": events, "markets": _markets(_nested_markets(records), lineage)}
@@ -460,6 +557,7 @@ def normalise_series(
         "slug": pl.col("slug"),
         "description": pl.col("description"),
         "image_url": pl.col("image"),
+        "category": _category(pl.col("tags").list.eval(pl.element().struct.field("label"))),
         "tags": pl.col("tags").list.eval(pl.element().struct.field("label")),
         "event_count": pl.col(NESTED_COUNT),
         "total_volume": pl.col("volume"),
@@ -478,12 +576,14 @@ def normalise_trades(
 
     `market_id` is `context["market_id"]` when the caller names the market it asked for (Gamma's numeric id,
     as in `markets.id`), else the trade's `conditionId` (then trades point at `markets.platform_id`).
+    `context["taker_only"]` = "true" says the trades were asked with `takerOnly=true`: each row is a taker's.
     """
     records, fields = _trade_records(body)
     native = read(fields, records)
     if "token_id" in native.frame.columns:
         native = native.with_columns(native.frame["token_id"].alias("asset"))
     market_id = (context or {}).get("market_id")
+    takers = (context or {}).get("taker_only") == "true"
     index = pl.col("outcome_index")
     columns = {
         "trade_id": pl.concat_str(
@@ -496,6 +596,7 @@ def normalise_trades(
         "size": pl.col("size"),
         "timestamp": parse_unix(pl.col("timestamp")),
         "outcome": pl.col("outcome"),
+        "taker": pl.lit(True if takers else None, pl.Boolean),
         "transaction_hash": pl.col("transaction_hash"),
         "user": _user(),
         "metadata": pl.struct(
@@ -515,10 +616,9 @@ def normalise_trades(
 
 
 def _user() -> pl.Expr:
-    """The trader's public profile; null when the trade names none of it."""
-    names = ("name", "pseudonym", "profile_image")
-    profile = pl.struct(*names)
-    return pl.when(pl.any_horizontal(pl.col(n).is_not_null() for n in names)).then(profile)
+    """The trader's public profile; null when the trade names none of it (an anonymous trader's are empty)."""
+    given = [_given(pl.col(name)).alias(name) for name in ("name", "pseudonym", "profile_image")]
+    return pl.when(pl.any_horizontal(value.is_not_null() for value in given)).then(pl.struct(given))
 
 
 def normalise_price_history(

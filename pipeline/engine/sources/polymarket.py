@@ -3,8 +3,10 @@
 - markets live on the day: Gamma `/markets` narrowed by `end_date_min`/`start_date_max`, offset-paged at
   Gamma's largest page, then the same liveness rule as the unified path (`partition.live_on`);
 - events and series: Gamma `/events` and `/series` by id, `MEMBERS_PER_REQUEST` ids a request;
-- trades: Data API `/trades` by condition id, newest first, offset-paged until a page reaches back before
-  the day. The Data API refuses offsets past about `DATA_API_OFFSET_CAP`: a market whose day lies deeper
+- trades: Data API `/trades` by condition id, taker rows only (`takerOnly=true`, the documented default: with
+  false the Data API adds the makers' rows of each match, without saying which row took, and a match would be
+  counted once per row), newest first, offset-paged until a page reaches back before the day. The Data API
+  refuses offsets past about `DATA_API_OFFSET_CAP`: a market whose day lies deeper
   stops there and is reported in the partition's coverage (incomplete, with the oldest trade reached);
 - price history: CLOB `/prices-history` of each outcome token over the day, hourly.
 
@@ -45,6 +47,7 @@ GAMMA_MAX_OFFSET = 10_000  # deeper offset paging on Gamma is refused
 MEMBERS_PER_REQUEST = 50  # ids in one Gamma request (`id=..&id=..`), keeping the URL short
 DATA_PAGE = 500
 DATA_API_OFFSET_CAP = 3_000  # the Data API refuses offsets past about this
+TAKER_ONLY = "true"  # one row per match, the taker's (docs.polymarket.com, Data API GET /trades)
 HOURLY = 60
 DIRECT = Source.DIRECT.value
 
@@ -78,14 +81,14 @@ class PolymarketPages:
         newest first, back to the day's start or as deep as the Data API pages."""
         day_start, _ = day_bounds(day)
         for market_id, condition_id in markets.select("id", "platform_id").sort("id").iter_rows():
-            query = {"market": condition_id, "takerOnly": "false"}
+            query = {"market": condition_id, "takerOnly": TAKER_ONLY}
             walk = DataApiOffset(self.data, "/trades", query, page_size=DATA_PAGE, cap=DATA_API_OFFSET_CAP,
                                  keys=content_keys, stop=_reached_before(day_start))
             oldest = float("inf")
             for page in walk.pages():
                 oldest = min(oldest, _oldest(page.items))
                 yield _raw("trades", day, page.body, page.items_key, asked_for=(market_id,),
-                           context={"market_id": market_id})
+                           context={"market_id": market_id, "taker_only": TAKER_ONLY})
             if walk.capped and oldest < float("inf"):
                 self.coverage.incomplete[market_id] = datetime.fromtimestamp(oldest, UTC)
 

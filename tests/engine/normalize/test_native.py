@@ -144,7 +144,7 @@ def test_a_gamma_event_gives_its_row_and_its_negative_risk_markets() -> None:
     event = results["events"].rows.row(0, named=True)
     assert (event["id"], event["title"], event["market_count"]) == ("30829", "Democratic Presidential Nominee 2028", 2)
     assert event["total_volume"] == 799823812.487094 and event["resolution_source_url"] is None
-    assert event["event_start_at"] == datetime(2025, 7, 11, 18, 41, 17, 827458, tzinfo=UTC)
+    assert event["event_start_at"] == utc(2028, 11, 7, 12)  # startTime; startDate is when it was listed
     markets = results["markets"].rows
     assert markets["id"].to_list() == ["559657", "559659"]
     assert set(markets["event_id"]) == {"30829"} and set(markets["market_type"]) == {"binary"}
@@ -221,12 +221,12 @@ def test_a_clob_price_history_needs_its_market_and_token() -> None:
         ({}, "open"),
         ({"acceptingOrders": False}, "paused"),
         ({"active": False}, "paused"),
-        ({"closed": True}, "paused"),  # closed, mid prices, no resolution: pending
-        ({"closed": True, "umaResolutionStatus": "proposed"}, "paused"),
+        ({"closed": True}, "resolved"),  # closed, mid prices, no resolution on record: over, winner unknown
+        ({"closed": True, "umaResolutionStatus": "proposed"}, "resolved"),
         ({"closed": True, "umaResolutionStatus": "resolved"}, "resolved"),
         ({"closed": True, "outcomePrices": '["0", "1"]'}, "resolved"),
         ({"closed": True, "umaResolutionStatus": "resolved", "outcomePrices": '["0.5", "0.5"]'}, "cancelled"),
-        ({"closed": True, "outcomePrices": '["0.5", "0.5"]'}, "paused"),
+        ({"closed": True, "outcomePrices": '["0.5", "0.5"]'}, "cancelled"),
         ({"closed": False, "outcomePrices": '["1", "0"]'}, "open"),
     ],
 )
@@ -519,7 +519,7 @@ def test_a_nested_market_is_rejected_alone_and_its_event_kept() -> None:
         ("kalshi", "markets", {"orderbook": {}}, "kalshi markets: expected"),
         ("kalshi", "events", {"event": {}, "markets": "x"}, 'kalshi events: expected a "markets" array'),
         ("polymarket", "trades", {"trades": []}, "polymarket trades: expected a Data API array"),
-        ("polymarket", "markets", "text", "polymarket markets: expected a Gamma array or object"),
+        ("polymarket", "markets", "text", "polymarket markets: expected a Gamma array, one object with its id"),
         ("polymarket", "price_history", [], 'polymarket price_history: expected a CLOB {"history"'),
     ],
 )

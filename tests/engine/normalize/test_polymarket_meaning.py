@@ -1,0 +1,190 @@
+"""Issue 22: Polymarket's fields read for what they mean, on payloads built from the recorded Gamma and Data API
+responses (tests/fixtures/polymarket) and Polymarket's documented examples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pipeline.engine.normalize.frames import ShapeError
+from tests.engine.normalize.test_native import gamma_market, one, run, utc
+from tests.support.native_cases import load
+
+SPORTS = "polymarket/gamma_market_sports_market_money_line.json"
+CLOSED = "polymarket/gamma_market_closed_binary_accepting_true.json"
+
+
+def sports_market() -> dict[str, Any]:
+    return load(SPORTS)[0]
+
+
+def closed_market() -> dict[str, Any]:
+    return load(CLOSED)[0]
+
+
+def event_markets() -> list[dict[str, Any]]:
+    return run("polymarket", "events", load("polymarket/gamma_event.json")[0])["markets"].rows.to_dicts()
+
+
+def first_price(row: dict[str, Any]) -> float | None:
+    return row["current_prices"][0]["price"] if row["current_prices"] else None
+
+
+# -- point 2: a match is counted once -----------------------------------------------------------------------
+
+
+def test_trades_asked_taker_only_are_the_takers_rows() -> None:
+    body, _ = load("polymarket/data_api_trades_response.json")
+    asked = run("polymarket", "trades", body, {"market_id": "559657", "taker_only": "true"})["trades"].rows
+    assert asked["taker"].to_list() == [True, True, True]
+    unknown = run("polymarket", "trades", body)["trades"].rows  # a saved response does not say what was asked
+    assert unknown["taker"].to_list() == [None, None, None]
+
+
+# -- point 3: the label of a market among its event's ------------------------------------------------------
+
+
+def test_group_item_title_is_the_outcome_label() -> None:
+    assert [m["outcome_label"] for m in event_markets()] == ["Stephen A. Smith", "Gretchen Whitmer"]
+    assert one("polymarket", "markets", closed_market())["outcome_label"] is None  # "groupItemTitle": ""
+
+
+# -- point 4: closed markets are settled, never paused -------------------------------------------------------
+
+
+def legacy_scalar() -> dict[str, Any]:
+    """A 2020 scalar market as Gamma serves it: closed, no UMA status, its fractional payout and bounds."""
+    return {
+        **gamma_market(),
+        "marketType": "scalar",
+        "outcomes": '["Long", "Short"]',
+        "outcomePrices": '["0.5849999999999999", "0.4150000000000001"]',
+        "closed": True,
+        "active": True,
+        "acceptingOrders": False,
+        "startDate": "2020-10-01T00:00:00Z",
+        "endDate": "2021-01-01T00:00:00Z",
+        "closedTime": "2021-01-02 12:00:00+00",
+        "lowerBound": "0",
+        "upperBound": "100",
+        "bestBid": None,
+        "bestAsk": None,
+        "lastTradePrice": None,
+    }
+
+
+def test_a_legacy_scalar_market_resolved_by_its_fractional_payout_keeps_its_bounds() -> None:
+    row = one("polymarket", "markets", legacy_scalar())
+    assert (row["status"], row["market_type"]) == ("resolved", "scalar")
+    assert (row["lower_bound"], row["upper_bound"]) == (0.0, 100.0)
+    assert row["settlement_value"] == 0.5849999999999999 and first_price(row) == 0.5849999999999999
+    assert row["resolved_at"] == utc(2021, 1, 2, 12)
+
+
+def test_a_legacy_binary_market_with_placeholder_prices_is_resolved_without_a_price() -> None:
+    legacy = {**legacy_scalar(), "marketType": "normal", "outcomes": '["Yes", "No"]', "outcomePrices": '["0", "0"]'}
+    row = one("polymarket", "markets", legacy)
+    assert row["status"] == "resolved"  # trading is over: never paused; no winner on record
+    assert row["current_prices"] == [] and row["settlement_value"] is None
+
+
+def test_a_resolved_market_settles_at_its_first_outcomes_payout() -> None:
+    assert one("polymarket", "markets", closed_market())["settlement_value"] == 1.0  # outcomePrices ["1", "0"]
+    assert one("polymarket", "markets", sports_market())["settlement_value"] == 1.0
+    assert one("polymarket", "markets", gamma_market())["settlement_value"] is None  # open
+
+
+# -- point 5: the displayed price ----------------------------------------------------------------------------
+
+
+def test_a_wide_book_shows_the_last_trade_price() -> None:
+    """Polymarket displays the midpoint, or the last trade when the spread is wider than 10 cents."""
+    live = {**sports_market(), "closed": False, "acceptingOrders": True, "umaResolutionStatus": None,
+            "bestBid": 0.06, "bestAsk": 0.99, "spread": 0.93, "lastTradePrice": 0.99,
+            "outcomePrices": '["0.525", "0.475"]'}
+    row = one("polymarket", "markets", live)
+    assert row["status"] == "open"
+    assert [p["price"] for p in row["current_prices"]] == [0.99, 0.01]
+    assert row["last_trade_price"] == 0.99
+    narrow = one("polymarket", "markets", gamma_market())  # bid 0.5, ask 0.51: the midpoint 0.505
+    assert (first_price(narrow), narrow["last_trade_price"]) == (0.505, 0.51)
+
+
+# -- point 7: grouping ---------------------------------------------------------------------------------------
+
+
+def test_negative_risk_groups_the_markets_and_the_event() -> None:
+    markets = event_markets()
+    group = "0x2c3d7e0eee6f058be3006baabf0d54a07da254ba47fe6e3e095e7990c7814700"
+    assert [(m["mutually_exclusive"], m["neg_risk_market_id"]) for m in markets] == [(True, group)] * 2
+    event = run("polymarket", "events", load("polymarket/gamma_event.json")[0])["events"].rows.row(0, named=True)
+    assert event["mutually_exclusive"] is True
+    assert one("polymarket", "markets", gamma_market())["mutually_exclusive"] is False
+
+
+# -- point 8: a category from the event's tags ----------------------------------------------------------------
+
+
+def test_the_category_comes_from_the_events_tags_or_the_sport() -> None:
+    assert {m["category"] for m in event_markets()} == {"Politics"}  # tags: ..., Elections, Politics, ...
+    assert one("polymarket", "markets", sports_market())["category"] == "Sports"  # sportsMarketType moneyline
+    series = {"id": "1", "title": "BTC Up or Down", "tags": [{"label": "Crypto Prices"}, {"label": "Crypto"}]}
+    assert one("polymarket", "series", series)["category"] == "Crypto"
+
+
+# -- point 9: an early close ---------------------------------------------------------------------------------
+
+
+def test_a_market_closed_before_its_end_date_stopped_trading_then() -> None:
+    row = one("polymarket", "markets", closed_market())  # endDate 2027-12-31, closedTime 2026-05-09 02:07:01
+    assert row["trading_end_at"] == utc(2026, 5, 9, 2, 7, 1)
+    assert row["resolution_date"] == utc(2027, 12, 31)
+
+
+# -- point 11: fees and the event's start ----------------------------------------------------------------------
+
+
+def test_fees_and_the_games_start() -> None:
+    row = one("polymarket", "markets", sports_market())
+    assert (row["fee_rate"], row["fee_type"]) == (0.03, "sports_fees_v2")
+    assert row["event_start_at"] == utc(2026, 4, 5, 15, 10)  # eventStartTime
+    early = one("polymarket", "markets", closed_market())  # gameStartTime "2026-05-08 20:00:00+00" only
+    assert (early["event_start_at"], early["fee_rate"], early["fee_type"]) == (utc(2026, 5, 8, 20), None, None)
+    event = run("polymarket", "events", load("polymarket/gamma_event.json")[0])["events"].rows.row(0, named=True)
+    assert event["event_start_at"] == utc(2028, 11, 7, 12)  # startTime, the real-world start
+
+
+# -- point 12: wrapped pages, anonymous traders, omitted and exact volumes ---------------------------------------
+
+
+@pytest.mark.parametrize("wrapper", ["events", "data"])
+def test_a_wrapped_gamma_page_is_read_as_its_list(wrapper: str) -> None:
+    body = {wrapper: load("polymarket/gamma_event.json")[0], "pagination": {"hasMore": False, "totalResults": 1}}
+    assert run("polymarket", "events", body)["events"].rows["id"].to_list() == ["30829"]
+    markets = {"markets": [gamma_market()], "next_cursor": None}
+    assert run("polymarket", "markets", markets)["markets"].rows["id"].to_list() == ["1557558"]
+
+
+def test_an_unknown_wrapper_is_a_shape_error() -> None:
+    with pytest.raises(ShapeError, match="polymarket markets"):
+        run("polymarket", "markets", {"results": [gamma_market()], "pagination": {}})
+
+
+def test_an_anonymous_trader_is_no_user() -> None:
+    body = load("polymarket/data_api_trades_captured_response.json")[0]
+    anonymous = {**body["data"][0], "name": "", "pseudonym": "", "profile_image": ""}
+    rows = run("polymarket", "trades", {**body, "data": [anonymous]})["trades"].rows
+    assert rows["user"].to_list() == [None]
+
+
+def test_omitted_trailing_volumes_are_zero_and_the_exact_volume_is_preferred() -> None:
+    row = one("polymarket", "markets", closed_market())  # Gamma leaves volume24hr and volume1wk out: 0
+    assert (row["volume_24h"], row["volume_7d"]) == (0.0, 0.0)
+    rounded = {**event_markets_raw()[0], "volumeNum": 12232699.62, "liquidityNum": 400500.67}
+    row = one("polymarket", "markets", rounded)
+    assert (row["volume_total"], row["liquidity"]) == (12232699.615479222, 400500.66675)
+
+
+def event_markets_raw() -> list[dict[str, Any]]:
+    return load("polymarket/gamma_event.json")[0][0]["markets"]
