@@ -20,9 +20,10 @@ from pmw_sandbox.server import SandboxServer
 from tests.support.loopback import LoopbackServer
 from tests.support.runs import DAY, lake_tables, land_directly, materialise
 
-# A small world whose busiest markets trade more in three days than the Data API pages back through.
+# A small world whose busiest markets trade more in three days than the Data API pages back through (counting
+# matches: a Polymarket match is its taker's row and its makers', and the direct source pages through takers only).
 SMALL_WORLD = WorldConfig(seed=11, end=DAY, days=3, series_per_platform=3, events_per_series=3, markets_per_event=3,
-                          trades_per_market_day=1_000, multivariate_markets=2)
+                          trades_per_market_day=2_000, multivariate_markets=2)
 FIRST_DAY = SMALL_WORLD.window_start.date()  # before the sandbox's Kalshi historical cutoff (one day in)
 
 # What both paths fill, table by table, and must agree on (rows matched on the key both paths share).

@@ -240,7 +240,7 @@ class _Outcomes(NamedTuple):
 
 
 def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
-    native = _with_outcomes(_with_book(read(MARKET_FIELDS, records)))
+    native = _with_outcomes(_with_book(read(MARKET_FIELDS, _bounds_as_text(records))))
     event = pl.col("events").list.first().struct
     volume, volume_problem = decimal(pl.col("volume"), "volume")
     liquidity, liquidity_problem = decimal(pl.col("liquidity"), "liquidity")
@@ -333,6 +333,21 @@ def _category(labels: pl.Expr) -> pl.Expr:
     for category in reversed(POLYMARKET_CATEGORIES):
         found = pl.when(lowered.list.contains(category.lower())).then(pl.lit(category)).otherwise(found)
     return found
+
+
+_BOUNDS = ("lowerBound", "upperBound")
+
+
+def _bounds_as_text(records: list[Any]) -> list[Any]:
+    """The markets with a scalar's bounds as decimal strings, Gamma's way of writing them; a bound sent as a JSON
+    number is the same value, read as its text rather than rejecting the market (not a hot path: markets)."""
+    def as_text(record: Any) -> Any:
+        if not isinstance(record, dict):
+            return record
+        numbers = {k: str(record[k]) for k in _BOUNDS if type(record.get(k)) in (int, float)}
+        return {**record, **numbers} if numbers else record
+
+    return list(map(as_text, records))
 
 
 def _with_book(native: Native) -> Native:

@@ -80,6 +80,8 @@ def test_a_legacy_scalar_market_resolved_by_its_fractional_payout_keeps_its_boun
     assert (row["lower_bound"], row["upper_bound"]) == (0.0, 100.0)
     assert row["settlement_value"] == 0.5849999999999999 and first_price(row) == 0.5849999999999999
     assert row["resolved_at"] == utc(2021, 1, 2, 12)
+    as_numbers = one("polymarket", "markets", {**legacy_scalar(), "lowerBound": 0, "upperBound": 100.5})
+    assert (as_numbers["lower_bound"], as_numbers["upper_bound"]) == (0.0, 100.5)  # a Gamma writing JSON numbers
 
 
 def test_a_legacy_binary_market_with_placeholder_prices_is_resolved_without_a_price() -> None:
