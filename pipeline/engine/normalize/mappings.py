@@ -262,8 +262,10 @@ POLYMARKET: tuple[EntityMapping, ...] = (
                 "`groupItemTitle`",
                 "the market's label among its event's markets (a candidate, a bracket); an empty string is null",
             ),
-            ColumnSource("lower_bound", "`lowerBound` (a decimal string; a JSON number is read too)", "a scalar market's low end"),
-            ColumnSource("upper_bound", "`upperBound` (a decimal string; a JSON number is read too)", "a scalar market's high end"),
+            ColumnSource("lower_bound", "`lowerBound` (a decimal string; a JSON number is read too)",
+                         "a scalar market's low end"),
+            ColumnSource("upper_bound", "`upperBound` (a decimal string; a JSON number is read too)",
+                         "a scalar market's high end"),
             ColumnSource(
                 "last_trade_price",
                 "`lastTradePrice`",
