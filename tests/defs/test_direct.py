@@ -174,18 +174,22 @@ def _assert_reached_part_agrees(api: pl.DataFrame, direct: pl.DataFrame, coverag
     assert set(coverage["incomplete_examples"]) <= set(short)
 
 
+def _land_kalshi_directly(world: WorldConfig, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The day's Kalshi partition of `world`, landed into `data_dir` through the sandbox's Kalshi-shaped API."""
+    with LoopbackServer(SandboxApp(SandboxConfig(world=world))) as served:
+        settings = {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": served.url, "PMW_DATA_DIR": str(data_dir)}
+        for name, value in settings.items():
+            monkeypatch.setenv(name, value)
+        run = land_directly("kalshi", DAY)
+    assert not run.errors, run.errors
+
+
 def test_kalshi_markets_that_never_traded_land_through_the_platform_without_a_price(
     pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A world without trades, through Kalshi's own API: each market comes as Kalshi writes one that never
     traded (`last_price` 0). None may land at a 0% probability; a settled one is priced by its result."""
-    quiet = replace(SMALL_WORLD, trades_per_market_day=0.0)
-    with LoopbackServer(SandboxApp(SandboxConfig(world=quiet))) as served:
-        for name, value in {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": served.url,
-                            "PMW_DATA_DIR": str(pipeline_env)}.items():
-            monkeypatch.setenv(name, value)
-        run = land_directly("kalshi", DAY)
-    assert not run.errors, run.errors
+    _land_kalshi_directly(replace(SMALL_WORLD, trades_per_market_day=0.0), pipeline_env, monkeypatch)
     markets = lake_tables(pipeline_env, "kalshi", DAY)["markets"]
     settled = pl.col("status").is_in(["resolved", "cancelled"])
     unsettled = markets.filter(~settled)
@@ -204,12 +208,7 @@ def test_kalshi_fields_land_with_their_meaning_through_the_platform(
     # Four series (the fourth is scalar), one of whose markets settles on the day.
     world = replace(SMALL_WORLD, seed=1, series_per_platform=4, markets_per_event=2, trades_per_market_day=100,
                     multivariate_markets=0)
-    with LoopbackServer(SandboxApp(SandboxConfig(world=world))) as served:
-        for name, value in {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": served.url,
-                            "PMW_DATA_DIR": str(pipeline_env)}.items():
-            monkeypatch.setenv(name, value)
-        run = land_directly("kalshi", DAY)
-    assert not run.errors, run.errors
+    _land_kalshi_directly(world, pipeline_env, monkeypatch)
     tables = lake_tables(pipeline_env, "kalshi", DAY)
     markets = tables["markets"]
     legs = markets.filter(pl.col("mutually_exclusive"))
