@@ -74,6 +74,18 @@ def _priced(name: str, price: float) -> Record:
     return {name: _cents(price), f"{name}_dollars": _dollars(price)}
 
 
+def _book(yes: Record, no: Record, *, empty: bool) -> Record:
+    """The best quotes of both sides; an empty book (a settled market, or one that never traded) as Kalshi writes
+    one (the recorded never-traded market): Yes bid and ask 0, No bid and ask 100 cents, prices no order rests at."""
+    if empty:
+        quotes = {"yes_bid": 0.0, "yes_ask": 0.0, "no_bid": 1.0, "no_ask": 1.0}
+    else:
+        quotes = {f"{name}_{side}": prices.get(side, prices["price"])
+                  for name, prices in (("yes", yes), ("no", no)) for side in ("bid", "ask")}
+    previous = {f"previous_{name}": quotes[name] for name in ("yes_bid", "yes_ask")}
+    return {key: value for name, price in (quotes | previous).items() for key, value in _priced(name, price).items()}
+
+
 def _counted(name: str, count: float) -> Record:
     return {name: int(count), f"{name}_fp": f"{count:.2f}"}
 
@@ -240,12 +252,7 @@ class KalshiNative:
             "rules_secondary": "",
             **_priced("last_price", last),
             **_priced("previous_price", last),
-            **_priced("yes_bid", yes.get("bid", yes["price"])),
-            **_priced("yes_ask", yes.get("ask", yes["price"])),
-            **_priced("previous_yes_bid", yes.get("bid", yes["price"])),
-            **_priced("previous_yes_ask", yes.get("ask", yes["price"])),
-            **_priced("no_bid", no.get("bid", no["price"])),
-            **_priced("no_ask", no.get("ask", no["price"])),
+            **_book(yes, no, empty=status in _STATUS_FILTER["settled"] or not len(act.ts)),
             **_priced("notional_value", 1.0),
             "liquidity": 0,  # deprecated by Kalshi: "will always return 0"
             "liquidity_dollars": _dollars(0.0),

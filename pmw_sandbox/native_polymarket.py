@@ -126,6 +126,13 @@ class PolymarketNative:
             and _within(params, "start_date", event.start)
         )
 
+    def _book(self, market: Market, meta: Record) -> Record:
+        """The first outcome's best bid and ask; a cancelled market's book, or that of a market that never traded,
+        is dead, as Gamma writes one: `bestBid` 0, `bestAsk` 1 (no orders on either side), a spread of 1."""
+        if market.status == MarketStatus.CANCELLED or not len(self.world.activity(market).ts):
+            return {"bestBid": 0, "bestAsk": 1, "spread": 1}
+        return {"bestBid": meta["bestBid"], "bestAsk": meta["bestAsk"], "spread": meta["spread"]}
+
     def market(self, market: Market, parent: Record | None = None) -> Record:
         """A Gamma market; `/markets` nests its parent event (without markets) as `events[0]`."""
         record = self.world.market_record(market)
@@ -171,9 +178,7 @@ class PolymarketNative:
             "orderPriceMinTickSize": market.tick,
             "orderMinSize": 5,
             "competitive": meta["competitive"],
-            "bestBid": meta["bestBid"],
-            "bestAsk": meta["bestAsk"],
-            "spread": meta["spread"],
+            **self._book(market, meta),
             "lastTradePrice": record["current_prices"][market.outcomes[0].id]["price"],
         }
         if closed and not _legacy(market):

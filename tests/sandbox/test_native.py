@@ -118,7 +118,7 @@ def test_the_data_api_reports_a_match_as_its_takers_row_and_its_makers_rows(app:
 
 def test_gamma_and_the_data_api_serve_each_shape_of_real_answers() -> None:
     """Legacy placeholder prices, scalar payouts and bounds, labelled and grouped legs, fees, early closes,
-    omitted zero volumes, anonymous traders and wrapped pages, as the normaliser reads them."""
+    omitted zero volumes, anonymous traders, dead books and wrapped pages, as the normaliser reads them."""
     app = SandboxApp(SandboxConfig(world=replace(WORLD, markets_per_event=3)))  # with resolved scalar markets
     body = ok(app, "/polymarket/gamma/markets", limit="500")
     markets = _normalised_native("polymarket", "markets", body)
@@ -131,6 +131,9 @@ def test_gamma_and_the_data_api_serve_each_shape_of_real_answers() -> None:
     assert markets["fee_rate"].drop_nulls().len() and set(markets["fee_type"].drop_nulls()) == {"sandbox_fees"}
     assert (closed["trading_end_at"] < closed["resolution_date"]).any()  # closed early
     assert any("volume24hr" not in m for m in body) and markets["volume_24h"].null_count() == 0
+    dead = {m["id"] for m in body if (m["bestBid"], m["bestAsk"], m["spread"]) == (0, 1, 1)}  # cancelled: no orders
+    quotes = markets.filter(pl.col("id").is_in(dead)).select(pl.col("metadata").struct.field("best_bid", "best_ask"))
+    assert dead and quotes.height == len(dead) and quotes.null_count().row(0) == (len(dead), len(dead))
     trades = ok(app, "/polymarket/data/trades", market=body[0]["conditionId"], limit="10000", takerOnly="false")
     assert _normalised_native("polymarket", "trades", trades)["user"].null_count() > 0  # anonymous
     page = ok(app, "/polymarket/gamma/events/pagination", limit="2", offset="1")
@@ -177,6 +180,10 @@ def test_kalshi_markets_events_and_trades_carry_what_their_fields_mean(app: Sand
     assert scalars and all(m["settlement_value_dollars"] and m["expiration_value"] and m["settlement_ts"]
                            for m in scalars)
     assert {m["liquidity_dollars"] for m in markets} == {"0.0000"}
+    settled = [m for m in markets if m["status"] == "finalized"]  # its book emptied: no quote on either side
+    assert settled and {(m["yes_bid"], m["yes_ask"], m["no_bid"], m["no_ask"]) for m in settled} == {(0, 0, 100, 100)}
+    books = _normalised_native("kalshi", "markets", {"markets": settled})["current_prices"].explode()
+    assert books.struct.field("bid").null_count() == books.struct.field("ask").null_count() == books.len()
     fees = {(s["fee_type"], s["fee_multiplier"]) for s in ok(app, "/kalshi/series")["series"]}
     assert len(fees) > 1
     ticker = next(m["ticker"] for m in markets if ok(app, "/kalshi/historical/trades", ticker=m["ticker"])["trades"])
