@@ -167,6 +167,8 @@ def _table_status(lake: Lake, table: str, platform: str, listed: list[date], win
     status = TableStatus(table, platform)
     for day in listed:
         rows, rejects = lake.row_count(table, platform, day), lake.rejects_count(table, platform, day)
+        if rejects is None:
+            status.unreadable.append(_relative(lake, lake.rejects_path(table, platform, day)))
         if rows is None:
             status.unreadable.append(_relative(lake, lake.partition_path(table, platform, day)))
             continue

@@ -11,7 +11,6 @@ from datetime import date
 
 import dagster as dg
 from dagster._core.event_api import PartitionKeyFilter
-from dagster._core.events import DagsterEventType
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
 from pipeline.cli.status import FailedCheck, Recorded
@@ -39,7 +38,7 @@ def _incomplete(instance: dg.DagsterInstance, table: str, first: date, last: dat
     """The window's partitions whose latest materialisation says `complete: False`, with its incomplete markets."""
     asset = dg.AssetKey(table)
     latest = instance.event_log_storage.get_latest_storage_id_by_partition(
-        asset, DagsterEventType.ASSET_MATERIALIZATION)
+        asset, dg.DagsterEventType.ASSET_MATERIALIZATION)
     ids = [storage_id for key, storage_id in latest.items() if _in_window(key, first, last)]
     if not ids:
         return {}

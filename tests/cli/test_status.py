@@ -21,21 +21,24 @@ YESTERDAY = datetime.now(UTC).date() - timedelta(days=1)
 DAYS = [YESTERDAY - timedelta(days=n) for n in (3, 2, 1, 0)]  # a four-day lake ending yesterday
 GAP = DAYS[1:3]  # trades on kalshi never landed these
 CORRUPT = ("events", "kalshi", DAYS[0])
+CORRUPT_REJECTS = ("series", "polymarket", DAYS[0])
 
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every table on both platforms for four days but: a two-day gap in kalshi's trades, three rejects in
-    polymarket's markets of the second day, and kalshi's events of the first day damaged. Written once, copied
-    by each test."""
+    polymarket's markets of the second day, kalshi's events of the first day damaged, and the rejects of
+    polymarket's series of the first day. Written once, copied by each test."""
     lake = Lake(tmp_path_factory.mktemp("template") / "lake")
     for table in TABLES:
         for platform in ("polymarket", "kalshi"):
             for day in DAYS:
                 if not (table == "trades" and platform == "kalshi" and day in GAP):
-                    rejects = rejects_frame(3) if (table, platform, day) == ("markets", "polymarket", DAYS[1]) else None
+                    rejected = (table, platform, day) in {("markets", "polymarket", DAYS[1]), CORRUPT_REJECTS}
+                    rejects = rejects_frame(3) if rejected else None
                     lake.write_partition(table, platform, day, sample_frame(table, platform, day, n=2), rejects)
     lake.partition_path(*CORRUPT).write_bytes(b"not parquet")
+    lake.rejects_path(*CORRUPT_REJECTS).write_bytes(b"not parquet")
     return lake.root
 
 
@@ -87,6 +90,9 @@ def test_json_status_has_the_same_facts(lake: Lake, capsys: pytest.CaptureFixtur
     }
     assert tables["markets", "polymarket"]["rejects"] == 3
     assert tables["events", "kalshi"]["unreadable"] == [f"events/platform=kalshi/date={DAYS[0]}/data.parquet"]
+    series = tables["series", "polymarket"]
+    assert (series["partitions"], series["rejects"], series["missing_count"]) == (4, 0, 0)
+    assert series["unreadable"] == [f"_rejects/series/platform=polymarket/date={DAYS[0]}/rejects.parquet"]
     assert document["yesterday"] == {"day": str(YESTERDAY), "landed": True, "missing": []}
 
 
