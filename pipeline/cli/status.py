@@ -115,7 +115,7 @@ class Status:
 def run_status(settings: Settings, days: int | None, as_json: bool, say: Callable[[str], None] = print,
                today: date | None = None) -> bool:
     """Say the lake's status (plain or one JSON document); True when yesterday landed everywhere and no check
-    failed. Raises ConfigError for a bad PMW_START_DATE."""
+    failed. Raises ConfigError for a bad PMW_START_DATE or DAGSTER_HOME."""
     status = collect_status(settings, days, today or datetime.now(UTC).date())
     say(json.dumps(status.as_json(), indent=2) if as_json else "\n".join(plain_lines(status)))
     return status.ok
@@ -156,10 +156,9 @@ def _window(first: date, last: date) -> list[date]:
 
 
 def _recorded(first: date, last: date) -> Recorded:
-    from pipeline.cli.instance import pmw_instance
-    from pipeline.cli.status_records import read_records
+    from pipeline.cli.status_records import home_records
 
-    return read_records(pmw_instance(), first, last)
+    return home_records(first, last)
 
 
 def _table_status(lake: Lake, table: str, platform: str, listed: list[date], window: list[date],

@@ -13,10 +13,21 @@ import dagster as dg
 from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
+from pipeline.cli.instance import pmw_instance
 from pipeline.cli.status import FailedCheck, Recorded
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.engine.checks import CHECKS
+from pipeline.engine.config import ConfigError
 from pipeline.engine.schema import TABLES
+
+
+def home_records(first: date, last: date) -> Recorded:
+    """`read_records` of DAGSTER_HOME's instance; ConfigError when DAGSTER_HOME is not an instance's home."""
+    try:
+        instance = pmw_instance()
+    except dg.DagsterInvariantViolationError as error:  # not a directory, not absolute: Dagster says which
+        raise ConfigError(str(error)) from None
+    return read_records(instance, first, last)
 
 
 def read_records(instance: dg.DagsterInstance, first: date, last: date) -> Recorded:

@@ -118,6 +118,10 @@ def test_bad_arguments_and_configuration_exit_2(lake: Lake, capsys: pytest.Captu
     monkeypatch.setenv("PMW_START_DATE", "yesterday")
     assert main(["status"]) == 2
     assert "PMW_START_DATE" in capsys.readouterr().err
+    monkeypatch.delenv("PMW_START_DATE")
+    monkeypatch.setenv("DAGSTER_HOME", "relative/home")
+    assert main(["status"]) == 2
+    assert "must be an absolute path" in capsys.readouterr().err
 
 
 def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
@@ -127,7 +131,7 @@ def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
     `pmw_instance` opening DAGSTER_HOME's is tested in test_instance.py)."""
     instance = dg.DagsterInstance.ephemeral()
     monkeypatch.setenv("DAGSTER_HOME", "/nonexistent/stand-in")
-    monkeypatch.setattr("pipeline.cli.instance.pmw_instance", lambda: instance)
+    monkeypatch.setattr("pipeline.cli.status_records.pmw_instance", lambda: instance)
     key = f"{YESTERDAY}|polymarket"
     instance.report_runless_asset_event(dg.AssetMaterialization(
         "trades", partition=key, metadata={"complete": False, "incomplete_markets": 4}))
