@@ -112,16 +112,16 @@ class Status:
         }
 
 
-def run_status(settings: Settings, days: int | None, as_json: bool, say: Callable[[str], None] = print,
-               today: date | None = None) -> bool:
+def run_status(settings: Settings, days: int | None, as_json: bool, say: Callable[[str], None] = print) -> bool:
     """Say the lake's status (plain or one JSON document); True when yesterday landed everywhere and no check
     failed. Raises ConfigError for a bad PMW_START_DATE or DAGSTER_HOME."""
-    status = collect_status(settings, days, today or datetime.now(UTC).date())
+    status = collect_status(settings, days, datetime.now(UTC).date())
     say(json.dumps(status.as_json(), indent=2) if as_json else "\n".join(plain_lines(status)))
     return status.ok
 
 
 def collect_status(settings: Settings, days: int | None, today: date) -> Status:
+    """The facts of the window ending the day before `today`: `days` long, or from the first landed day."""
     lake = Lake(settings.lake_dir)
     yesterday = today - timedelta(days=1)
     configured = tuple(p.value for p in settings.platforms)
