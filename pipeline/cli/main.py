@@ -111,7 +111,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                "missing somewhere or a check failed; 2 bad arguments or configuration.",
     )
     status.add_argument("--json", action="store_true", help="print one JSON document (keys in README.md)")
-    status.add_argument("--days", type=positive, default=None,
+    status.add_argument("--days", type=positive, default=None, metavar="N",
                         help="the window: the last N days to yesterday (default: from the first landed day)")
     normalize_cli.add_parser(commands)
 
