@@ -100,6 +100,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog="exit status: 0 every file reads back as written; 1 a file is bad (its path and why are printed); "
                "2 bad configuration.",
     )
+    status = commands.add_parser(
+        "status",
+        help="what has landed, what is missing, which checks failed and whether yesterday is fresh",
+        description="Per table and platform: partitions landed, first and last day, missing days of the window, "
+                    "rows and rejects (from the Parquet footers), incomplete and unreadable partitions; then the "
+                    "failed checks of the latest materialisations and whether yesterday (UTC) landed. Incomplete "
+                    "partitions and failed checks are read from DAGSTER_HOME's instance, unknown without it.",
+        epilog="exit status: 0 yesterday landed for every table and platform and no check failed; 1 yesterday is "
+               "missing somewhere or a check failed; 2 bad arguments or configuration.",
+    )
+    status.add_argument("--json", action="store_true", help="print one JSON document (keys in README.md)")
+    status.add_argument("--days", type=positive, default=None, metavar="N",
+                        help="the window: the last N days to yesterday (default: from the first landed day)")
     normalize_cli.add_parser(commands)
 
     bench = commands.add_parser("bench", help="run the benchmarks of this checkout (see benchmarks/README.md)")
@@ -185,6 +198,20 @@ def _run_verify(_args: argparse.Namespace) -> int:
     return 0 if run_verify(settings) else 1
 
 
+def _run_status(args: argparse.Namespace) -> int:
+    from pipeline.cli.status import run_status
+    from pipeline.engine.config import ConfigError
+
+    settings = _settings("status")
+    if settings is None:
+        return 2
+    try:
+        return 0 if run_status(settings, args.days, args.json) else 1
+    except ConfigError as error:
+        print(f"pmw status: {error}", file=sys.stderr)
+        return 2
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     """The benchmarks are not part of the installed package: they run from the checkout pipeline comes from."""
     checkout = Path(__file__).resolve().parents[2]
@@ -205,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql,
-                "restore": _run_restore, "verify": _run_verify, "normalize": normalize_cli.run, "bench": _run_bench}
+                "restore": _run_restore, "verify": _run_verify, "status": _run_status,
+                "normalize": normalize_cli.run, "bench": _run_bench}
     return handlers[args.command](args)
 
 

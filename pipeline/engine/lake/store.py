@@ -224,6 +224,16 @@ class Lake:
         """The partition's rows, from its file's footer; None if it was never written or cannot be read."""
         return _row_count(self.partition_path(table, platform, day))
 
+    def rejects_path(self, table: str, platform: str, day: date) -> Path:
+        """The ``rejects.parquet`` path of a partition (there only when its last write had rejects)."""
+        return self._rejects_path(table, platform, day)
+
+    def rejects_count(self, table: str, platform: str, day: date) -> int | None:
+        """The partition's rejects, from their file's footer: 0 when its last write had none, None when the file
+        is there but cannot be read."""
+        path = self._rejects_path(table, platform, day)
+        return _row_count(path) if path.exists() else 0
+
     def versions(self, table: str, platform: str, day: date) -> list[PartitionVersion]:
         """The kept versions of the partition that later writes replaced, newest first."""
         return partition_versions.kept(self._versions_dir(table, platform, _day(day)))

@@ -1,0 +1,159 @@
+"""`pmw status` on a small lake written directly (no Dagster run): a missing range of days, rejects, a file that
+does not read, yesterday landed or not; and on an instance holding an incomplete partition and failed checks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from pipeline.cli.main import main
+from pipeline.cli.status import day_ranges
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
+from tests.support.frames import rejects_frame, sample_frame
+
+YESTERDAY = datetime.now(UTC).date() - timedelta(days=1)
+DAYS = [YESTERDAY - timedelta(days=n) for n in (3, 2, 1, 0)]  # a four-day lake ending yesterday
+GAP = DAYS[1:3]  # trades on kalshi never landed these
+CORRUPT = ("events", "kalshi", DAYS[0])
+CORRUPT_REJECTS = ("series", "polymarket", DAYS[0])
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every table on both platforms for four days but: a two-day gap in kalshi's trades, three rejects in
+    polymarket's markets of the second day, kalshi's events of the first day damaged, and the rejects of
+    polymarket's series of the first day. Written once, copied by each test."""
+    lake = Lake(tmp_path_factory.mktemp("template") / "lake")
+    for table in TABLES:
+        for platform in ("polymarket", "kalshi"):
+            for day in DAYS:
+                if not (table == "trades" and platform == "kalshi" and day in GAP):
+                    rejected = (table, platform, day) in {("markets", "polymarket", DAYS[1]), CORRUPT_REJECTS}
+                    rejects = rejects_frame(3) if rejected else None
+                    lake.write_partition(table, platform, day, sample_frame(table, platform, day, n=2), rejects)
+    lake.partition_path(*CORRUPT).write_bytes(b"not parquet")
+    lake.rejects_path(*CORRUPT_REJECTS).write_bytes(b"not parquet")
+    return lake.root
+
+
+@pytest.fixture
+def lake(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lake:
+    """A copy of the template lake in PMW_DATA_DIR, no DAGSTER_HOME, both platforms configured."""
+    for name in ("DAGSTER_HOME", "PMW_PLATFORMS", "PMW_START_DATE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "data"))
+    shutil.copytree(template, tmp_path / "data" / "lake")
+    return Lake(tmp_path / "data" / "lake")
+
+
+def status(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["status", *args])
+    return code, capsys.readouterr().out
+
+
+def row_of(out: str, table: str, platform: str) -> list[str]:
+    return next(line.split() for line in out.splitlines() if line.split()[:2] == [table, platform])
+
+
+def test_plain_status_names_gaps_rejects_and_unreadable_files(lake: Lake, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = status(capsys)
+    assert code == 0  # yesterday landed everywhere; no instance, so no check is known to have failed
+    gap = f"{GAP[0]}..{GAP[1]}"
+    assert row_of(out, "trades", "kalshi") == ["trades", "kalshi", "2", str(DAYS[0]), str(DAYS[3]), "4", "0", "?",
+                                               "0", "2:", gap]
+    assert row_of(out, "markets", "polymarket")[2:9] == ["4", str(DAYS[0]), str(DAYS[3]), "8", "3", "?", "0"]
+    assert row_of(out, "events", "kalshi")[2:] == ["3", str(DAYS[1]), str(DAYS[3]), "6", "0", "?", "1", "1:",
+                                                   str(DAYS[0])]
+    assert f"UNREADABLE {lake.partition_path(*CORRUPT)}" in out
+    assert "unknown without DAGSTER_HOME" in out
+    assert out.splitlines()[-1] == f"yesterday ({YESTERDAY}): landed for every table on polymarket, kalshi"
+
+
+def test_json_status_has_the_same_facts(lake: Lake, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = status(capsys, "--json")
+    document = json.loads(out)
+    assert code == 0 and document["ok"] is True
+    assert document["window"] == {"first": str(DAYS[0]), "last": str(YESTERDAY), "days": 4}
+    assert document["failed_checks"] is None and document["dagster_home"] is None
+    tables = {(t["table"], t["platform"]): t for t in document["tables"]}
+    assert len(tables) == 2 * len(TABLES)
+    assert tables["trades", "kalshi"] == {
+        "table": "trades", "platform": "kalshi", "partitions": 2, "first_day": str(DAYS[0]),
+        "last_day": str(DAYS[3]), "missing_days": [f"{GAP[0]}..{GAP[1]}"], "missing_count": 2, "rows": 4,
+        "rejects": 0, "incomplete": None, "unreadable": [],
+    }
+    assert tables["markets", "polymarket"]["rejects"] == 3
+    assert tables["events", "kalshi"]["unreadable"] == [f"events/platform=kalshi/date={DAYS[0]}/data.parquet"]
+    series = tables["series", "polymarket"]
+    assert (series["partitions"], series["rejects"], series["missing_count"]) == (4, 0, 0)
+    assert series["unreadable"] == [f"_rejects/series/platform=polymarket/date={DAYS[0]}/rejects.parquet"]
+    assert document["yesterday"] == {"day": str(YESTERDAY), "landed": True, "missing": []}
+
+
+def test_a_missing_yesterday_exits_1_and_days_narrows_the_window(lake: Lake,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    lake.partition_path("price_history", "kalshi", YESTERDAY).unlink()
+    code, out = status(capsys, "--days", "2")
+    assert code == 1
+    assert out.splitlines()[0].endswith(f", {DAYS[2]}..{YESTERDAY}")
+    assert row_of(out, "trades", "kalshi")[2:5] == ["1", str(YESTERDAY), str(YESTERDAY)]
+    assert row_of(out, "events", "kalshi")[-1] == "0"  # its damaged day is outside the window
+    assert out.splitlines()[-1] == f"yesterday ({YESTERDAY}): MISSING for price_history kalshi"
+    code, out = status(capsys, "--json", "--days", "2")
+    assert code == 1
+    assert json.loads(out)["yesterday"]["missing"] == [{"table": "price_history", "platform": "kalshi"}]
+
+
+def test_bad_arguments_and_configuration_exit_2(lake: Lake, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["status", "--days", "0"])
+    assert exit_.value.code == 2
+    monkeypatch.setenv("PMW_START_DATE", "yesterday")
+    assert main(["status"]) == 2
+    assert "PMW_START_DATE" in capsys.readouterr().err
+    monkeypatch.delenv("PMW_START_DATE")
+    monkeypatch.setenv("DAGSTER_HOME", "relative/home")
+    assert main(["status"]) == 2
+    assert "must be an absolute path" in capsys.readouterr().err
+
+
+def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
+    lake: Lake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The instance is an ephemeral one standing for DAGSTER_HOME's (creating a real one on disk costs seconds;
+    `pmw_instance` opening DAGSTER_HOME's is tested in test_instance.py)."""
+    instance = dg.DagsterInstance.ephemeral()
+    monkeypatch.setenv("DAGSTER_HOME", "/nonexistent/stand-in")
+    monkeypatch.setattr("pipeline.cli.status_records.pmw_instance", lambda: instance)
+    key = f"{YESTERDAY}|polymarket"
+    instance.report_runless_asset_event(dg.AssetMaterialization(
+        "trades", partition=key, metadata={"complete": False, "incomplete_markets": 4}))
+    for check, passed in (("sizes_positive", False), ("unique_key", True)):
+        instance.report_runless_asset_event(dg.AssetCheckEvaluation(
+            dg.AssetKey("trades"), check, passed, partition=key, description=f"{check} said so"))
+    code, out = status(capsys)
+    assert code == 1
+    lines = out.splitlines()
+    assert row_of(out, "trades", "polymarket")[7] == "1"
+    assert f"INCOMPLETE trades polymarket {YESTERDAY}: 4 market(s) not read back to the day's start" in lines
+    assert f"FAILED CHECK trades.sizes_positive polymarket {YESTERDAY} (ERROR): sizes_positive said so" in lines
+    assert not any("unique_key" in line for line in lines)  # it passed
+    document = json.loads(status(capsys, "--json")[1])
+    assert document["failed_checks"] == [{"asset": "trades", "check": "sizes_positive", "platform": "polymarket",
+                                          "day": str(YESTERDAY), "severity": "ERROR",
+                                          "description": "sizes_positive said so"}]
+    trades = next(t for t in document["tables"] if (t["table"], t["platform"]) == ("trades", "polymarket"))
+    assert trades["incomplete"] == [{"day": str(YESTERDAY), "markets": 4}]
+    assert next(t for t in document["tables"] if t["table"] == "series")["incomplete"] == []
+
+
+def test_day_ranges_join_consecutive_days() -> None:
+    days = [date(2026, 11, d) for d in (5, 1, 2, 3, 9, 10)]
+    assert day_ranges(days) == ["2026-11-01..2026-11-03", "2026-11-05", "2026-11-09..2026-11-10"]
