@@ -107,8 +107,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                     "rows and rejects (from the Parquet footers), incomplete and unreadable partitions; then the "
                     "failed checks of the latest materialisations and whether yesterday (UTC) landed. Incomplete "
                     "partitions and failed checks are read from DAGSTER_HOME's instance, unknown without it.",
-        epilog="exit status: 0 yesterday landed for every table and platform and no check failed; 1 yesterday is "
-               "missing somewhere or a check failed; 2 bad arguments or configuration.",
+        epilog="exit status: 0 yesterday landed for every table and platform and no check of severity ERROR "
+               "failed; 1 yesterday is missing somewhere or such a check failed (a failed WARN check is listed "
+               "only); 2 bad arguments or configuration.",
     )
     status.add_argument("--json", action="store_true", help="print one JSON document (keys in README.md)")
     status.add_argument("--days", type=positive, default=None, metavar="N",

@@ -35,6 +35,11 @@ class FailedCheck:
     severity: str
     description: str
 
+    @property
+    def blocking(self) -> bool:
+        """A failure of severity ERROR: the data is wrong (as `pmw backfill` judges it); a WARN is reported only."""
+        return self.severity == "ERROR"
+
     def line(self) -> str:
         return (f"FAILED CHECK {self.asset}.{self.check} {self.platform} {self.day} ({self.severity}): "
                 f"{self.description}")
@@ -95,7 +100,7 @@ class Status:
 
     @property
     def ok(self) -> bool:
-        return not self.yesterday_missing and not self.failed_checks
+        return not self.yesterday_missing and not any(check.blocking for check in self.failed_checks or ())
 
     def as_json(self) -> dict[str, Any]:
         return {

@@ -152,6 +152,14 @@ def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
     trades = next(t for t in document["tables"] if (t["table"], t["platform"]) == ("trades", "polymarket"))
     assert trades["incomplete"] == [{"day": str(YESTERDAY), "markets": 4}]
     assert next(t for t in document["tables"] if t["table"] == "series")["incomplete"] == []
+    warned = dg.DagsterInstance.ephemeral()  # a failed warning alone is listed, and does not fail the status
+    monkeypatch.setattr("pipeline.cli.status_records.pmw_instance", lambda: warned)
+    warned.report_runless_asset_event(dg.AssetCheckEvaluation(
+        dg.AssetKey("trades"), "repeats_agree", False, partition=key, description="1 conflicting repeat",
+        severity=dg.AssetCheckSeverity.WARN))
+    code, out = status(capsys)
+    assert code == 0, out
+    assert f"FAILED CHECK trades.repeats_agree polymarket {YESTERDAY} (WARN): 1 conflicting repeat" in out
 
 
 def test_day_ranges_join_consecutive_days() -> None:
