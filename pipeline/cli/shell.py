@@ -3,13 +3,14 @@
 A statement may span lines and ends with ``;``. Each statement opens the warehouse read-only for as long as it
 runs, as `pmw query` does, so an idle prompt never keeps a pipeline from updating its views. On a terminal
 the prompt has readline's editing and a history file; from a pipe it reads statements without prompting.
-Ctrl-D (or ``.quit``) ends it; Ctrl-C drops the statement being typed.
+Ctrl-D (or ``.quit``) ends it; Ctrl-C drops the statement being typed, or stops the one running.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import TextIO
 
@@ -69,10 +70,11 @@ def stream_reader(stream: TextIO) -> Callable[[str], str | None]:
 
 
 def terminal_reader(history: Path) -> Callable[[str], str | None]:
-    """`read(prompt)` at a terminal: readline's editing, the history file kept, None at Ctrl-D."""
+    """`read(prompt)` at a terminal: readline's editing and the history file (a convenience: one that cannot be
+    read or written is left aside), None at Ctrl-D."""
     import readline
 
-    if history.is_file():
+    with suppress(OSError):
         readline.read_history_file(history)
     readline.set_history_length(HISTORY_LENGTH)
 
@@ -86,7 +88,8 @@ def terminal_reader(history: Path) -> Callable[[str], str | None]:
             print()
             return None
         finally:
-            readline.write_history_file(history)
+            with suppress(OSError):
+                readline.write_history_file(history)
 
     return read
 
@@ -120,4 +123,6 @@ def run_shell(path: Path, stdin: TextIO | None = None, out: TextIO | None = None
             run_statement(path, statement, max_rows, out)
         except QueryError as error:
             print(f"Error: {error}", file=err)
+        except KeyboardInterrupt:
+            print("Interrupted", file=err)
     return 0

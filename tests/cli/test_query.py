@@ -108,25 +108,29 @@ def test_without_a_warehouse_both_commands_say_how_to_make_one(
     assert not (tmp_path / "empty").exists()  # nothing created
 
 
-def test_a_warehouse_held_read_write_elsewhere_is_named(
-    warehouse: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("read_only", [True, False])
+def test_another_process_holding_the_warehouse(
+    warehouse: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], read_only: bool
 ) -> None:
-    """Another process holds the write lock (DuckDB then refuses every other process): after the short wait of
-    connect_read_only, one line names the file."""
+    """Read-only (an analyst's session) it is shared: the query takes no write lock. Read-write, DuckDB refuses
+    every other process: after connect_read_only's wait (shortened here) one line names the file."""
     monkeypatch.setattr(views, "READ_ONLY_CONNECT_TIMEOUT_S", 0.1)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('held', flush=True); "
-                               "sys.stdin.read()", str(warehouse)],
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == 'ro'); "
+                               "print('held', flush=True); sys.stdin.read()", str(warehouse), "ro" * read_only],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        assert main(["query", "SELECT 1"]) == 1
+        assert main(["query", "--format", "csv", "SELECT count(*) AS n FROM raw.numbers"]) == (0 if read_only else 1)
     finally:
         holder.communicate("", timeout=10)
-    assert capsys.readouterr().err == (f"pmw query: {warehouse} is held read-write by another process (a pipeline "
-                                       "writing its views, or a session opened read-write); try again when it is "
-                                       "done\n")
+    captured = capsys.readouterr()
+    if read_only:
+        assert captured.out == f"n\n{ROWS}\n"
+    else:
+        assert captured.err == (f"pmw query: {warehouse} is held read-write by another process (a pipeline writing "
+                                "its views, or a session opened read-write); try again when it is done\n")
 
 
 def test_the_shell_runs_statements_across_lines_and_goes_on_after_an_error(warehouse: Path) -> None:
