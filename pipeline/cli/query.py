@@ -13,7 +13,6 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -38,10 +37,9 @@ class QueryError(Exception):
         self.status = status
 
 
-def warehouse_path(env: Mapping[str, str] | None = None) -> Path:
+def warehouse_path() -> Path:
     """PMW_DATA_DIR's warehouse file. Only the data dir is read: a query needs no source, nor its key."""
-    env = os.environ if env is None else env
-    return Settings(data_dir=Path(env.get("PMW_DATA_DIR") or Settings.data_dir)).warehouse_path
+    return Settings(data_dir=Path(os.environ.get("PMW_DATA_DIR") or Settings.data_dir)).warehouse_path
 
 
 def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:

@@ -23,7 +23,8 @@ ROWS = 250
 
 @pytest.fixture
 def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A small warehouse file in PMW_DATA_DIR: a view `raw.numbers` of ROWS rows and a table `marts.tiny`."""
+    """A small warehouse file in PMW_DATA_DIR: a view `raw.numbers` of ROWS rows and a table `marts.tiny`; the
+    source's settings are incomplete (no API key), which the queries never read."""
     data = tmp_path / "data"
     data.mkdir()
     path = data / "warehouse.duckdb"
@@ -33,7 +34,8 @@ def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                    "TIMESTAMPTZ '2026-11-20 23:30:00+00' + to_hours(range) AS seen_at FROM range(250)")
         db.execute("CREATE TABLE marts.tiny AS SELECT 1 AS id, 'a,b \"quoted\"' AS text")
     monkeypatch.setenv("PMW_DATA_DIR", str(data))
-    monkeypatch.delenv("PMW_SOURCE", raising=False)
+    monkeypatch.setenv("PMW_SOURCE", "api")  # without the URL and key it needs: a query reads neither
+    monkeypatch.delenv("PMW_API_KEY", raising=False)
     return path
 
 
