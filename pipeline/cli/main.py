@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -153,6 +154,8 @@ def _run_query(args: argparse.Namespace) -> int:
     except QueryError as error:
         print(f"pmw query: {error}", file=sys.stderr)
         return error.status
+    except BrokenPipeError:  # the reader had enough (`| head`): no traceback, nor one when stdout is flushed at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

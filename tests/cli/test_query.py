@@ -69,6 +69,18 @@ def test_csv_and_json_go_to_standard_output_or_a_file_and_parquet_to_a_file(
         assert frame.height == ROWS and frame.columns == ["n", "label", "seen_at"], file_format
 
 
+def test_a_reader_that_stops_early_gets_no_traceback(warehouse: Path) -> None:
+    """`pmw query ... | head -1`: a process of its own, whose standard output is closed after the first line."""
+    query = subprocess.Popen([sys.executable, "-m", "pipeline.cli.main", "query", "--format", "csv",
+                              "SELECT range AS n FROM range(1000000)"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert query.stdout is not None and query.stderr is not None
+    assert query.stdout.readline() == "n\n"
+    query.stdout.close()
+    assert query.wait(timeout=60) == 0
+    assert query.stderr.read() == ""
+
+
 @pytest.mark.parametrize(
     ("argv", "status", "said"),
     [
