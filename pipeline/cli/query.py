@@ -68,15 +68,20 @@ def one_line(error: BaseException) -> str:
     return " ".join(line for line in lines if line and not line.startswith("LINE ") and set(line) != {"^"})
 
 
-def single_statement(sql: str) -> str:
-    """`sql` when it is exactly one statement; QueryError (status 2: a bad argument) otherwise."""
+def split_statements(sql: str) -> list[str]:
+    """The statements of `sql`, in order; QueryError when it does not parse."""
     try:
-        count = len(duckdb.extract_statements(sql))
+        return [statement.query for statement in duckdb.extract_statements(sql)]
     except duckdb.Error as error:
         raise QueryError(one_line(error)) from None
-    if count != 1:
-        raise QueryError(f"expected one SQL statement, got {count}", status=2)
-    return sql.strip().rstrip(";")
+
+
+def single_statement(sql: str) -> str:
+    """`sql` when it is exactly one statement; QueryError (status 2: a bad argument) otherwise."""
+    statements = split_statements(sql)
+    if len(statements) != 1:
+        raise QueryError(f"expected one SQL statement, got {len(statements)}", status=2)
+    return statements[0]
 
 
 def relation(connection: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:

@@ -21,7 +21,7 @@ from pipeline.cli.query import (
     print_table,
     relation,
     require_warehouse,
-    single_statement,
+    split_statements,
 )
 
 HISTORY_FILE = Path.home() / ".pmw_history"
@@ -95,15 +95,16 @@ def terminal_reader(history: Path) -> Callable[[str], str | None]:
 
 
 def run_statement(path: Path, statement: str, max_rows: int, out: TextIO) -> None:
-    """One statement or dot command; QueryError says why it could not run."""
+    """A dot command, or what was typed up to a ';' (statements typed on one line run in turn); QueryError says
+    why one could not run."""
     if statement == ".help":
         print(HELP, file=out)
         return
     if statement.startswith(".") and statement != ".tables":
         raise QueryError(f"unknown command {statement.split()[0]}; .help lists them")
-    sql = TABLES_SQL if statement == ".tables" else single_statement(statement)
     with open_warehouse(path) as connection:
-        print_table(relation(connection, sql), max_rows, out)
+        for sql in [TABLES_SQL] if statement == ".tables" else split_statements(statement):
+            print_table(relation(connection, sql), max_rows, out)
 
 
 def run_shell(path: Path, stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None,

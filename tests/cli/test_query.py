@@ -149,13 +149,13 @@ def test_another_process_holding_the_warehouse(
 
 def test_the_shell_runs_statements_across_lines_and_goes_on_after_an_error(warehouse: Path) -> None:
     typed = io.StringIO("SELECT count(*) AS how_many\n  FROM raw.numbers\n  WHERE n < 7;\n\nSELECT * FROM nope;\n"
-                        ".tables\n.frobnicate\nSELECT 'last' AS word\n")
+                        ".tables\n.frobnicate\nSELECT 'one' AS first; SELECT 'last' AS word\n")
     out, err = io.StringIO(), io.StringIO()
     assert run_shell(warehouse, stdin=typed, out=out, err=err, history=warehouse.parent / "history") == 0
     shown = out.getvalue()
     assert re.search(r"how_many.*\n.*\n.*\b7\b", shown)
     assert "marts.tiny" in shown and "raw.numbers" in shown
-    assert "last" in shown  # the statement the input ended in, without its ';'
+    assert shown.index("one") < shown.index("last")  # both statements of a line; the last without its ';'
     said = err.getvalue().splitlines()
     assert len(said) == 2
     assert said[0].startswith("Error: Catalog Error: Table with name nope does not exist!")
