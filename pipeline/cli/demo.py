@@ -72,6 +72,7 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
         say(f"  {'platform':<11} {'day':<10} {'active':>6} {'new':>4} {'resolved':>8} {'trades':>7} {'volume':>12}")
         for platform, day, active, new, resolved, trades, volume in db.sql(MART_SQL).fetchall():
             say(f"  {platform:<11} {day!s:<10} {active:>6} {new:>4} {resolved:>8} {trades:>7} {volume:>12,.2f}")
-    say(f"\nQuery it yourself: duckdb {settings.warehouse_path} -readonly")
+    say(f"\nQuery it yourself (read-only, {settings.warehouse_path}): pmw query \"SELECT count(*) FROM raw.trades\", "
+        "or pmw shell for a prompt")
     failed = [r for r in reports if not r.success]
     return 1 if failed or not models_built else 0

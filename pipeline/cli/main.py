@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -115,11 +116,72 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     status.add_argument("--days", type=positive, default=None, metavar="N",
                         help="the window: the last N days to yesterday (default: from the first landed day)")
     normalize_cli.add_parser(commands)
+    _add_query_parsers(commands)
 
     bench = commands.add_parser("bench", help="run the benchmarks of this checkout (see benchmarks/README.md)")
     bench.add_argument("--quick", action="store_true", help="tiny sizes: proves the benchmarks still run (CI)")
     bench.add_argument("--only", default=None, help="comma list of normalisation, memory, requests, queries")
     return parser
+
+
+def _add_query_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`pmw query` and `pmw shell`: SQL on PMW_DATA_DIR's warehouse, opened read-only."""
+    from pipeline.cli.query import DEFAULT_MAX_ROWS, FORMATS
+
+    query = commands.add_parser(
+        "query",
+        help="run one SQL statement on the warehouse, read-only, and print or write its result",
+        description="Run one SQL statement on PMW_DATA_DIR's warehouse.duckdb, opened read-only (a pipeline "
+                    "running meanwhile is not disturbed), and print its result as a table, or write it as "
+                    "csv, json (an array of objects) or parquet. Times are shown in UTC.",
+        epilog="exit status: 0 the statement ran; 1 it failed, or the warehouse is missing or held read-write "
+               "by another process (one line on stderr says which); 2 bad arguments (also: not exactly one "
+               "statement, parquet without -o).",
+    )
+    query.add_argument("sql", help='the statement, e.g. "SELECT platform, count(*) FROM raw.trades GROUP BY ALL"')
+    query.add_argument("--format", choices=FORMATS, default="table",
+                       help="table (default: an aligned table of the first --max-rows rows), csv, json or parquet")
+    query.add_argument("-o", "--output", type=Path, default=None,
+                       help="write the whole result to this file (csv, json, parquet; parquet needs it) instead of "
+                            "standard output")
+    query.add_argument("--max-rows", type=positive, default=DEFAULT_MAX_ROWS,
+                       help=f"rows a table shows, and then says how many there are (default {DEFAULT_MAX_ROWS})")
+    shell = commands.add_parser(
+        "shell",
+        help="an interactive read-only SQL prompt on the warehouse, with history",
+        description="A SQL prompt on PMW_DATA_DIR's warehouse.duckdb, each statement run read-only. Statements "
+                    "end with ';' and may span lines; .tables lists the tables and views, .help the commands; "
+                    "Ctrl-D leaves. On a terminal, lines are edited with readline and kept in ~/.pmw_history; "
+                    "statements can also be piped in.",
+        epilog="exit status: 0 the input ended (a failed statement is said on stderr and the prompt goes on); "
+               "1 the warehouse is missing; 2 bad arguments.",
+    )
+    shell.add_argument("--max-rows", type=positive, default=DEFAULT_MAX_ROWS,
+                       help=f"rows each result shows (default {DEFAULT_MAX_ROWS})")
+
+
+def _run_query(args: argparse.Namespace) -> int:
+    from pipeline.cli.query import QueryError, run_query, warehouse_path
+
+    try:
+        run_query(warehouse_path(), args.sql, args.format, args.output, args.max_rows)
+    except QueryError as error:
+        print(f"pmw query: {error}", file=sys.stderr)
+        return error.status
+    except BrokenPipeError:  # the reader had enough (`| head`): no traceback, nor one when stdout is flushed at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def _run_shell(args: argparse.Namespace) -> int:
+    from pipeline.cli.query import QueryError, warehouse_path
+    from pipeline.cli.shell import run_shell
+
+    try:
+        return run_shell(warehouse_path(), max_rows=args.max_rows)
+    except QueryError as error:
+        print(f"pmw shell: {error}", file=sys.stderr)
+        return error.status
 
 
 def _run_sandbox(args: argparse.Namespace) -> int:
@@ -234,7 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql,
                 "restore": _run_restore, "verify": _run_verify, "status": _run_status,
-                "normalize": normalize_cli.run, "bench": _run_bench}
+                "normalize": normalize_cli.run, "bench": _run_bench, "query": _run_query, "shell": _run_shell}
     return handlers[args.command](args)
 
 

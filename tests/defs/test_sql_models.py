@@ -28,6 +28,7 @@ from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation
 from pipeline.engine.warehouse.views import connect_read_only
 from tests.support.frames import trades_frame
 from tests.support.paths import REPO_ROOT
+from tests.support.readme_sql import assert_readme_sql_answers
 from tests.support.runs import DAY, materialise
 
 MARKET_DAILY = dg.AssetKey(["marts", "market_daily"])
@@ -118,6 +119,7 @@ def test_one_run_lands_a_partition_builds_every_model_and_every_sql_test_passes(
         "polymarket",
     ]
     assert_market_daily_matches_the_lake(pipeline_env)
+    assert_readme_sql_answers(pipeline_env / "warehouse.duckdb")  # pmw query on what the README shows
 
 
 def assert_market_daily_matches_the_lake(data_dir: Path) -> None:

@@ -1,0 +1,155 @@
+"""`pmw query`: one SQL statement on the warehouse, opened read-only, printed as a table or written as a file.
+
+The warehouse is opened as analysts open it (:func:`connect_read_only`): the write lock is never taken, so a
+pipeline that finds the file held only skips rewriting its views; while a pipeline holds it read-write (for
+milliseconds, when its views change) the open waits a while, then fails naming the file. The files are
+DuckDB's own writers (COPY ... TO), and standard output gets exactly what the file would hold. Times are
+shown in UTC, as the marts count days and hours.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import TextIO
+
+import duckdb
+import polars as pl
+
+from pipeline.engine.config import Settings
+from pipeline.engine.warehouse.views import connect_read_only
+
+FORMATS = ("table", "csv", "json", "parquet")
+DEFAULT_MAX_ROWS = 100
+_COPY_OPTIONS = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY true", "parquet": "FORMAT parquet"}
+_BATCH_ROWS = 10_000
+_RESULT_NAME = "pmw_query_result"
+
+
+class QueryError(Exception):
+    """Why a query could not run or be written, in one line; `status` is the exit status it calls for."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def warehouse_path() -> Path:
+    """PMW_DATA_DIR's warehouse file. Only the data dir is read: a query needs no source, nor its key."""
+    return Settings(data_dir=Path(os.environ.get("PMW_DATA_DIR") or Settings.data_dir)).warehouse_path
+
+
+def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
+    """The warehouse, read-only, in UTC; QueryError when it is missing, held read-write elsewhere or unreadable."""
+    require_warehouse(path)
+    try:
+        connection = connect_read_only(path)
+    except duckdb.Error as error:
+        if "Could not set lock" in str(error):
+            raise QueryError(f"{path} is held read-write by another process (a pipeline writing its views, or a "
+                             "session opened read-write); try again when it is done") from None
+        raise QueryError(f"cannot open {path}: {one_line(error)}") from None
+    connection.execute("SET TimeZone = 'UTC'")
+    return connection
+
+
+def require_warehouse(path: Path) -> None:
+    """QueryError when there is no warehouse file at `path`, saying how to make one."""
+    if not path.is_file():
+        raise QueryError(f"no warehouse at {path}: run `pmw demo` or `pmw backfill` first (or set PMW_DATA_DIR)")
+
+
+def one_line(error: BaseException) -> str:
+    """DuckDB's message without its blank lines and the caret drawing under the statement, in one line."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    return " ".join(line for line in lines if line and not line.startswith("LINE ") and set(line) != {"^"})
+
+
+def split_statements(sql: str) -> list[str]:
+    """The statements of `sql`, in order; QueryError when it does not parse."""
+    try:
+        return [statement.query for statement in duckdb.extract_statements(sql)]
+    except duckdb.Error as error:
+        raise QueryError(one_line(error)) from None
+
+
+def single_statement(sql: str) -> str:
+    """`sql` when it is exactly one statement; QueryError (status 2: a bad argument) otherwise."""
+    statements = split_statements(sql)
+    if len(statements) != 1:
+        raise QueryError(f"expected one SQL statement, got {len(statements)}", status=2)
+    return statements[0]
+
+
+def relation(connection: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
+    try:
+        return connection.sql(sql)
+    except duckdb.Error as error:
+        raise QueryError(one_line(error)) from None
+
+
+def print_table(result: duckdb.DuckDBPyRelation, max_rows: int, out: TextIO) -> None:
+    """The first `max_rows` rows as an aligned text table, then how many rows there are in all."""
+    total = 0
+    try:
+        reader = result.to_arrow_reader(_BATCH_ROWS)
+        shown = [pl.from_arrow(reader.schema.empty_table())]
+        for batch in reader:
+            if total < max_rows:
+                shown.append(pl.from_arrow(batch.slice(0, max_rows - total)))
+            total += batch.num_rows
+    except duckdb.Error as error:
+        raise QueryError(one_line(error)) from None
+    frame = pl.concat(shown)
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=10_000, fmt_str_lengths=80,
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+        print(frame, file=out)
+    print(f"first {max_rows} of {total:,} rows (--max-rows shows more, --format csv all)" if total > max_rows
+          else f"{total:,} row{'' if total == 1 else 's'}", file=out)
+
+
+def write_file(connection: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRelation, file_format: str,
+               path: Path) -> None:
+    """The whole result written to `path` by DuckDB's COPY, streamed: never held in memory at once."""
+    with connection.cursor() as writer:
+        try:
+            writer.register(_RESULT_NAME, result.to_arrow_reader(_BATCH_ROWS))
+            writer.execute(f"COPY {_RESULT_NAME} TO {_literal(str(path))} ({_COPY_OPTIONS[file_format]})")
+        except duckdb.Error as error:
+            raise QueryError(one_line(error)) from None
+
+
+def write_stdout(connection: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRelation, file_format: str,
+                 out: TextIO) -> None:
+    """What `write_file` would write, to `out`."""
+    with tempfile.TemporaryDirectory(prefix="pmw-query-") as scratch:
+        path = Path(scratch) / f"result.{file_format}"
+        write_file(connection, result, file_format, path)
+        with path.open(encoding="utf-8", newline="") as written:
+            shutil.copyfileobj(written, out)
+
+
+def run_query(path: Path, sql: str, file_format: str = "table", output: Path | None = None,
+              max_rows: int = DEFAULT_MAX_ROWS, out: TextIO | None = None) -> None:
+    """Run `sql` on the warehouse at `path` and print or write its result; QueryError says why it could not."""
+    out = sys.stdout if out is None else out
+    if file_format == "parquet" and output is None:
+        raise QueryError("--format parquet writes a file: give it with -o FILE", status=2)
+    if file_format == "table" and output is not None:
+        raise QueryError("-o writes csv, json or parquet: give --format too", status=2)
+    statement = single_statement(sql)
+    with open_warehouse(path) as connection:
+        result = relation(connection, statement)
+        if file_format == "table":
+            print_table(result, max_rows, out)
+        elif output is not None:
+            write_file(connection, result, file_format, output)
+        else:
+            write_stdout(connection, result, file_format, out)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

@@ -1,0 +1,175 @@
+"""`pmw query` and `pmw shell`: SQL on the warehouse opened read-only, and the README's SQL run as written."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline.cli.main import main
+from pipeline.cli.shell import run_shell, statements
+from pipeline.engine.warehouse import views
+from tests.support.readme_sql import readme_sql
+
+ROWS = 250
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A small warehouse file in PMW_DATA_DIR: a view `raw.numbers` of ROWS rows and a table `marts.tiny`; the
+    source's settings are incomplete (no API key), which the queries never read."""
+    data = tmp_path / "data"
+    data.mkdir()
+    path = data / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as db:
+        db.execute("CREATE SCHEMA raw; CREATE SCHEMA marts")
+        db.execute("CREATE VIEW raw.numbers AS SELECT range AS n, 'row ' || range AS label, "
+                   "TIMESTAMPTZ '2026-11-20 23:30:00+00' + to_hours(range) AS seen_at FROM range(250)")
+        db.execute("CREATE TABLE marts.tiny AS SELECT 1 AS id, 'a,b \"quoted\"' AS text")
+    monkeypatch.setenv("PMW_DATA_DIR", str(data))
+    monkeypatch.setenv("PMW_SOURCE", "api")  # without the URL and key it needs: a query reads neither
+    monkeypatch.delenv("PMW_API_KEY", raising=False)
+    return path
+
+
+def test_a_table_shows_the_first_rows_and_says_how_many_there_are(
+    warehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["query", "SELECT n, label, seen_at FROM raw.numbers ORDER BY n;"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\bn\b.*\blabel\b.*\bseen_at\b", out)
+    assert "row 99" in out and "row 100" not in out
+    assert "2026-11-20 23:30:00 UTC" in out  # times in UTC, whatever the machine's zone
+    assert out.rstrip().endswith("first 100 of 250 rows (--max-rows shows more, --format csv all)")
+
+    assert main(["query", "--max-rows", "300", "SELECT * FROM raw.numbers WHERE n < 3"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("\n3 rows")
+
+
+def test_csv_and_json_go_to_standard_output_or_a_file_and_parquet_to_a_file(
+    warehouse: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sql = "SELECT id, text FROM marts.tiny"
+    assert main(["query", "--format", "csv", sql]) == 0
+    assert capsys.readouterr().out == 'id,text\n1,"a,b ""quoted"""\n'
+    assert main(["query", "--format", "json", sql]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"id": 1, "text": 'a,b "quoted"'}]
+    for file_format in ("csv", "json", "parquet"):
+        target = tmp_path / f"numbers.{file_format}"
+        assert main(["query", "--format", file_format, "-o", str(target), "FROM raw.numbers"]) == 0
+        assert capsys.readouterr().out == ""
+        frame = {"csv": pl.read_csv, "json": pl.read_json, "parquet": pl.read_parquet}[file_format](target)
+        assert frame.height == ROWS and frame.columns == ["n", "label", "seen_at"], file_format
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(warehouse: Path) -> None:
+    """`pmw query ... | head -1`: a process of its own, whose standard output is closed after the first line."""
+    query = subprocess.Popen([sys.executable, "-m", "pipeline.cli.main", "query", "--format", "csv",
+                              "SELECT range AS n FROM range(1000000)"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert query.stdout is not None and query.stderr is not None
+    assert query.stdout.readline() == "n\n"
+    query.stdout.close()
+    assert query.wait(timeout=60) == 0
+    assert query.stderr.read() == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "said"),
+    [
+        (["SELECT * FROM raw.nope"], 1, "Catalog Error: Table with name nope does not exist!"),
+        (["SELEC 1"], 1, 'Parser Error: syntax error at or near "SELEC"'),
+        (["CREATE TABLE marts.mine AS SELECT 1"], 1, "read-only mode"),
+        (["SELECT 1; SELECT 2"], 2, "expected one SQL statement, got 2"),
+        (["--format", "parquet", "SELECT 1"], 2, "--format parquet writes a file: give it with -o FILE"),
+        (["-o", "out.csv", "SELECT 1"], 2, "-o writes csv, json or parquet: give --format too"),
+    ],
+)
+def test_a_failure_is_one_line_naming_its_cause(
+    warehouse: Path, capsys: pytest.CaptureFixture[str], argv: list[str], status: int, said: str
+) -> None:
+    assert main(["query", *argv]) == status
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("pmw query: ") and said in captured.err
+    assert captured.err.count("\n") == 1
+
+
+def test_bad_arguments_exit_2(warehouse: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["query", "--format", "xlsx", "SELECT 1"], ["query", "--max-rows", "0", "SELECT 1"], ["query"]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2, argv
+    capsys.readouterr()
+
+
+def test_without_a_warehouse_both_commands_say_how_to_make_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "empty"))
+    for command in (["query", "SELECT 1"], ["shell"]):
+        assert main(command) == 1
+        err = capsys.readouterr().err
+        missing = tmp_path / "empty" / "warehouse.duckdb"
+        assert f"no warehouse at {missing}: run `pmw demo` or `pmw backfill` first" in err
+    assert not (tmp_path / "empty").exists()  # nothing created
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_another_process_holding_the_warehouse(
+    warehouse: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], read_only: bool
+) -> None:
+    """Read-only (an analyst's session) it is shared: the query takes no write lock. Read-write, DuckDB refuses
+    every other process: after connect_read_only's wait (shortened here) one line names the file."""
+    monkeypatch.setattr(views, "READ_ONLY_CONNECT_TIMEOUT_S", 0.1)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == 'ro'); "
+                               "print('held', flush=True); sys.stdin.read()", str(warehouse), "ro" * read_only],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert main(["query", "--format", "csv", "SELECT count(*) AS n FROM raw.numbers"]) == (0 if read_only else 1)
+    finally:
+        holder.communicate("", timeout=10)
+    captured = capsys.readouterr()
+    if read_only:
+        assert captured.out == f"n\n{ROWS}\n"
+    else:
+        assert captured.err == (f"pmw query: {warehouse} is held read-write by another process (a pipeline writing "
+                                "its views, or a session opened read-write); try again when it is done\n")
+
+
+def test_the_shell_runs_statements_across_lines_and_goes_on_after_an_error(warehouse: Path) -> None:
+    typed = io.StringIO("SELECT count(*) AS how_many\n  FROM raw.numbers\n  WHERE n < 7;\n\nSELECT * FROM nope;\n"
+                        ".tables\n.frobnicate\nSELECT 'one' AS first; SELECT 'last' AS word\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert run_shell(warehouse, stdin=typed, out=out, err=err, history=warehouse.parent / "history") == 0
+    shown = out.getvalue()
+    assert re.search(r"how_many.*\n.*\n.*\b7\b", shown)
+    assert "marts.tiny" in shown and "raw.numbers" in shown
+    assert shown.index("one") < shown.index("last")  # both statements of a line; the last without its ';'
+    said = err.getvalue().splitlines()
+    assert len(said) == 2
+    assert said[0].startswith("Error: Catalog Error: Table with name nope does not exist!")
+    assert said[1] == "Error: unknown command .frobnicate; .help lists them"
+    assert not (warehouse.parent / "history").exists()  # history is kept for a terminal only
+
+
+def test_ctrl_c_drops_the_statement_being_typed_and_quit_ends_the_input() -> None:
+    lines = iter(["SELECT 1", "\x03", "SELECT", "2;", ".quit", "SELECT 3;"])
+    assert list(statements(lambda _prompt: next(lines, None))) == ["SELECT\n2;", ".quit", "SELECT 3;"]
+
+
+def test_the_readme_examples_are_found() -> None:
+    """Each is run on a landed warehouse by tests/defs/test_sql_models.py, whose run lands one and builds the marts."""
+    examples = readme_sql()
+    assert len(examples) >= 6
+    assert any(sql.startswith("SELECT * FROM marts.platform_daily") for sql in examples)
