@@ -70,12 +70,22 @@ def duration(seconds: float) -> str:
 
 
 def describe(figures: Figures, state: str) -> str:
-    """The figures in one line; `state` says what the partition in progress is doing (`started`, `running`)."""
+    """The figures as a plain line; `state` says what the partition in progress is doing (`started`,
+    `running`)."""
     left = ("time left known after the first partition" if figures.seconds_left is None
             else f"about {duration(figures.seconds_left)} left")
-    return (f"{figures.done}/{figures.total} partitions done, {figures.platform} {figures.day} {state}: "
+    return (f"progress: {figures.done}/{figures.total} partitions done, {figures.platform} {figures.day} {state}: "
             f"{figures.run.requests} requests ({figures.partition.requests} in this partition), "
             f"{figures.run.budget_wait_s:.0f} s waited for the request budget, {left}")
+
+
+def status(figures: Figures) -> str:
+    """The figures as a terminal's status line: the estimate first, so that a narrow terminal cuts the least
+    telling figures."""
+    left = "estimating" if figures.seconds_left is None else f"{duration(figures.seconds_left)} left"
+    return (f"{figures.done}/{figures.total} done, {left} | {figures.platform} {figures.day} | "
+            f"{figures.run.requests} requests ({figures.partition.requests} this partition) | "
+            f"budget wait {figures.run.budget_wait_s:.0f} s")
 
 
 class Display(Protocol):
@@ -100,7 +110,7 @@ class StatusLine:
         self.refresh(figures)
 
     def refresh(self, figures: Figures) -> None:
-        text = describe(figures, "running")[: shutil.get_terminal_size().columns - 1]
+        text = status(figures)[: shutil.get_terminal_size().columns - 1]
         self._draw(text.ljust(self.shown))
         self.shown = len(text)
 
@@ -130,7 +140,7 @@ class PlainLines:
         """Nothing to take back: every line stays."""
 
     def _line(self, text: str) -> None:
-        self.stream.write(f"progress: {text}\n")
+        self.stream.write(text + "\n")
         self.stream.flush()
 
 
