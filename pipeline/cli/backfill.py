@@ -13,7 +13,7 @@ import dagster as dg
 
 from pipeline.cli.failures import root_cause
 from pipeline.cli.instance import pmw_instance
-from pipeline.cli.progress import PLAIN_EVERY_S, progress_for, watching
+from pipeline.cli.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
@@ -172,12 +172,13 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     progress, every_s = progress_for(progress_stream or sys.stderr, total, budget_rate(resource.settings()),
                                      progress_every_s)
     reports = []
-    for day in days:
-        for platform in platforms:
-            with watching(progress, platform, day, every_s):
-                report = materialise_partition(assets, platform, day, instance, resource, verbose)
-            reports.append(report)
-            say(f"[{len(reports)}/{total}] {report.line()}")
+    with logs_above(progress.display):
+        for day in days:
+            for platform in platforms:
+                with watching(progress, platform, day, every_s):
+                    report = materialise_partition(assets, platform, day, instance, resource, verbose)
+                reports.append(report)
+                say(f"[{len(reports)}/{total}] {report.line()}")
     requests = sum((r.requests for r in reports), Counter())
     say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
     for line in (line for report in reports for line in report.failure_lines()):

@@ -9,6 +9,7 @@ elsewhere (CI, logs, pipes) they are plain lines: one when a partition starts, t
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 import time
@@ -100,21 +101,34 @@ class Display(Protocol):
 
 class StatusLine:
     """One line on a terminal, redrawn in place with carriage returns and cut to the terminal's width (a line
-    that wrapped could not be redrawn); blanked before anything else is printed."""
+    that wrapped could not be redrawn); blanked before anything else is printed, log records included
+    (`logs_above`)."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.shown = 0  # characters of the line on screen
+        self.lock = threading.Lock()  # the refreshing thread draws; a step's logging may write meanwhile
 
     def started(self, figures: Figures) -> None:
         self.refresh(figures)
 
     def refresh(self, figures: Figures) -> None:
         text = status(figures)[: shutil.get_terminal_size().columns - 1]
-        self._draw(text.ljust(self.shown))
-        self.shown = len(text)
+        with self.lock:
+            self._draw(text.ljust(self.shown))
+            self.shown = len(text)
 
     def clear(self) -> None:
+        with self.lock:
+            self._blank()
+
+    def write_above(self, text: str) -> None:
+        """Someone else's output: on a line of its own, the status line redrawn below it at the next refresh."""
+        with self.lock:
+            self._blank()
+            self.stream.write(text)
+
+    def _blank(self) -> None:
         if self.shown:
             self._draw(" " * self.shown + "\r")
             self.shown = 0
@@ -122,6 +136,36 @@ class StatusLine:
     def _draw(self, text: str) -> None:
         self.stream.write("\r" + text)
         self.stream.flush()
+
+
+class _Above:
+    """A stream for logging handlers that writes above a status line."""
+
+    def __init__(self, line: StatusLine) -> None:
+        self.line = line
+
+    def write(self, text: str) -> None:
+        self.line.write_above(text)
+
+    def flush(self) -> None:
+        self.line.stream.flush()
+
+
+@contextmanager
+def logs_above(display: Display) -> Iterator[None]:
+    """While the body runs, the root logger's handlers that write where a status line is drawn write above it
+    (else a log record would run on from the status line's text); plain lines need nothing of the kind."""
+    if not isinstance(display, StatusLine):
+        yield
+        return
+    handlers = [handler for handler in logging.getLogger().handlers
+                if isinstance(handler, logging.StreamHandler) and handler.stream is display.stream]
+    streams = [handler.setStream(_Above(display)) for handler in handlers]
+    try:
+        yield
+    finally:
+        for handler, stream in zip(handlers, streams, strict=True):
+            handler.setStream(stream)
 
 
 class PlainLines:

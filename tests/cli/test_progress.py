@@ -4,6 +4,7 @@ thread that refreshes them; no Dagster run here (test_backfill_progress.py drive
 from __future__ import annotations
 
 import io
+import logging
 import time
 from datetime import date
 
@@ -16,6 +17,7 @@ from pipeline.cli.progress import (
     Progress,
     StatusLine,
     duration,
+    logs_above,
     progress_for,
     watching,
 )
@@ -122,6 +124,25 @@ def test_a_shorter_status_line_blanks_what_the_longer_one_left_and_none_is_wider
     progress.refresh()
     longer, shorter = terminal.getvalue().split("\r")[1:]
     assert shorter == "0/3 done, estimating | polyma".ljust(len(longer))
+
+
+def test_a_log_record_goes_above_the_status_line_on_its_own_line(
+    clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    terminal = Terminal()
+    handler = logging.StreamHandler(terminal)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [handler])
+    progress = Progress(2, StatusLine(terminal), None, ActivityCounter(), clock)
+    with logs_above(progress.display):
+        progress.begin("kalshi", DAY)
+        root.warning("listed the catalogue")
+        progress.refresh()
+    assert handler.stream is terminal, "the handler writes where it did once the backfill is over"
+    line = "0/2 done, estimating | kalshi 2026-11-20 | 0 requests (0 this partition) | budget wait 0 s"
+    assert terminal.getvalue() == f"\r{line}\r{' ' * len(line)}\rWARNING listed the catalogue\n\r{line}"
 
 
 def test_a_terminal_gets_the_status_line_and_anything_else_plain_lines() -> None:
