@@ -35,9 +35,18 @@ class Terminal(io.StringIO):
         return True
 
 
-def _spend(activity: ActivityCounter, requests: int, budget_wait_s: float = 0.0) -> None:
+def _counter() -> tuple[ActivityCounter, FakeClock]:
+    """Process totals of their own, on a clock of their own (the budget's waits are the HTTP layers' to time)."""
+    waits = FakeClock()
+    return ActivityCounter(waits), waits
+
+
+def _spend(activity: ActivityCounter, waits: FakeClock, requests: int, budget_wait_s: float = 0.0) -> None:
+    """Requests sent after waiting `budget_wait_s` for the budget."""
+    with activity.budget_wait():
+        waits.advance(budget_wait_s)
     for _ in range(requests):
-        activity.add_request(budget_wait_s / requests)
+        activity.add_request()
 
 
 def test_the_estimate_waits_for_a_partition_then_takes_the_larger_of_budget_and_time() -> None:
@@ -62,16 +71,16 @@ def test_durations_read_in_the_largest_sensible_unit(seconds: float, said: str) 
 
 
 def test_plain_lines_say_when_a_partition_starts_and_at_each_refresh(clock: FakeClock) -> None:
-    stream, activity = io.StringIO(), ActivityCounter()
-    _spend(activity, 7)  # before the backfill: not its requests
+    stream, (activity, waits) = io.StringIO(), _counter()
+    _spend(activity, waits, 7)  # before the backfill: not its requests
     progress = Progress(2, PlainLines(stream), PER_MINUTE, activity, clock)
     progress.begin("kalshi", DAY)
-    _spend(activity, 30, budget_wait_s=12.4)
+    _spend(activity, waits, 30, budget_wait_s=12.4)
     clock.advance(20)
     progress.refresh()
     progress.end()
     progress.begin("kalshi", DAY.replace(day=21))
-    _spend(activity, 5)
+    _spend(activity, waits, 5)
     progress.refresh()
     progress.end()
 
@@ -92,13 +101,13 @@ def test_the_status_line_is_redrawn_in_place_and_cleared_before_a_result_line(
     clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "200")
-    terminal, activity = Terminal(), ActivityCounter()
+    terminal, (activity, waits) = Terminal(), _counter()
     progress = Progress(3, StatusLine(terminal), PER_MINUTE, activity, clock)
     first = "0/3 done, estimating | polymarket 2026-11-20 | 0 requests (0 this partition) | budget wait 0 s"
     progress.begin("polymarket", DAY)
     assert terminal.getvalue() == "\r" + first
 
-    _spend(activity, 150, budget_wait_s=40.0)
+    _spend(activity, waits, 150, budget_wait_s=40.0)
     clock.advance(60)
     progress.refresh()
     progress.end()
@@ -116,8 +125,8 @@ def test_the_status_line_is_redrawn_in_place_and_cleared_before_a_result_line(
 def test_a_shorter_status_line_blanks_what_the_longer_one_left_and_none_is_wider_than_the_terminal(
     clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    terminal, activity = Terminal(), ActivityCounter()
-    progress = Progress(3, StatusLine(terminal), None, activity, clock)
+    terminal = Terminal()
+    progress = Progress(3, StatusLine(terminal), None, ActivityCounter(), clock)
     monkeypatch.setenv("COLUMNS", "200")
     progress.begin("polymarket", DAY)
     monkeypatch.setenv("COLUMNS", "30")

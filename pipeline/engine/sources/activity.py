@@ -1,13 +1,18 @@
 """The process's requests and waits for the request budget, as they happen, for a reader in another thread.
 
-Every HttpLayer adds each request it sends (and the seconds it waited for its budget first) to
-`PROCESS_ACTIVITY`; a watcher such as `pmw backfill`'s progress takes snapshots at any moment and subtracts an
-earlier one. The counts are the whole process's, whichever run made them; nothing here knows who reads them.
+Every HttpLayer counts each request it sends here, and times here each wait for its budget; a watcher such as
+`pmw backfill`'s progress takes snapshots at any moment (a wait still under way counts up to that moment) and
+subtracts an earlier one. The counts are the whole process's, whichever run made them; nothing here knows who
+reads them.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 
@@ -26,17 +31,34 @@ class Activity:
 class ActivityCounter:
     """Thread-safe running totals: the HTTP layers add, any thread reads."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._lock = threading.Lock()
-        self._totals = Activity()
+        self._requests = 0
+        self._waited_s = 0.0  # the waits that have ended
+        self._waiting: dict[int, float] = {}  # the waits under way: when each began
+        self._tokens = itertools.count()
 
-    def add_request(self, budget_wait_s: float = 0.0) -> None:
+    def add_request(self) -> None:
         with self._lock:
-            self._totals = Activity(self._totals.requests + 1, self._totals.budget_wait_s + budget_wait_s)
+            self._requests += 1
+
+    @contextmanager
+    def budget_wait(self) -> Iterator[None]:
+        """Times the body as a wait for a request budget."""
+        with self._lock:
+            token = next(self._tokens)
+            self._waiting[token] = self._clock()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._waited_s += self._clock() - self._waiting.pop(token)
 
     def snapshot(self) -> Activity:
         with self._lock:
-            return self._totals
+            now = self._clock()
+            return Activity(self._requests, self._waited_s + sum(now - began for began in self._waiting.values()))
 
 
 PROCESS_ACTIVITY = ActivityCounter()

@@ -8,8 +8,8 @@
 - Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with
   exponential backoff and full jitter, honouring `Retry-After` (header or Error `details.retry_after`).
 - Counters: requests (per endpoint), retries, seconds waited, 429s, and the duplicates (plain and
-  conflicting) and cursor restarts that paging (paging.py) meets, for metadata; each request and its wait for
-  the budget also go to the process's running totals (activity.py), which a watcher may read meanwhile.
+  conflicting) and cursor restarts that paging (paging.py) meets, for metadata; each request, and each wait
+  for the budget as it runs, also go to the process's running totals (activity.py), for a watcher to read.
 """
 
 from __future__ import annotations
@@ -196,10 +196,11 @@ class HttpLayer:
             ) from None
 
     def _attempt(self, path: str, params: list[tuple[str, Any]]) -> Any:
-        budget_wait_s = self.budget.acquire() if self.budget is not None else 0.0
-        self.stats.waited_s += budget_wait_s
+        if self.budget is not None:
+            with PROCESS_ACTIVITY.budget_wait():
+                self.stats.waited_s += self.budget.acquire()
         self.stats.requests += 1
-        PROCESS_ACTIVITY.add_request(budget_wait_s)
+        PROCESS_ACTIVITY.add_request()
         self.stats.by_endpoint[endpoint_of(path)] += 1
         deadline = time.monotonic() + self._deadline_s
         try:
