@@ -10,6 +10,7 @@ elsewhere (CI, logs, pipes) they are plain lines: one when a partition starts, t
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import threading
 import time
@@ -113,7 +114,7 @@ class StatusLine:
         self.refresh(figures)
 
     def refresh(self, figures: Figures) -> None:
-        text = status(figures)[: shutil.get_terminal_size().columns - 1]
+        text = status(figures)[: _width(self.stream) - 1]
         with self.lock:
             self._draw(text.ljust(self.shown))
             self.shown = len(text)
@@ -136,6 +137,14 @@ class StatusLine:
     def _draw(self, text: str) -> None:
         self.stream.write("\r" + text)
         self.stream.flush()
+
+
+def _width(stream: TextIO) -> int:
+    """The columns of the terminal `stream` is on (stdout may go elsewhere), else of COLUMNS or stdout's."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError):  # not a file descriptor's stream
+        return shutil.get_terminal_size().columns
 
 
 class _Above:
