@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from typing import TextIO
 
 import dagster as dg
 
 from pipeline.cli.failures import root_cause
 from pipeline.cli.instance import pmw_instance
+from pipeline.cli.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import TABLES, Source
 
 # Dagster's console logger: silent by default, since each partition's line says what went wrong in one line
 # (a failed step's root cause and its path) where Dagster would print each error with its stack trace, 90 lines
@@ -146,23 +149,36 @@ def _run_error(result: dg.ExecuteInProcessResult, not_landed: list[str]) -> str 
     return f"{', '.join(not_landed)} not materialised: the run failed" if not_landed else None
 
 
+def budget_rate(settings: Settings) -> float | None:
+    """Requests a second that the unified API's budget allows, or None when the source has no such budget
+    (the sandbox; the platforms' own APIs, whose several budgets the measured time per partition covers)."""
+    return settings.rate_limit_per_min / settings.rate_window_s if settings.source == Source.API else None
+
+
 def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: Sequence[str] | None = None,
                  resource: PipelineResource | None = None, say: Callable[[str], None] = print,
-                 verbose: bool = False) -> list[PartitionReport]:
+                 verbose: bool = False, progress_stream: TextIO | None = None,
+                 progress_every_s: float = PLAIN_EVERY_S) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
     environment, parsed here once), one Dagster run each, saying a line per partition as it lands (and, when
-    `verbose`, letting Dagster print its warnings and errors with their stack traces)."""
+    `verbose`, letting Dagster print its warnings and errors with their stack traces). Meanwhile progress goes
+    to `progress_stream` (default stderr; pipeline.cli.progress): a status line on a terminal, else plain
+    lines every `progress_every_s` seconds."""
     days = list(days_between(start, end))
     assets = select_assets(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
     instance = pmw_instance()
     total = len(days) * len(platforms)
+    progress, every_s = progress_for(progress_stream or sys.stderr, total, budget_rate(resource.settings()),
+                                     progress_every_s)
     reports = []
-    for day in days:
-        for platform in platforms:
-            report = materialise_partition(assets, platform, day, instance, resource, verbose)
-            reports.append(report)
-            say(f"[{len(reports)}/{total}] {report.line()}")
+    with logs_above(progress.display):
+        for day in days:
+            for platform in platforms:
+                with watching(progress, platform, day, every_s):
+                    report = materialise_partition(assets, platform, day, instance, resource, verbose)
+                reports.append(report)
+                say(f"[{len(reports)}/{total}] {report.line()}")
     requests = sum((r.requests for r in reports), Counter())
     say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
     for line in (line for report in reports for line in report.failure_lines()):

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.cli import normalize as normalize_cli
-from pipeline.cli.arguments import day, positive
+from pipeline.cli.arguments import day, positive, seconds
+from pipeline.cli.progress import PLAIN_EVERY_S
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES
 
 if TYPE_CHECKING:
@@ -72,6 +73,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     backfill.add_argument("--verbose", action="store_true",
                           help="also print Dagster's warnings and errors, with their stack traces (by default "
                                "each partition's line names what went wrong)")
+    backfill.add_argument("--progress-every", type=seconds, default=PLAIN_EVERY_S, metavar="SECONDS",
+                          help="when stderr is not a terminal, print a progress line this often (default "
+                               f"{PLAIN_EVERY_S:g}); on a terminal a status line is redrawn in place instead")
 
     demo = commands.add_parser("demo", help="run the pipeline end to end on the offline sandbox")
     demo.add_argument("--days", type=positive, default=2, help="how many recent days to pull (default 2)")
@@ -212,7 +216,8 @@ def _run_backfill(args: argparse.Namespace) -> int:
         settings = replace(settings, allow_shrink=True)
     try:
         reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets,
-                               resource=PipelineResource(base_settings=settings), verbose=args.verbose)
+                               resource=PipelineResource(base_settings=settings), verbose=args.verbose,
+                               progress_every_s=args.progress_every)
     except ValueError as error:
         print(f"pmw backfill: {error}", file=sys.stderr)
         return 2

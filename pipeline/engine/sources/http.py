@@ -8,7 +8,8 @@
 - Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with
   exponential backoff and full jitter, honouring `Retry-After` (header or Error `details.retry_after`).
 - Counters: requests (per endpoint), retries, seconds waited, 429s, and the duplicates (plain and
-  conflicting) and cursor restarts that paging (paging.py) meets, for metadata.
+  conflicting) and cursor restarts that paging (paging.py) meets, for metadata; each request, and each wait
+  for the budget as it runs, also go to the process's running totals (activity.py), for a watcher to read.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import orjson
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from pipeline.engine.config import Secret
+from pipeline.engine.sources.activity import PROCESS_ACTIVITY
 from pipeline.engine.sources.redaction import Redactor
 from pipeline.engine.sources.request_budget import RequestBudget
 
@@ -195,8 +197,10 @@ class HttpLayer:
 
     def _attempt(self, path: str, params: list[tuple[str, Any]]) -> Any:
         if self.budget is not None:
-            self.stats.waited_s += self.budget.acquire()
+            with PROCESS_ACTIVITY.budget_wait():
+                self.stats.waited_s += self.budget.acquire()
         self.stats.requests += 1
+        PROCESS_ACTIVITY.add_request()
         self.stats.by_endpoint[endpoint_of(path)] += 1
         deadline = time.monotonic() + self._deadline_s
         try:
