@@ -7,6 +7,7 @@ The warehouse is opened read-only; the data-quality panel reads the lake's rejec
 from __future__ import annotations
 
 import html
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,12 +37,13 @@ CONFIG = {"displaylogo": False, "responsive": True}
 
 
 def run_report(settings: Settings, days: int, output: Path, say: Callable[[str], None] = print) -> bool:
-    """Write the report of the last `days` days of the marts to `output`; False (after one line saying what to
-    run) when the warehouse has nothing to draw yet."""
+    """Write the report of the last `days` days of the marts to `output`; False (after one line on stderr saying
+    what to run) when the warehouse has nothing to draw yet."""
     try:
         data = load_report_data(settings.warehouse_path, Lake(settings.lake_dir), days)
     except NoDataError as error:
-        say(f"pmw report: nothing to draw ({error}): run `pmw demo`, or `pmw backfill` then `pmw sql`, first")
+        print(f"pmw report: nothing to draw ({error}): run `pmw demo`, or `pmw backfill` then `pmw sql`, first",
+              file=sys.stderr)
         return False
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render_report(data, settings.warehouse_path), encoding="utf-8")

@@ -81,29 +81,27 @@ def load_report_data(warehouse_path: Path, lake: Lake, days: int) -> ReportData:
         raise NoDataError(f"no warehouse at {warehouse_path}")
     with connect_read_only(warehouse_path) as db:
         db.sql("SET TimeZone = 'UTC'")  # days and hours are UTC, as the marts compute them
-        first_landed, last = _days(db)
-        first = max(first_landed, last - timedelta(days=days - 1))
-        window = {"first": first, "last": last}
-        return ReportData(
-            first=first,
-            last=last,
-            platform_daily=_frame(db, PLATFORM_DAILY_SQL, window),
-            movers=_frame(db, MOVERS_SQL, {"last": last, "limit": TOP_MOVERS}),
-            candles=_frame(db, CANDLES_SQL, {**window, "per_platform": BUSIEST_PER_PLATFORM}),
-            category_volume=_frame(db, CATEGORY_SQL, window),
-            rejects=lake_rejects(lake, first, last),
-        )
+        try:
+            return _read_window(db, lake, days)
+        except duckdb.CatalogException as error:  # the marts were never built (raw views only), or not all
+            raise NoDataError(f"a mart is missing: {str(error).splitlines()[0]}") from None
 
 
-def _days(db: duckdb.DuckDBPyConnection) -> tuple[date, date]:
-    """The first and last day of marts.platform_daily."""
-    try:
-        [(first, last)] = db.sql("SELECT min(day), max(day) FROM marts.platform_daily").fetchall()
-    except duckdb.CatalogException:
-        raise NoDataError("the warehouse has no marts") from None
+def _read_window(db: duckdb.DuckDBPyConnection, lake: Lake, days: int) -> ReportData:
+    [(first_landed, last)] = db.sql("SELECT min(day), max(day) FROM marts.platform_daily").fetchall()
     if last is None:
         raise NoDataError("marts.platform_daily is empty")
-    return first, last
+    first = max(first_landed, last - timedelta(days=days - 1))
+    window = {"first": first, "last": last}
+    return ReportData(
+        first=first,
+        last=last,
+        platform_daily=_frame(db, PLATFORM_DAILY_SQL, window),
+        movers=_frame(db, MOVERS_SQL, {"last": last, "limit": TOP_MOVERS}),
+        candles=_frame(db, CANDLES_SQL, {**window, "per_platform": BUSIEST_PER_PLATFORM}),
+        category_volume=_frame(db, CATEGORY_SQL, window),
+        rejects=lake_rejects(lake, first, last),
+    )
 
 
 def _frame(db: duckdb.DuckDBPyConnection, sql: str, parameters: dict[str, object]) -> pl.DataFrame:
