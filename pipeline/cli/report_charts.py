@@ -95,9 +95,9 @@ def rejects_figure(rejects: pl.DataFrame) -> go.Figure:
 def _day_ticks(figure: go.Figure, days: pl.Series, step: int = 1) -> None:
     """Ticks on whole days (`step` apart, or a multiple of it so that at most MOST_TICKS show), labelled as days:
     plotly's own choice on a short span is every few hours."""
-    span = (days.max() - days.min()).days // step + 1 if days.len() else 1  # type: ignore[operator]
-    every = step * -(-span // MOST_TICKS)
-    figure.update_xaxes(type="date", tickformat="%Y-%m-%d", dtick=every * DAY_MS, tick0=days.min())
+    first, last = days.min(), days.max()
+    every = step * -(-((last - first).days // step + 1) // MOST_TICKS)  # steps per tick, rounded up
+    figure.update_xaxes(type="date", tickformat="%Y-%m-%d", dtick=every * DAY_MS, tick0=first)
 
 
 def _short(title: str) -> str:
