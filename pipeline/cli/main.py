@@ -119,6 +119,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true", help="print one JSON document (keys in README.md)")
     status.add_argument("--days", type=positive, default=None, metavar="N",
                         help="the window: the last N days to yesterday (default: from the first landed day)")
+    report = commands.add_parser(
+        "report",
+        help="draw the marts as charts in one HTML file that opens without a network",
+        description="Write one self-contained HTML page (plotly.js inline) of the last N days of the marts: daily "
+                    "volume and trades per platform, the last day's top movers, hourly candles of the busiest "
+                    "markets, volume by category and week, and the lake's rejects per table, platform and day. "
+                    "The warehouse is opened read-only.",
+        epilog="exit status: 0 the report was written; 1 the warehouse has no marts or no data in them yet (run "
+               "`pmw demo`, or `pmw backfill` then `pmw sql`); 2 bad arguments or configuration.",
+    )
+    report.add_argument("--days", type=positive, default=30, metavar="N",
+                        help="the window: the last N days of marts.platform_daily, to its last day (default 30)")
+    report.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
+                        help="where to write the page (default: report.html in PMW_DATA_DIR, data/report.html)")
     normalize_cli.add_parser(commands)
     _add_query_parsers(commands)
 
@@ -280,6 +294,15 @@ def _run_status(args: argparse.Namespace) -> int:
         return 2
 
 
+def _run_report(args: argparse.Namespace) -> int:
+    from pipeline.cli.report import run_report
+
+    settings = _settings("report")
+    if settings is None:
+        return 2
+    return 0 if run_report(settings, args.days, args.output or settings.data_dir / "report.html") else 1
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     """The benchmarks are not part of the installed package: they run from the checkout pipeline comes from."""
     checkout = Path(__file__).resolve().parents[2]
@@ -301,7 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql,
                 "restore": _run_restore, "verify": _run_verify, "status": _run_status,
-                "normalize": normalize_cli.run, "bench": _run_bench, "query": _run_query, "shell": _run_shell}
+                "report": _run_report, "normalize": normalize_cli.run, "bench": _run_bench, "query": _run_query,
+                "shell": _run_shell}
     return handlers[args.command](args)
 
 
