@@ -40,8 +40,8 @@ def test_the_direct_demo_lands_every_table_and_leaves_the_environment_as_it_foun
     environment's, and no PMW_DIRECT_URL, so that a write of any of them would show. The in-process sandbox
     serves a small world of that seed (the demo's own world is the subprocess test's)."""
     world = strict_budget_world(date(2026, 11, 21))
-    monkeypatch.setattr(plug, "sandbox_app", cache(lambda seed, end, faults, readings="": SandboxApp(
-        SandboxConfig(world=replace(world, seed=seed, end=end), faults=Faults.parse(faults)))))
+    monkeypatch.setattr(plug, "sandbox_app", cache(lambda seed, end, faults, readings, days: SandboxApp(
+        SandboxConfig(world=replace(world, seed=seed, end=end, days=days), faults=Faults.parse(faults)))))
     monkeypatch.setenv("PMW_SOURCE", "direct")
     monkeypatch.delenv("PMW_DIRECT_URL", raising=False)
     before = dict(os.environ)
