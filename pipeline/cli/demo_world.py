@@ -24,7 +24,7 @@ def demo_world(world: WorldConfig, days: int, say: Callable[[str], None] = print
     """The world, widened to `days` days of history when the demo asks for more days than it holds."""
     if days <= world.days:
         return world
-    say(f"pmw demo: the sandbox world holds {world.days} days; widened to {days} so that every day has trades")
+    say(f"pmw demo: the sandbox world holds {world.days} day(s); widened to {days} so that every day has trades")
     return replace(world, days=days)
 
 
