@@ -20,9 +20,10 @@ from pmw_sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
 
 
 @cache
-def sandbox_app(seed: int, end: date | None, faults: str, readings: str = "") -> SandboxApp:
+def sandbox_app(seed: int, end: date | None, faults: str, readings: str = "",
+                days: int = WorldConfig.days) -> SandboxApp:
     """One in-process sandbox per world and process, shared by the runs of that process like a server."""
-    world = WorldConfig(seed=seed, end=end)
+    world = WorldConfig(seed=seed, end=end, days=days)
     return SandboxApp(SandboxConfig(world=world, faults=Faults.parse(faults), readings=Readings.parse(readings)))
 
 
@@ -38,7 +39,7 @@ class InProcessSandbox:
     @classmethod
     def of(cls, settings: Settings) -> InProcessSandbox:
         return cls(sandbox_app(settings.sandbox_seed, settings.sandbox_end, settings.sandbox_faults,
-                               settings.sandbox_readings))
+                               settings.sandbox_readings, settings.sandbox_days))
 
     def unified(self) -> Endpoint:
         return Endpoint(SANDBOX_BASE_URL, SandboxTransport(self.app), Secret(DEFAULT_API_KEYS[0]))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -8,6 +9,12 @@ import pytest
 
 from pmw_sandbox import SandboxApp, SandboxConfig, plug, sandbox_client
 from tests.support.world import PIPELINE_WORLD, WORLD, FakeClock, pipeline_sandbox
+
+
+def pytest_configure() -> None:
+    """The partitions start on a fixed day, before every test world, whatever the day the suite runs on (by
+    default they start at the sandbox world's first day, a week before yesterday, which moves)."""
+    os.environ.setdefault("PMW_START_DATE", "2025-01-01")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

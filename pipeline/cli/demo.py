@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 
 from pipeline.cli.backfill import run_backfill
+from pipeline.cli.demo_world import ui_command, world_env
 from pipeline.cli.sql import run_sql
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import DIRECT_SANDBOX, Settings
@@ -33,8 +35,7 @@ def demo_settings(world: WorldConfig) -> Settings:
     """The environment's settings with the sandbox's world as the source: its unified API, or, with
     PMW_SOURCE=direct, its Polymarket- and Kalshi-shaped APIs. The environment is read, never written."""
     direct = os.environ.get("PMW_SOURCE") == Source.DIRECT
-    demo = {"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, "PMW_SANDBOX_SEED": str(world.seed),
-            "PMW_SANDBOX_END": world.end_day.isoformat()}
+    demo = {"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, **world_env(world)}
     if direct:
         demo["PMW_DIRECT_URL"] = DIRECT_SANDBOX
     return Settings.from_env({**os.environ, **demo})
@@ -74,5 +75,14 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
             say(f"  {platform:<11} {day!s:<10} {active:>6} {new:>4} {resolved:>8} {trades:>7} {volume:>12,.2f}")
     say(f"\nQuery it yourself (read-only, {settings.warehouse_path}): pmw query \"SELECT count(*) FROM raw.trades\", "
         "or pmw shell for a prompt")
+    say(ui_hint(world))
     failed = [r for r in reports if not r.success]
     return 1 if failed or not models_built else 0
+
+
+def ui_hint(world: WorldConfig) -> str:
+    """Where the demo's Dagster runs can be seen: the UI on DAGSTER_HOME, or nowhere when it is not set."""
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return "Dagster's runs went to a throwaway instance (DAGSTER_HOME is not set)."
+    return f"See the runs in Dagster's UI (http://127.0.0.1:3000): {ui_command(world, Path(home))}"

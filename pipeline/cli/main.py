@@ -239,13 +239,16 @@ def _run_backfill(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from pipeline.cli.demo import run_demo
+    from pipeline.cli.demo_world import demo_world, prepare_demo_environment
     from pipeline.cli.sandbox import world_config
-    from pipeline.engine.config import ConfigError
+
+    world = demo_world(world_config(args), args.days)
+    prepare_demo_environment(world)  # before the definitions load: their partitions start at the world's first day
+    from pipeline.cli.demo import run_demo
 
     try:
-        return run_demo(world_config(args), days=args.days)
-    except ConfigError as error:
+        return run_demo(world, days=args.days)
+    except ValueError as error:  # a setting (ConfigError) or a day without a partition
         print(f"pmw demo: {error}", file=sys.stderr)
         return 2
 

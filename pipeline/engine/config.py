@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
@@ -16,6 +16,8 @@ N = TypeVar("N", int, float)
 
 # PMW_DIRECT_URL=sandbox reads the platform APIs from the in-process sandbox (how `pmw demo` runs direct).
 DIRECT_SANDBOX = "sandbox"
+SANDBOX_DAYS = 7  # days of history in the in-process sandbox's world (PMW_SANDBOX_DAYS), as WorldConfig.days
+REAL_SOURCE_START = "2025-01-01"  # the first partition by default when the source is a real API
 
 
 class PriceLabel(StrEnum):
@@ -58,6 +60,7 @@ class Settings:
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
     sandbox_seed: int = 7
     sandbox_end: date | None = None  # None: yesterday (UTC)
+    sandbox_days: int = SANDBOX_DAYS
     sandbox_faults: str = ""  # fault switches of the in-process sandbox, as `pmw sandbox --faults`
     sandbox_readings: str = ""  # the in-process sandbox's readings of the spec, as `pmw sandbox --readings`
     price_point_label: PriceLabel | None = None  # None: period start, or the in-process sandbox's reading
@@ -118,6 +121,7 @@ class Settings:
             platforms=_platforms(env.get("PMW_PLATFORMS")),
             sandbox_seed=_integer(env, "PMW_SANDBOX_SEED", defaults.sandbox_seed, minimum=0),
             sandbox_end=_day(env, "PMW_SANDBOX_END"),
+            sandbox_days=_integer(env, "PMW_SANDBOX_DAYS", defaults.sandbox_days),
             sandbox_faults=env.get("PMW_SANDBOX_FAULTS", ""),
             sandbox_readings=env.get("PMW_SANDBOX_READINGS", ""),
             price_point_label=_price_label(env),
@@ -225,9 +229,25 @@ def source_from_env(env: Mapping[str, str] | None = None) -> Source:
     return _source(os.environ if env is None else env)
 
 
+def reads_sandbox(env: Mapping[str, str]) -> bool:
+    """Whether the source is the in-process sandbox: PMW_SOURCE=sandbox, or direct with PMW_DIRECT_URL=sandbox."""
+    source = _source(env)
+    return source == Source.SANDBOX or (source == Source.DIRECT and env.get("PMW_DIRECT_URL") == DIRECT_SANDBOX)
+
+
+def sandbox_first_day(env: Mapping[str, str]) -> date:
+    """The first day of the in-process sandbox's world: PMW_SANDBOX_DAYS days up to PMW_SANDBOX_END (yesterday)."""
+    end = _day(env, "PMW_SANDBOX_END") or datetime.now(UTC).date() - timedelta(days=1)
+    return end - timedelta(days=_integer(env, "PMW_SANDBOX_DAYS", SANDBOX_DAYS) - 1)
+
+
 def partitions_start(env: Mapping[str, str] | None = None) -> str:
-    """PMW_START_DATE: the first day of the daily partitions (default 2025-01-01)."""
-    raw = (os.environ if env is None else env).get("PMW_START_DATE") or "2025-01-01"
+    """PMW_START_DATE: the first day of the daily partitions. By default where the data starts: the sandbox
+    world's first day when the source is the in-process sandbox, else REAL_SOURCE_START."""
+    env = os.environ if env is None else env
+    raw = env.get("PMW_START_DATE")
+    if not raw:
+        return sandbox_first_day(env).isoformat() if reads_sandbox(env) else REAL_SOURCE_START
     _day({"PMW_START_DATE": raw}, "PMW_START_DATE")
     return raw
 

@@ -9,16 +9,18 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli.main import main
+from tests.support.world import PIPELINE_WORLD
 
 TODAY = datetime.now(UTC).date()
 YESTERDAY = TODAY - timedelta(days=1)
+WORLD_START = PIPELINE_WORLD.start_day  # the world of `pipeline_env`, whose end is PMW_SANDBOX_END
 
 
 @pytest.mark.parametrize(("start", "end", "said"), [
     (TODAY, TODAY, f"--end {TODAY} has no partition yet: the last is yesterday, {YESTERDAY}"),
     (YESTERDAY, TODAY + timedelta(days=3), f"--end {TODAY + timedelta(days=3)} has no partition yet"),
-    (datetime(2024, 12, 31).date(), YESTERDAY,
-     "--start 2024-12-31 is before the first partition, 2025-01-01 (PMW_START_DATE)"),
+    (WORLD_START - timedelta(days=1), YESTERDAY,  # by default the partitions start at the sandbox world's first day
+     f"--start {WORLD_START - timedelta(days=1)} is before the first partition, {WORLD_START} (PMW_START_DATE)"),
 ])
 def test_a_day_without_a_partition_is_refused_in_one_line(
     start: object, end: object, said: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,

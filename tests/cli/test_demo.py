@@ -11,9 +11,11 @@ from datetime import date
 from functools import cache
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from pipeline.cli.demo import run_demo
+from pipeline.cli.demo_world import demo_world
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import SandboxApp, SandboxConfig, plug
 from pmw_sandbox.faults import Faults
@@ -22,14 +24,24 @@ from tests.support.world import strict_budget_world
 
 @pytest.mark.slow
 def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
-    """The README's command as a user runs it: a process of its own, the demo's own world, the unified API."""
+    """The README's command as a user runs it: a process of its own, the demo's own world, the unified API,
+    no DAGSTER_HOME: the runs are kept in a Dagster home under the data directory, which it names for
+    `dagster dev` with the world's variables (its partitions are the world's days)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
     env.update({"PMW_DATA_DIR": str(tmp_path / "data"), "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite")})
-    run = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "demo", "--days", "1", "--end", "2026-11-21"],
-                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "demo", "--days", "1",
+                          "--end", "2026-11-21"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert "the unified API" in lines[0]
     _assert_every_table_shown(run.stdout)
-    assert "the unified API" in run.stdout.splitlines()[0]
+    home = tmp_path / "data" / "dagster_home"
+    assert lines[-1].endswith(f"DAGSTER_HOME={home} PMW_SANDBOX_END=2026-11-21 dagster dev -m pipeline.definitions")
+    assert (home / "dagster.yaml").read_text() == (Path(__file__).parents[2] / "dagster.yaml").read_text()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        landed = {run.tags.get("dagster/partition") for run in instance.get_runs()
+                  if run.status == dg.DagsterRunStatus.SUCCESS}
+    assert {"2026-11-21|kalshi", "2026-11-21|polymarket"} <= landed
 
 
 @pytest.mark.slow
@@ -38,28 +50,32 @@ def test_the_direct_demo_lands_every_table_and_leaves_the_environment_as_it_foun
 ) -> None:
     """In process, through the platforms' APIs (the demo then sets the most): a world other than the
     environment's, and no PMW_DIRECT_URL, so that a write of any of them would show. The in-process sandbox
-    serves a small world of that seed (the demo's own world is the subprocess test's)."""
-    world = strict_budget_world(date(2026, 11, 21))
-    monkeypatch.setattr(plug, "sandbox_app", cache(lambda seed, end, faults, readings="": SandboxApp(
-        SandboxConfig(world=replace(world, seed=seed, end=end), faults=Faults.parse(faults)))))
+    serves a small world of that seed (the demo's own world is the subprocess test's). Asked for more days
+    than that world holds, the demo widens it, and every day lands with its trades."""
+    lines: list[str] = []
+    world = demo_world(replace(strict_budget_world(date(2026, 11, 21)), days=1), 2, say=lines.append)
+    monkeypatch.setattr(plug, "sandbox_app", cache(lambda seed, end, faults, readings, days: SandboxApp(
+        SandboxConfig(world=replace(world, seed=seed, end=end, days=days), faults=Faults.parse(faults)))))
     monkeypatch.setenv("PMW_SOURCE", "direct")
     monkeypatch.delenv("PMW_DIRECT_URL", raising=False)
     before = dict(os.environ)
-    lines: list[str] = []
-    assert run_demo(world, days=1, say=lines.append) == 0, lines
+    assert run_demo(world, days=2, say=lines.append) == 0, lines
     assert dict(os.environ) == before
-    assert lines[0].startswith("pmw demo: sandbox world (seed 5), the platforms' own APIs -> " + str(pipeline_env))
+    assert lines[0] == "pmw demo: the sandbox world holds 1 day(s); widened to 2 so that every day has trades"
+    assert lines[1].startswith("pmw demo: sandbox world (seed 5), the platforms' own APIs -> " + str(pipeline_env))
     assert (pipeline_env / "warehouse.duckdb").exists()
-    _assert_every_table_shown("\n".join(lines))
+    _assert_every_table_shown("\n".join(lines), days=2)
+    assert lines[-1] == "Dagster's runs went to a throwaway instance (DAGSTER_HOME is not set)."
 
 
-def _assert_every_table_shown(out: str) -> None:
-    """The demo's summary: one day of every table for both platforms, and the warehouse counting every trade
+def _assert_every_table_shown(out: str, days: int = 1) -> None:
+    """The demo's summary: `days` days of every table for both platforms, and the warehouse counting every trade
     that the backfill landed."""
     for table in TABLES:
         for platform in ("polymarket", "kalshi"):
-            assert re.search(rf"^\s+{table}\s+{platform}\s+1\s+[1-9]\d*$", out, re.MULTILINE), (table, platform)
+            shown = rf"^\s+{table}\s+{platform}\s+{days}\s+[1-9]\d*$"
+            assert re.search(shown, out, re.MULTILINE), (table, platform)
     counted = re.search(r"SELECT count\(\*\) FROM raw.trades -> (\d+) \(the backfill landed (\d+) trades\)", out)
     assert counted and counted.group(1) == counted.group(2)
-    trades_rows = sum(int(m) for m in re.findall(r"^\s+trades\s+\w+\s+1\s+(\d+)$", out, re.MULTILINE))
+    trades_rows = sum(int(m) for m in re.findall(rf"^\s+trades\s+\w+\s+{days}\s+(\d+)$", out, re.MULTILINE))
     assert trades_rows == int(counted.group(1))

@@ -37,7 +37,7 @@ from pipeline.defs.automation.sensor import (
     run_key,
     runs_in_flight,
 )
-from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError
+from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, partitions_start
 from pipeline.engine.lake.store import Lake
 from tests.support.frames import sample_frame
 from tests.support.paths import REPO_ROOT
@@ -59,8 +59,9 @@ CODE_LOCATION = RemoteRepositoryOrigin(
 def automation_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A ten-day window ending yesterday, both platforms, 100 requests a minute, a tick a minute, a private lake."""
     monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "data"))
-    for name in ("PMW_PLATFORMS", "PMW_START_DATE", "PMW_LOOKBACK_DAYS", "PMW_BACKFILL_ORDER", "PMW_RATE_WINDOW_S"):
+    for name in ("PMW_PLATFORMS", "PMW_LOOKBACK_DAYS", "PMW_BACKFILL_ORDER", "PMW_RATE_WINDOW_S"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PMW_START_DATE", "2025-01-01")
     monkeypatch.setenv("PMW_BACKFILL_START", (TODAY - timedelta(days=10)).isoformat())
     monkeypatch.setenv("PMW_BACKFILL_INTERVAL_S", "60")
     monkeypatch.setenv("PMW_RATE_LIMIT_PER_MIN", "100")
@@ -429,7 +430,8 @@ def test_dagster_yaml_gives_every_api_pool_its_limit_and_turns_on_run_monitoring
     ("env", "message"),
     [
         ({"PMW_LOOKBACK_DAYS": "-1"}, "PMW_LOOKBACK_DAYS must be at least 0, got -1"),
-        ({"PMW_BACKFILL_START": "2024-12-31"}, "PMW_BACKFILL_START must not be before PMW_START_DATE (2025-01-01)"),
+        ({"PMW_START_DATE": "2025-01-01", "PMW_BACKFILL_START": "2024-12-31"},
+         "PMW_BACKFILL_START must not be before PMW_START_DATE (2025-01-01)"),
         ({"PMW_BACKFILL_START": "yesterday"}, "PMW_BACKFILL_START must be a day as YYYY-MM-DD, got 'yesterday'"),
         ({"PMW_BACKFILL_ORDER": "random"}, "PMW_BACKFILL_ORDER must be one of newest_first, oldest_first"),
         ({"PMW_BACKFILL_INTERVAL_S": "0"}, "PMW_BACKFILL_INTERVAL_S must be at least 1, got 0"),
@@ -442,10 +444,26 @@ def test_bad_automation_settings_name_the_variable_and_value(env: dict[str, str]
 
 
 def test_automation_settings_defaults() -> None:
+    """The sensor fills the sandbox world's seven days by default, not a history of empty partitions."""
     assert AutomationSettings.from_env({}) == AutomationSettings(
         lookback_days=2,
-        backfill_start=date(2025, 1, 1),
+        backfill_start=TODAY - timedelta(days=7),
         backfill_order=BackfillOrder.NEWEST_FIRST,
         backfill_interval_s=60,
         rate_limit_per_min=100,
     )
+
+
+@pytest.mark.parametrize(
+    ("env", "first"),
+    [
+        ({}, TODAY - timedelta(days=7)),  # the sandbox world: the seven days up to yesterday
+        ({"PMW_SANDBOX_END": "2026-11-21", "PMW_SANDBOX_DAYS": "30"}, date(2026, 10, 23)),
+        ({"PMW_SOURCE": "direct", "PMW_DIRECT_URL": "sandbox", "PMW_SANDBOX_END": "2026-11-21"}, date(2026, 11, 15)),
+        ({"PMW_SOURCE": "direct"}, date(2025, 1, 1)),  # a real API: its history
+        ({"PMW_SOURCE": "api"}, date(2025, 1, 1)),
+        ({"PMW_START_DATE": "2026-03-01", "PMW_SANDBOX_END": "2026-11-21"}, date(2026, 3, 1)),
+    ],
+)
+def test_the_partitions_start_where_the_data_starts_unless_set(env: dict[str, str], first: date) -> None:
+    assert partitions_start(env) == first.isoformat()

@@ -78,7 +78,7 @@ def _served_by(readings: str) -> SandboxApp:
 def _serve(monkeypatch: pytest.MonkeyPatch, readings: Readings) -> None:
     """The in-process sandbox of the pipeline's settings: the small world, in these readings."""
     monkeypatch.setenv("PMW_SANDBOX_READINGS", readings.label() if readings != Readings() else "")
-    monkeypatch.setattr(plug, "sandbox_app", lambda seed, end, faults, readings: _served_by(readings))
+    monkeypatch.setattr(plug, "sandbox_app", lambda seed, end, faults, readings, days: _served_by(readings))
 
 
 @pytest.mark.parametrize("readings", READINGS, ids=[r.label() for r in READINGS])

@@ -29,10 +29,11 @@ STRICT_BUDGET = STRICT_RATE_LIMIT_PER_MIN  # requests per TEST_RATE_WINDOW_S, as
 
 
 @cache
-def pipeline_sandbox(seed: int, end: date | None, faults: str, readings: str = "") -> SandboxApp:
+def pipeline_sandbox(seed: int, end: date | None, faults: str, readings: str = "",
+                     days: int = PIPELINE_WORLD.days) -> SandboxApp:
     """`pmw_sandbox.plug.sandbox_app` for the pipeline's tests: the in-process sandbox of PIPELINE_WORLD (under
-    the seed and end of the settings), one per process and world like the plug's own."""
-    world = replace(PIPELINE_WORLD, seed=seed, end=end)
+    the seed, end and days of the settings), one per process and world like the plug's own."""
+    world = replace(PIPELINE_WORLD, seed=seed, end=end, days=days)
     return SandboxApp(SandboxConfig(world=world, faults=Faults.parse(faults), readings=Readings.parse(readings)))
 
 
