@@ -35,8 +35,8 @@ def landed(pipeline_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """One day of both platforms from a small world, the marts built (`pmw demo --days 1`), and rejects in the
     lake for two partitions. Returns the data dir."""
     world = strict_budget_world(DAY)
-    monkeypatch.setattr(plug, "sandbox_app", cache(lambda seed, end, faults, readings="": SandboxApp(
-        SandboxConfig(world=replace(world, seed=seed, end=end), faults=Faults.parse(faults)))))
+    monkeypatch.setattr(plug, "sandbox_app", cache(lambda seed, end, faults, readings, days: SandboxApp(
+        SandboxConfig(world=replace(world, seed=seed, end=end, days=days), faults=Faults.parse(faults)))))
     lines: list[str] = []
     assert run_demo(world, days=1, say=lines.append) == 0, lines
     lake = Lake(pipeline_env / "lake")
