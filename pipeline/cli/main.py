@@ -6,7 +6,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -219,6 +219,15 @@ def _settings(command: str) -> Settings | None:
         return None
 
 
+def _succeeds(command: str, run: Callable[[Settings], bool]) -> int:
+    """The exit status of a command that reads the settings: 2 when they cannot be read, else 0 if `run`
+    succeeds on them and 1 if not."""
+    settings = _settings(command)
+    if settings is None:
+        return 2
+    return 0 if run(settings) else 1
+
+
 def _run_backfill(args: argparse.Namespace) -> int:
     from pipeline.cli.backfill import run_backfill
     from pipeline.defs.resources import PipelineResource
@@ -268,30 +277,22 @@ def _run_sql(args: argparse.Namespace) -> int:
 def _run_restore(args: argparse.Namespace) -> int:
     from pipeline.cli.restore import run_restore
 
-    settings = _settings("restore")
-    if settings is None:
-        return 2
-    return 0 if run_restore(settings, args.table, args.platform, args.date, args.version, args.list) else 1
+    return _succeeds("restore", lambda settings: run_restore(settings, args.table, args.platform, args.date,
+                                                             args.version, args.list))
 
 
 def _run_verify(_args: argparse.Namespace) -> int:
     from pipeline.cli.verify import run_verify
 
-    settings = _settings("verify")
-    if settings is None:
-        return 2
-    return 0 if run_verify(settings) else 1
+    return _succeeds("verify", run_verify)
 
 
 def _run_status(args: argparse.Namespace) -> int:
     from pipeline.cli.status import run_status
     from pipeline.engine.config import ConfigError
 
-    settings = _settings("status")
-    if settings is None:
-        return 2
     try:
-        return 0 if run_status(settings, args.days, args.json) else 1
+        return _succeeds("status", lambda settings: run_status(settings, args.days, args.json))
     except ConfigError as error:
         print(f"pmw status: {error}", file=sys.stderr)
         return 2
@@ -300,10 +301,8 @@ def _run_status(args: argparse.Namespace) -> int:
 def _run_report(args: argparse.Namespace) -> int:
     from pipeline.cli.report import run_report
 
-    settings = _settings("report")
-    if settings is None:
-        return 2
-    return 0 if run_report(settings, args.days, args.output or settings.data_dir / "report.html") else 1
+    return _succeeds("report", lambda settings: run_report(settings, args.days,
+                                                           args.output or settings.data_dir / "report.html"))
 
 
 def _run_bench(args: argparse.Namespace) -> int:
