@@ -35,10 +35,11 @@ def fewest_requests(world: World, platform: Platform, day: date, catalogue: bool
         need["/series"] = math.ceil(len(world.series(platform)) / MAX_LIMIT["series"])
     for record in live:
         activity = world.activity(world.find_market(record["id"], platform))
-        if len(activity.ts) == 0 or activity.ts[-1] < day_start:
+        times = activity.ts[activity.taker]  # trades are asked taker-only: a match is one row
+        if len(times) == 0 or times[-1] < day_start:
             continue
-        recent = int((activity.ts >= day_start).sum())
-        older = len(activity.ts) - recent
+        recent = int((times >= day_start).sum())
+        older = len(times) - recent
         page = MAX_LIMIT["trades"]
         need["/trades"] += recent // page + 1 if older else max(1, math.ceil(recent / page))
     need["/price-history"] = math.ceil(len(live) / MAX_PRICE_HISTORY_MARKETS)

@@ -462,6 +462,9 @@ class SandboxApp:
             lambda o, n: self.world.trade_records(market, o, n, taker_only, oldest_first),
         )
         _as_read(items, "market_id", market, readings.row_market_id)
+        if readings.trade_taker == "absent":
+            for item in items:
+                item["taker"] = None
         if readings.trade_outcome == "id":
             names = {o.name: o.id for o in market.outcomes}
             for item in items:

@@ -19,6 +19,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "price_points_order": ("by_market", "by_market_reversed", "by_time"),
     "row_market_id": ("unified", "platform", "absent"),
     "trade_outcome": ("name", "id"),
+    "trade_taker": ("flagged", "absent"),
     "price_label": ("period_start", "period_end"),
     "pagination_total": ("exact", "absent", "wrong"),
     "single_envelope": ("list", "data"),
@@ -36,6 +37,7 @@ class Readings:
     price_points_order: str = "by_market"  # market by market as asked, in reverse, or all interleaved by time
     row_market_id: str = "unified"  # a trade's market_id, a point's marketId: the unified id, the platform's, none
     trade_outcome: str = "name"  # a trade's outcome: the outcome's name, or its id
+    trade_taker: str = "flagged"  # a trade's `taker`: true or false (a maker's row of a match), or left null
     price_label: str = "period_start"  # a price point's time: its period's start, or its end
     pagination_total: str = "exact"  # pagination.total: the count, absent, or wrong
     single_envelope: str = "list"  # /events/{id}, /markets/{id}: {pagination, events: [e]} or {data: e}

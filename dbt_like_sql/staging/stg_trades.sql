@@ -6,8 +6,8 @@
 -- hands, in the platform's currency (USDC on Polymarket, USD on Kalshi). "Volume" in the marts is the
 -- sum of `notional`.
 -- A Polymarket match is one trade, counted once: its taker's row. The makers' rows of the same match
--- (`taker` = false, which the unified API returns unless asked taker_only) are that trade seen from the
--- resting orders, and are left out; rows that do not say (`taker` null) are kept.
+-- (`taker` = false) are that trade seen from the resting orders, and are left out: both sources ask taker
+-- rows only, but partitions landed before may hold makers' rows; rows that do not say (`taker` null) are kept.
 SELECT
     platform,
     market_id,

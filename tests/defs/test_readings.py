@@ -45,7 +45,7 @@ def truth() -> dict[tuple[str, date], dict[str, pl.DataFrame]]:
         for day in DAYS:
             start = int(datetime.combine(day, time(), UTC).timestamp())
             live = [m for m in world.markets(platform) if m.is_live_on(day, world.as_of)]
-            trades = [t for m in live for t in world.trade_records(m, 0, world.trade_count(m))
+            trades = [t for m in live for t in world.trade_records(m, 0, world.trade_count(m, True), True)
                       if start <= t["timestamp"] < start + 86_400]
             points = [p for m in live for p in world.price_points(m, start, start + 86_399, 60)]
             expected[(platform.value, day)] = {

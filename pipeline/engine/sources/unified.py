@@ -167,9 +167,13 @@ class UnifiedSource:
 
     def trade_pages(self, platform: str, day: date, market_ids: Iterable[str]) -> Iterator[RawPage]:
         """Each market's trades in turn, page by page, until no later page can hold a trade of the day (whichever
-        way the server orders them). Trades of other days come along; the caller keeps the day's."""
+        way the server orders them). Trades of other days come along; the caller keeps the day's.
+
+        Polymarket's are asked `taker_only=true`: a match is then one row, its taker's, whatever the server's
+        default and whether or not it says which row took (`taker`), so no match is counted once per maker."""
+        takers = {"taker_only": "true"} if platform == "polymarket" else {}
         for market_id in market_ids:
-            walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": market_id},
+            walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": market_id, **takers},
                                  page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
                                  stop=PastTheDay(*day_bounds(day)))
             for page in walk.pages():
