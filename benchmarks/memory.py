@@ -149,8 +149,10 @@ def _activities(world: Any) -> list[tuple[Any, Any]]:
 
 
 def _day_trades(activity: Any) -> int:
+    """The day's trades as the pipeline asks them: taker rows only (a Polymarket match is one trade)."""
     start = int(datetime.combine(date.fromisoformat(DAY), datetime.min.time(), UTC).timestamp())
-    return int(((activity.ts >= start) & (activity.ts < start + int(timedelta(days=1).total_seconds()))).sum())
+    times = activity.ts[activity.taker]
+    return int(((times >= start) & (times < start + int(timedelta(days=1).total_seconds()))).sum())
 
 
 def _nbytes(activity: Any) -> int:

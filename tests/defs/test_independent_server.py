@@ -86,7 +86,8 @@ def _world_counts(platform: str) -> dict[str, int]:
     world = World(WORLD)
     start = int(datetime.combine(DAY, time(), UTC).timestamp())
     live = [m for p in world.catalogues if p == platform for m in world.markets(p) if m.is_live_on(DAY, world.as_of)]
-    trades = sum(int(((world.activity(m).ts >= start) & (world.activity(m).ts < start + 86_400)).sum()) for m in live)
+    taker_times = [world.activity(m).ts[world.activity(m).taker] for m in live]  # asked taker-only: a match is a row
+    trades = sum(int(((times >= start) & (times < start + 86_400)).sum()) for times in taker_times)
     points = sum(len(world.price_points(m, start, start + 86_399, 60)) for m in live)
     return {"trades": trades, "price_history": points}
 
