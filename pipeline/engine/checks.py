@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalised import CONFLICTING_REPEAT
-from pipeline.engine.schema import TABLES, Table
+from pipeline.engine.schema import ALL_TABLES, BookSide, Table
 
 PREVIEW_ROWS = 5
 EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
@@ -136,10 +136,33 @@ def _references_markets_check() -> Check:
     return Check("references_partition_markets", "every `market_id` is a market of the same partition", run)
 
 
+def _levels_in_order_check() -> Check:
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        book = ["market_id", "snapshot_at", "outcome_side", "book_side"]
+        previous = pl.col("price").shift(1).over(book, order_by="level")
+        is_bid = pl.col("book_side") == BookSide.BID.value
+        out_of_order = pl.when(is_bid).then(pl.col("price") >= previous).otherwise(pl.col("price") <= previous)
+        return df.filter(out_of_order.fill_null(False)).select(
+            *book, "level", "price", previous.alias("previous_level_price"))
+
+    return Check("levels_in_price_order",
+                 "each side of a book goes away from the best price level by level: bids strictly descending, "
+                 "asks strictly ascending", run)
+
+
+def _not_crossed_check() -> Check:
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        return df.filter(pl.col("best_bid") > pl.col("best_ask")).select(
+            "market_id", "snapshot_at", "best_bid", "best_ask", "spread")
+
+    return Check("book_not_crossed",
+                 "a book's best bid is at most its best ask (a crossed book is landed as served, and reported)", run)
+
+
 def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
     """The columns that say which row an example is, then the `shown` ones, as one expression (a list of
     names given to `select` next to an expression would be read as a literal list, not as columns)."""
-    keys = [c for c in ("id", "market_id", "trade_id", "outcome_id", "timestamp") if c in df.columns][:3]
+    keys = [c for c in ("id", "market_id", "snapshot_at", "trade_id", "outcome_id", "timestamp") if c in df.columns][:3]
     return pl.col([*keys, *(c for c in shown if c not in keys)])
 
 
@@ -157,16 +180,23 @@ def checks_for(table: Table) -> tuple[Check, ...]:
     if table.name == "price_history":
         checks.append(_price_check(lambda: pl.concat_list(
             [pl.col("price").struct.field(f) for f in ("open", "high", "low", "close")])))
+    if table.name == "orderbook_levels":
+        checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
+        checks.append(_positive_size_check())
+        checks.append(_levels_in_order_check())
+    if table.name == "orderbook_snapshots":
+        checks.append(_price_check(lambda: pl.concat_list(pl.col("best_bid"), pl.col("best_ask")).list.drop_nulls()))
+        checks.append(_not_crossed_check())
     if table.time_column is not None:
         checks.append(_inside_day_check(table.time_column))
-    if "market_id" in table.column_names:
+    if "market_id" in table.column_names and not table.rounds:  # a round's markets are its own list, not a day's
         checks.append(_references_markets_check())
     if table.listed_by_id:
         checks.append(_repeats_agree_check(table))
     return tuple(checks)
 
 
-CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in TABLES.items()}
+CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in ALL_TABLES.items()}
 
 
 def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext, rejects: pl.DataFrame) -> list[CheckOutcome]:

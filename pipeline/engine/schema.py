@@ -211,6 +211,11 @@ class Table:
     # Whether each record is listed under an id of its own, by which paging tells a record sent twice
     # (pipeline.engine.sources.paging); a price point has none, and is never listed again.
     listed_by_id: bool = True
+    # The platforms it has partitions of (the partition column's enum).
+    platforms: tuple[Platform, ...] = MARKET_PLATFORMS
+    # Whether a day's partition accumulates rounds (orderbook snapshots taken through the day), each round a
+    # file of its own written once, rather than being replaced whole (pipeline.engine.lake.store).
+    rounds: bool = False
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.sort_key if c not in self.column_names]
@@ -221,7 +226,8 @@ class Table:
     def columns(self) -> tuple[Column, ...]:
         documented = [Column(f.name, f.polars_dtype, f.required, f.enum, f.doc, f) for f in self.fields]
         documented_names = {c.name for c in documented}
-        extra = [c for c in PARTITION_AND_LINEAGE_COLUMNS if c.name not in documented_names]
+        extra = [_partition_column(c, self.platforms) for c in PARTITION_AND_LINEAGE_COLUMNS
+                 if c.name not in documented_names]
         return (*documented, *extra, *self.added)
 
     @property
@@ -267,6 +273,15 @@ PARTITION_AND_LINEAGE_COLUMNS: tuple[Column, ...] = (
     Column("_source", pl.String(), True, tuple(Source), "lineage: sandbox, api or direct"),
     Column("_fetched_at", UTC_TIMESTAMP, True, None, "lineage: when the record was fetched (UTC)"),
 )
+
+
+
+def _partition_column(column: Column, platforms: tuple[Platform, ...]) -> Column:
+    """A partition or lineage column, its `platform` enum being the table's platforms."""
+    if column.name != "platform" or platforms == MARKET_PLATFORMS:
+        return column
+    return Column(column.name, column.dtype, column.required, tuple(platforms), column.doc)
+
 
 # Rows of trades and price history belong to the market the pipeline asked for, whatever id the server put on
 # them (the unified id, the platform's id, or none): `market_id` is always the partition's market id, and what
@@ -477,6 +492,89 @@ PRICE_HISTORY = Table(
 )
 
 TABLES: dict[str, Table] = {t.name: t for t in (SERIES, EVENTS, MARKETS, TRADES, PRICE_HISTORY)}
+
+
+class OutcomeSide(StrEnum):
+    """Which outcome's book a level is of: an orderbook has a YES book and a NO book."""
+
+    YES = "yes"
+    NO = "no"
+
+
+class BookSide(StrEnum):
+    BID = "bid"
+    ASK = "ask"
+
+
+_SNAPSHOT_AT = Field("snapshot_at", kind="timestamp", required=True,
+                     doc="the snapshot round's time (UTC): one round takes every book of the platform's list once")
+_BOOK_PLATFORM = _str("platform", required=True, enum=tuple(ORDERBOOK_PLATFORMS), doc="platform identifier")
+_BOOK_MARKET = _str("market_id", required=True, doc="the market whose book was asked for")
+_BEST_BID = "the YES book's highest bid price; null when it has no bid"
+
+ORDERBOOK_LEVELS = Table(
+    name="orderbook_levels",
+    resource="Orderbook",
+    doc="Every price level of the orderbooks of a snapshot round: one row per round, market, outcome side "
+        "(yes/no), book side (bid/ask) and level.",
+    primary_key=("platform", "date", "snapshot_at", "market_id", "outcome_side", "book_side", "level"),
+    time_column="snapshot_at",
+    sort_key=("market_id", "snapshot_at", "outcome_side", "book_side", "level"),
+    added=(SERVED_MARKET_ID,),
+    listed_by_id=False,
+    platforms=ORDERBOOK_PLATFORMS,
+    rounds=True,
+    fields=(
+        _SNAPSHOT_AT,
+        _BOOK_MARKET,
+        _BOOK_PLATFORM,
+        _str("outcome_side", required=True, enum=tuple(OutcomeSide), doc="the YES book or the NO book"),
+        _str("book_side", required=True, enum=tuple(BookSide), doc="bid or ask"),
+        Field("level", dtype=pl.Int64(), required=True,
+              doc="1 for the best price of its side, then 2, 3, ... away from it"),
+        _num("price", required=True),
+        _num("size", required=True, doc="shares or contracts resting at the price"),
+    ),
+)
+
+ORDERBOOK_SNAPSHOTS = Table(
+    name="orderbook_snapshots",
+    resource="Orderbook",
+    doc="One row per snapshot round and market: the YES book's best prices, spread and depth, and the book's "
+        "trading rules.",
+    primary_key=("platform", "date", "snapshot_at", "market_id"),
+    time_column="snapshot_at",
+    sort_key=("market_id", "snapshot_at"),
+    added=(SERVED_MARKET_ID,),
+    listed_by_id=False,
+    platforms=ORDERBOOK_PLATFORMS,
+    rounds=True,
+    fields=(
+        _SNAPSHOT_AT,
+        _BOOK_MARKET,
+        _BOOK_PLATFORM,
+        _iso("timestamp", doc="the book's time as the server stated it"),
+        _num("best_bid", nullable=True, doc=_BEST_BID),
+        _num("best_ask", nullable=True, doc="the YES book's lowest ask price; null when it has no ask"),
+        _num("mid", nullable=True, doc="(best_bid + best_ask) / 2; null when a side is empty"),
+        _num("spread", nullable=True, doc="best_ask - best_bid (negative for a crossed book); null when a side "
+                                          "is empty"),
+        _num("best_bid_size", nullable=True, doc="size at the best bid"),
+        _num("best_ask_size", nullable=True, doc="size at the best ask"),
+        _num("bid_depth", required=True, doc="the YES book's bid sizes summed"),
+        _num("ask_depth", required=True, doc="the YES book's ask sizes summed"),
+        Field("bid_levels", dtype=pl.Int64(), required=True, doc="price levels on the YES book's bid side"),
+        Field("ask_levels", dtype=pl.Int64(), required=True, doc="price levels on the YES book's ask side"),
+        _num("min_order_size", doc="the smallest order the platform takes"),
+        _num("tick_size", doc="the price increment"),
+        Field("neg_risk", dtype=pl.Boolean(), doc="a leg of a negative-risk (mutually exclusive) group"),
+    ),
+)
+
+# Tables landed from watch lists and snapshot rounds rather than from the day's catalogue: they are in the lake,
+# the raw views, the checks and the docs like TABLES, but not in the daily ingestion (its job, backfill, status).
+WATCHLIST_TABLES: dict[str, Table] = {t.name: t for t in (ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS)}
+ALL_TABLES: dict[str, Table] = {**TABLES, **WATCHLIST_TABLES}
 
 # Envelopes and small objects of the unified API that are not warehouse tables.
 PAGINATION_FIELDS: tuple[Field, ...] = (

@@ -15,6 +15,15 @@ open of ``data.parquet`` gets the old file or the new one, whole, and a process 
 previous file intact. Readers must use :meth:`Lake.glob` rather than scanning a directory: a directory scan
 would also meet the temporary file of a write in progress.
 
+A table whose partitions accumulate rounds (``Table.rounds``: orderbook snapshots taken through the day) keeps
+each round in a file of its own, named by the round's time, beside the others in the day's directory::
+
+    <root>/<table>/platform=<platform>/date=<YYYY-MM-DD>/round-<YYYYMMDDTHHMMSSZ>.parquet
+
+A round is written like a partition (temporary file, fsync, rename), so a retried round replaces its own file
+and nothing else: earlier rounds are never rewritten and a round never lands twice. A reader of the day lists
+the files and reads each through one handle: it sees every round that had landed, each whole.
+
 A partition too large to hold in memory (a busy day's trades) is written with
 :meth:`Lake.write_partition_batches`: its rows arrive in batches that are written as row groups as they come,
 so memory holds one batch and one row group, not the partition; the same temporary file, fsync and rename
@@ -37,7 +46,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -48,7 +57,7 @@ import pyarrow.parquet as pq
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 from pipeline.engine.lake import versions as partition_versions
 from pipeline.engine.lake.versions import PartitionVersion
-from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, UTC_TIMESTAMP, Table
+from pipeline.engine.schema import ALL_TABLES, MARKET_PLATFORMS, UTC_TIMESTAMP, Table
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
@@ -70,6 +79,7 @@ TIMESTAMP_ENCODING = "DELTA_BINARY_PACKED"
 DATA_FILE = "data.parquet"
 REJECTS_FILE = "rejects.parquet"
 REJECTS_DIR = "_rejects"
+ROUND_PREFIX = "round-"
 REJECTS_SCHEMA = pl.Schema({"raw": pl.String(), "reason": pl.String(), "_fetched_at": UTC_TIMESTAMP})
 
 # A caller's last word before a write is published: called with the partition's rows before the write (None
@@ -190,14 +200,67 @@ class Lake:
             path=data_path,
         )
 
+    def write_round(self, table: str, platform: str, day: date, round_at: datetime, rows: pl.DataFrame,
+                    rejects: pl.DataFrame | None = None) -> PartitionWrite:
+        """Land one round of a table whose partitions accumulate rounds: its own file in the day's partition,
+        replacing only a previous write of the same round (a retry), never another round.
+
+        Every row must carry the round's time in the table's time column: that is what names the file, so a
+        row of another round would land under the wrong name.
+        """
+        spec = _table(table)
+        if not spec.rounds:
+            raise ValueError(f"table {table} is replaced whole, not landed in rounds: use write_partition")
+        platform, day = _platform(platform, spec), _day(day)
+        _check_schema(f"table {table}", rows.schema, spec.polars_schema)
+        _check_rows_belong(table, rows, platform, day)
+        assert spec.time_column is not None
+        stray = rows.filter(pl.col(spec.time_column) != round_at).height
+        if stray:
+            raise ValueError(f"table {table}: {stray} rows are not of the round {round_at.isoformat()}")
+        if rejects is not None:
+            _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
+        name = round_file(round_at)
+        directory = self._partition_dir(self.root, table, platform, day)
+        data_path = self._inside_root(directory / name)
+        rejects_path = self._inside_root(self._partition_dir(self.root / REJECTS_DIR, table, platform, day) / name)
+        directory.mkdir(parents=True, exist_ok=True)
+        has_rejects = rejects is not None and rejects.height > 0
+        with _exclusive(directory):
+            _remove_temp_files(data_path)
+            _remove_temp_files(rejects_path)
+            with _Staging() as staging:
+                written = staging.write(data_path, lambda file: _write_rows(file, spec, platform, day, [rows]))
+                if has_rejects:
+                    assert rejects is not None
+                    rejects_path.parent.mkdir(parents=True, exist_ok=True)
+                    staging.write(rejects_path, lambda file: _write_frames(file, [rejects],
+                                                                           _arrow_schema(REJECTS_SCHEMA)))
+                bytes_written = staging.publish()
+            if not has_rejects:
+                _remove_file(rejects_path)
+        return PartitionWrite(table=table, platform=platform, day=day, rows=written,
+                              rejects=rejects.height if has_rejects and rejects is not None else 0,
+                              bytes_written=bytes_written, path=data_path)
+
+    def round_files(self, table: str, platform: str, day: date) -> list[Path]:
+        """The round files of a partition of a table that accumulates rounds, in round order."""
+        directory = self._partition_dir(self.root, table, platform, day)
+        return sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))
+
     def read_partition(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
         """The partition's rows with ``platform`` and ``date`` added back, or None if never written."""
         spec = _table(table)
-        frame = _read_parquet(self.partition_path(table, platform, day))
+        if spec.rounds:
+            frames = [frame for path in self.round_files(table, platform, day)
+                      if (frame := _read_parquet(path)) is not None]
+            frame = pl.concat(frames) if frames else None
+        else:
+            frame = _read_parquet(self.partition_path(table, platform, day))
         if frame is None:
             return None
         partition = [
-            pl.lit(_platform(platform), pl.String()).alias("platform"),
+            pl.lit(_platform(platform, spec), pl.String()).alias("platform"),
             pl.lit(_day(day), pl.Date()).alias("date"),
         ]
         return frame.with_columns(partition).select(spec.column_names)
@@ -207,7 +270,7 @@ class Lake:
         written. For partitions too large to read whole; like :meth:`read_partition`, through one handle."""
         spec = _table(table)
         partition = [
-            pl.lit(_platform(platform), pl.String()).alias("platform"),
+            pl.lit(_platform(platform, spec), pl.String()).alias("platform"),
             pl.lit(_day(day), pl.Date()).alias("date"),
         ]
         try:
@@ -222,6 +285,9 @@ class Lake:
 
     def row_count(self, table: str, platform: str, day: date) -> int | None:
         """The partition's rows, from its file's footer; None if it was never written or cannot be read."""
+        if _table(table).rounds:
+            counts = [_row_count(path) for path in self.round_files(table, platform, day)]
+            return None if not counts or None in counts else sum(c for c in counts if c is not None)
         return _row_count(self.partition_path(table, platform, day))
 
     def rejects_path(self, table: str, platform: str, day: date) -> Path:
@@ -273,9 +339,14 @@ class Lake:
                 bad.append(directory)
                 return []
 
-        for platform_dir in entries(self.root / _table(table).name):
+        spec = _table(table)
+
+        def is_data(name: str) -> bool:
+            return name == DATA_FILE or (spec.rounds and name.startswith(ROUND_PREFIX) and name.endswith(".parquet"))
+
+        for platform_dir in entries(self.root / spec.name):
             for date_dir in (e for e in entries(Path(platform_dir.path)) if e.is_dir()):
-                for data in (e for e in entries(Path(date_dir.path)) if e.name == DATA_FILE):
+                for data in (e for e in entries(Path(date_dir.path)) if is_data(e.name)):
                     try:
                         Path(data.path).open("rb").close()
                     except OSError:
@@ -308,11 +379,13 @@ class Lake:
         Directories that are not valid partition names (an unknown platform, a non-ISO date) and
         partitions whose first write never completed are not partitions of this lake and are skipped.
         """
-        found = []
-        for data_path in (self.root / _table(table).name).glob(f"platform=*/date=*/{DATA_FILE}"):
-            partition = _parse_partition(data_path.parent)
+        spec = _table(table)
+        found = set()
+        pattern = f"{ROUND_PREFIX}*.parquet" if spec.rounds else DATA_FILE
+        for data_path in (self.root / spec.name).glob(f"platform=*/date=*/{pattern}"):
+            partition = _parse_partition(data_path.parent, spec)
             if partition is not None:
-                found.append(partition)
+                found.add(partition)
         return sorted(found)
 
     def glob(self, table: str) -> str:
@@ -324,7 +397,8 @@ class Lake:
 
     @staticmethod
     def _partition_dir(base: Path, table: str, platform: str, day: date) -> Path:
-        return base / _table(table).name / f"platform={_platform(platform)}" / f"date={_day(day).isoformat()}"
+        spec = _table(table)
+        return base / spec.name / f"platform={_platform(platform, spec)}" / f"date={_day(day).isoformat()}"
 
     def _inside_root(self, path: Path) -> Path:
         """Refuse a path that resolves outside the root, e.g. through a symlinked directory."""
@@ -334,16 +408,25 @@ class Lake:
 
 
 def _table(table: object) -> Table:
-    if not isinstance(table, str) or table not in TABLES:
-        raise ValueError(f"unknown table {table!r}: expected one of {sorted(TABLES)}")
-    return TABLES[table]
+    if not isinstance(table, str) or table not in ALL_TABLES:
+        raise ValueError(f"unknown table {table!r}: expected one of {sorted(ALL_TABLES)}")
+    return ALL_TABLES[table]
 
 
-def _platform(platform: object) -> str:
-    """The platform as a plain str (a Platform member is accepted), checked against MARKET_PLATFORMS."""
-    if not isinstance(platform, str) or platform not in _PLATFORMS:
-        raise ValueError(f"unknown platform {platform!r}: expected one of {list(_PLATFORMS)}")
-    return _PLATFORMS[_PLATFORMS.index(platform)]
+def round_file(round_at: datetime) -> str:
+    """The file name of a round: its UTC time to the second, which sorts as the rounds do."""
+    if round_at.tzinfo is None:
+        raise ValueError(f"a round's time must be timezone-aware, got {round_at!r}")
+    return f"{ROUND_PREFIX}{round_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.parquet"
+
+
+def _platform(platform: object, spec: Table | None = None) -> str:
+    """The platform as a plain str (a Platform member is accepted), checked against the table's platforms
+    (MARKET_PLATFORMS when no table is named)."""
+    allowed = _PLATFORMS if spec is None else tuple(p.value for p in spec.platforms)
+    if not isinstance(platform, str) or platform not in allowed:
+        raise ValueError(f"unknown platform {platform!r}: expected one of {list(allowed)}")
+    return allowed[allowed.index(platform)]
 
 
 def _day(day: object) -> date:
@@ -353,7 +436,7 @@ def _day(day: object) -> date:
     return day
 
 
-def _parse_partition(directory: Path) -> tuple[str, date] | None:
+def _parse_partition(directory: Path, spec: Table) -> tuple[str, date] | None:
     """(platform, day) from ``platform=<p>/date=<d>``, or None when the names are not canonical."""
     platform = directory.parent.name.removeprefix("platform=")
     text = directory.name.removeprefix("date=")
@@ -361,7 +444,7 @@ def _parse_partition(directory: Path) -> tuple[str, date] | None:
         day = date.fromisoformat(text)
     except ValueError:
         return None
-    if platform not in _PLATFORMS or day.isoformat() != text:
+    if platform not in tuple(p.value for p in spec.platforms) or day.isoformat() != text:
         return None
     return platform, day
 
