@@ -29,6 +29,7 @@ from pipeline.engine.schema import (
     MarketStatus,
     Platform,
 )
+from pmw_sandbox import orderbooks
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
@@ -182,6 +183,9 @@ class SandboxApp:
         self._malformed_record_sent = False
         self._dice = self.config.faults.roll(0)
         self.started = clock()
+        # The moment of the world whose orderbooks are served (None: the world's now, `as_of`): the API serves
+        # live books, and a test or the demo moves this to take snapshot rounds at chosen times of the world.
+        self.book_time: datetime | None = None
         self._lock = threading.Lock()
         self._routes: dict[str, Callable[[_Query], Record]] = {
             "/health": self._health,
@@ -434,15 +438,19 @@ class SandboxApp:
         return self._single("markets", self.world.market_record(market, raw=query.flag("include_raw")))
 
     def _orderbook(self, market_id: str, query: _Query) -> Record:
-        platform = query.platform(ORDERBOOK_PLATFORMS)
+        """The market's book as the world stands at `book_time`; the platform, when not given, is the first
+        whose market has the id."""
+        asked = query.platform(ORDERBOOK_PLATFORMS)
         raw = query.flag("include_raw")
-        market = self.world.find_market(market_id, platform) if platform in (None, *MARKET_PLATFORMS) else None
-        if market is None:
-            raise ApiError(404, "NOT_FOUND", f"orderbook for market {market_id!r} not found")
-        book = self.world.orderbook(market)
-        if raw:
-            book["metadata"]["_raw"] = {"market": market.platform_id}
-        return {"data": book, "meta": {"request_time": 0}}
+        at = self.book_time or self.world.as_of
+        for platform in [asked] if asked else ORDERBOOK_PLATFORMS:
+            found = orderbooks.book(self.world, platform, market_id, at, crossed=self.config.faults.crossed_book,
+                                    best_last=self.config.readings.book_order == "best_last")
+            if found is not None:
+                if raw:
+                    found["metadata"]["_raw"] = {"market": market_id}
+                return {"data": found, "meta": {"request_time": 0}}
+        raise ApiError(404, "NOT_FOUND", f"orderbook for market {market_id!r} not found")
 
     def _trades(self, query: _Query) -> Record:
         market_id = query.text("market_id")
