@@ -218,6 +218,11 @@ def _watchlist(env: Mapping[str, str], kind: WatchlistKind) -> tuple[WatchItem, 
         raise ConfigError(str(error)) from None
 
 
+def round_minutes_from_env(env: Mapping[str, str] | None = None) -> int:
+    """PMW_ORDERBOOK_EVERY_MIN alone, for the schedule's cron expression at load time."""
+    return _round_minutes(os.environ if env is None else env)
+
+
 def _round_minutes(env: Mapping[str, str]) -> int:
     """PMW_ORDERBOOK_EVERY_MIN: minutes between snapshot rounds, which must tile the UTC day evenly (a round at
     the same times every day, the first at midnight) so that a schedule can say it as a cron expression."""
