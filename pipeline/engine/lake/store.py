@@ -296,7 +296,11 @@ class Lake:
 
     def rejects_count(self, table: str, platform: str, day: date) -> int | None:
         """The partition's rejects, from their file's footer: 0 when its last write had none, None when the file
-        is there but cannot be read."""
+        is there but cannot be read. For a table landed in rounds, the rejects of every round of the day."""
+        if _table(table).rounds:
+            directory = self._partition_dir(self.root / REJECTS_DIR, table, platform, day)
+            counts = [_row_count(path) for path in sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))]
+            return None if None in counts else sum(c for c in counts if c is not None)
         path = self._rejects_path(table, platform, day)
         return _row_count(path) if path.exists() else 0
 
@@ -370,7 +374,13 @@ class Lake:
         return known[1]
 
     def read_rejects(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
-        """The partition's rejects as written, or None if its last write had none."""
+        """The partition's rejects as written, or None if its last write had none (for a table landed in rounds,
+        those of every round of the day, or None if no round had any)."""
+        if _table(table).rounds:
+            directory = self._partition_dir(self.root / REJECTS_DIR, table, platform, day)
+            paths = sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))
+            frames = [frame for path in paths if (frame := _read_parquet(path)) is not None]
+            return pl.concat(frames) if frames else None
         return _read_parquet(self._rejects_path(table, platform, day))
 
     def partitions(self, table: str) -> list[tuple[str, date]]:

@@ -52,8 +52,7 @@ def normalise_round(answers: list[BookAnswer], platform: str, day: date, round_a
                     source: str) -> RoundRows:
     """The rows of one platform's snapshot round, landed in the partition (platform, day)."""
     enveloped = [(a, a.body.get("data") if isinstance(a.body, dict) else None) for a in answers]
-    no_data = [(a.body, "no `data` object in the orderbook answer") for a, data in enveloped
-               if not isinstance(data, dict)]
+    no_data = [(a.body, _no_book(a.body)) for a, data in enveloped if not isinstance(data, dict)]
     asked = {id(data): a for a, data in enveloped if isinstance(data, dict)}
     native = read(ORDERBOOK_FIELDS, [data for _, data in enveloped if isinstance(data, dict)])
     answer_of = [asked[id(record)] for record in native.kept]
@@ -77,6 +76,14 @@ def normalise_round(answers: list[BookAnswer], platform: str, day: date, round_a
         levels=Normalised(_levels(books), empty_rejects),
         snapshots=Normalised(_snapshots(books), rejects_frame(rejected, fetched)),
     )
+
+
+def _no_book(body: Any) -> str:
+    """Why an answer holds no book: the API's error (a market it does not know), or no `data` object."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return f"no orderbook: the API answered {error.get('code')}: {error.get('message')}"
+    return "no `data` object in the orderbook answer"
 
 
 def _books(frame: pl.DataFrame, platform: str, day: date, round_at: datetime, source: str) -> pl.DataFrame:
