@@ -21,12 +21,16 @@ from pipeline.engine.normalize.mappings import (
     EntityMapping,
 )
 from pipeline.engine.schema import (
+    ALL_TABLES,
     MARKET_PLATFORMS,
     MAX_LIMIT,
+    ORDERBOOK_PLATFORMS,
     TABLES,
+    BookSide,
     Field,
     MarketStatus,
     MarketType,
+    OutcomeSide,
     Platform,
     Source,
     Table,
@@ -93,12 +97,16 @@ def render() -> str:
         "| `market_type` | " + ", ".join(f"`{v}`" for v in MarketType) + " |",
         "| platform identifiers | " + ", ".join(f"`{v}`" for v in Platform) + " |",
         "| platforms with markets (partitions) | " + ", ".join(f"`{v}`" for v in MARKET_PLATFORMS) + " |",
+        "| platforms with orderbooks (partitions of the orderbook tables) | "
+        + ", ".join(f"`{v}`" for v in ORDERBOOK_PLATFORMS) + " |",
+        "| `outcome_side` | " + ", ".join(f"`{v}`" for v in OutcomeSide) + " |",
+        "| `book_side` | " + ", ".join(f"`{v}`" for v in BookSide) + " |",
         "| `_source` | " + ", ".join(f"`{v}`" for v in Source) + " |",
         "",
         "Page-size caps of the unified API: " + ", ".join(f"{name} {limit}" for name, limit in MAX_LIMIT.items()) + ".",
         "",
     ]
-    parts.extend(render_table(t) + "\n" for t in TABLES.values())
+    parts.extend(render_table(t) + "\n" for t in ALL_TABLES.values())
     parts.append(render_direct_mappings())
     return "\n".join(parts)
 
@@ -180,7 +188,7 @@ def _between(text: str, marker: str, body: str) -> str:
 
 def render_readme(readme: str) -> str:
     """README with its generated sections (table reference, checks) brought up to date."""
-    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in TABLES.values())
+    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in ALL_TABLES.values())
     return _between(_between(readme, "schema", tables), "checks", render_checks())
 
 

@@ -100,12 +100,11 @@ def _price_check(prices: Callable[[], pl.Expr]) -> Check:
     return Check("prices_in_unit_interval", "every price is a number within [0, 1]", run)
 
 
-def _positive_size_check() -> Check:
+def _positive_size_check(why: str) -> Check:
     def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
         return df.filter(pl.col("size").is_nan() | (pl.col("size") <= 0)).select(_key_columns(df, "size"))
 
-    return Check("sizes_positive", "every `size` is a number above 0 (a trade of nothing, or of less, is no trade)",
-                 run)
+    return Check("sizes_positive", f"every `size` is a number above 0 ({why})", run)
 
 
 def _repeats_agree_check(table: Table) -> Check:
@@ -176,13 +175,13 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_price_check(lambda: pl.col("current_prices").list.eval(pl.element().struct.field("price"))))
     if table.name == "trades":
         checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
-        checks.append(_positive_size_check())
+        checks.append(_positive_size_check("a trade of nothing, or of less, is no trade"))
     if table.name == "price_history":
         checks.append(_price_check(lambda: pl.concat_list(
             [pl.col("price").struct.field(f) for f in ("open", "high", "low", "close")])))
     if table.name == "orderbook_levels":
         checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
-        checks.append(_positive_size_check())
+        checks.append(_positive_size_check("a level with nothing resting at its price is no level"))
         checks.append(_levels_in_order_check())
     if table.name == "orderbook_snapshots":
         checks.append(_price_check(lambda: pl.concat_list(pl.col("best_bid"), pl.col("best_ask")).list.drop_nulls()))
