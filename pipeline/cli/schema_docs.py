@@ -21,7 +21,6 @@ from pipeline.engine.normalize.mappings import (
     EntityMapping,
 )
 from pipeline.engine.schema import (
-    ALL_TABLES,
     MARKET_PLATFORMS,
     MAX_LIMIT,
     ORDERBOOK_PLATFORMS,
@@ -34,6 +33,7 @@ from pipeline.engine.schema import (
     Platform,
     Source,
     Table,
+    all_tables,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def render() -> str:
         "Page-size caps of the unified API: " + ", ".join(f"{name} {limit}" for name, limit in MAX_LIMIT.items()) + ".",
         "",
     ]
-    parts.extend(render_table(t) + "\n" for t in ALL_TABLES.values())
+    parts.extend(render_table(t) + "\n" for t in all_tables().values())
     parts.append(render_direct_mappings())
     return "\n".join(parts)
 
@@ -188,7 +188,7 @@ def _between(text: str, marker: str, body: str) -> str:
 
 def render_readme(readme: str) -> str:
     """README with its generated sections (table reference, checks) brought up to date."""
-    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in ALL_TABLES.values())
+    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in all_tables().values())
     return _between(_between(readme, "schema", tables), "checks", render_checks())
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalised import CONFLICTING_REPEAT
-from pipeline.engine.schema import ALL_TABLES, BookSide, Table
+from pipeline.engine.schema import BookSide, Table, all_tables
 
 PREVIEW_ROWS = 5
 EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
@@ -195,7 +195,7 @@ def checks_for(table: Table) -> tuple[Check, ...]:
     return tuple(checks)
 
 
-CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in ALL_TABLES.items()}
+CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in all_tables().items()}
 
 
 def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext, rejects: pl.DataFrame) -> list[CheckOutcome]:

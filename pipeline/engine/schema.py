@@ -574,7 +574,12 @@ ORDERBOOK_SNAPSHOTS = Table(
 # Tables landed from watch lists and snapshot rounds rather than from the day's catalogue: they are in the lake,
 # the raw views, the checks and the docs like TABLES, but not in the daily ingestion (its job, backfill, status).
 WATCHLIST_TABLES: dict[str, Table] = {t.name: t for t in (ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS)}
-ALL_TABLES: dict[str, Table] = {**TABLES, **WATCHLIST_TABLES}
+
+
+def all_tables() -> dict[str, Table]:
+    """Every table of the lake: the daily ingestion's (TABLES) and the watch lists' (WATCHLIST_TABLES). Read
+    when asked, so that a table added to either registry (as tests/architecture's recipe does) is seen."""
+    return {**TABLES, **WATCHLIST_TABLES}
 
 # Envelopes and small objects of the unified API that are not warehouse tables.
 PAGINATION_FIELDS: tuple[Field, ...] = (

@@ -25,7 +25,7 @@ from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
-from pipeline.engine.schema import ALL_TABLES, TABLES
+from pipeline.engine.schema import TABLES, all_tables
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.partition import PartitionSource
 from pipeline.engine.warehouse.views import ensure_raw_views
@@ -55,7 +55,7 @@ def partition_of(context: dg.AssetExecutionContext) -> tuple[str, date]:
 def _column_schema(table: str) -> dg.TableSchema:
     return dg.TableSchema(columns=[
         dg.TableColumn(c.name, c.field.type_label() if c.field else str(c.dtype), description=c.doc or None)
-        for c in ALL_TABLES[table].columns
+        for c in all_tables()[table].columns
     ])
 
 

@@ -57,7 +57,7 @@ import pyarrow.parquet as pq
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 from pipeline.engine.lake import versions as partition_versions
 from pipeline.engine.lake.versions import PartitionVersion
-from pipeline.engine.schema import ALL_TABLES, MARKET_PLATFORMS, UTC_TIMESTAMP, Table
+from pipeline.engine.schema import MARKET_PLATFORMS, UTC_TIMESTAMP, Table, all_tables
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
@@ -418,9 +418,9 @@ class Lake:
 
 
 def _table(table: object) -> Table:
-    if not isinstance(table, str) or table not in ALL_TABLES:
-        raise ValueError(f"unknown table {table!r}: expected one of {sorted(ALL_TABLES)}")
-    return ALL_TABLES[table]
+    if not isinstance(table, str) or table not in all_tables():
+        raise ValueError(f"unknown table {table!r}: expected one of {sorted(all_tables())}")
+    return all_tables()[table]
 
 
 def round_file(round_at: datetime) -> str:
