@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import orjson
 
 from pipeline.engine.schema import (
@@ -29,7 +30,7 @@ from pipeline.engine.schema import (
     MarketStatus,
     Platform,
 )
-from pmw_sandbox import orderbooks
+from pmw_sandbox import orderbooks, profiles
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
@@ -40,7 +41,8 @@ from pmw_sandbox.world import Record, iso, shared_world
 API_VERSION = "2.0.0"
 DEFAULT_API_KEYS: tuple[str, ...] = ("sandbox-key", "sandbox-key-2")
 STRICT_RATE_LIMIT_PER_MIN = 100
-DEFAULT_PAGE_SIZE = {"series": 25, "events": 25, "markets": 25, "trades": 100, "price_history": 5000}
+DEFAULT_PAGE_SIZE = {"series": 25, "events": 25, "markets": 25, "trades": 100, "price_history": 5000,
+                     "profile_trades": 50}
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,10 @@ class SandboxApp:
             "/markets": self._markets,
             "/trades": self._trades,
             "/price-history": self._price_history,
+            "/profile/info": self._profile_info,
+            "/profile/trades": self._profile_trades,
         }
+        self._traders: dict[tuple[Platform, int], profiles.TraderTrades] = {}
 
     # -- entry point -------------------------------------------------------------------------------
 
@@ -451,6 +456,42 @@ class SandboxApp:
                     found["metadata"]["_raw"] = {"market": market_id}
                 return {"data": found, "meta": {"request_time": 0}}
         raise ApiError(404, "NOT_FOUND", f"orderbook for market {market_id!r} not found")
+
+    def _trader(self, query: _Query) -> tuple[Platform, int]:
+        """The platform and trader a profile request names; 400 for a bad parameter, 404 for no such trader."""
+        platform = query.platform(MARKET_PLATFORMS, required=True)
+        assert platform is not None
+        user = query.text("user")
+        if user is None or len(user) > 100:
+            raise _bad("user", "is required: a wallet address (polymarket) or a nickname (kalshi), 1 to 100 characters")
+        index = profiles.trader_index(platform, user)
+        if index is None:
+            raise ApiError(404, "NOT_FOUND", f"user {user!r} not found on {platform.value}")
+        return platform, index
+
+    def _profile_info(self, query: _Query) -> Record:
+        """A trader's profile, with their metrics as of `book_time` when include_metrics=true."""
+        with_metrics = query.flag("include_metrics")
+        platform, index = self._trader(query)
+        data = profiles.profile(self.world, platform, index, self.book_time or self.world.as_of, with_metrics)
+        meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
+        return {"data": data, "meta": meta}
+
+    def _profile_trades(self, query: _Query) -> Record:
+        """A trader's trades up to `book_time`, newest first (oldest first under that reading of /trades)."""
+        query.limit("profile_trades")
+        platform, index = self._trader(query)
+        trader = self._traders.setdefault((platform, index), profiles.TraderTrades(self.world, platform, index))
+        rows = trader.newest_first(self.book_time or self.world.as_of)
+        if self.config.readings.trades_order == "oldest_first":
+            rows = rows[::-1]
+        items, pagination = self._page(
+            "/profile/trades", "profile_trades", query, len(rows),
+            lambda o, n: [record for market, i in rows[o : o + n]
+                          for record in self.world.trade_records_at(market, np.array([i]))],
+        )
+        meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
+        return {"trades": items, "pagination": pagination, "meta": meta}
 
     def _trades(self, query: _Query) -> Record:
         market_id = query.text("market_id")

@@ -301,6 +301,11 @@ class World:
         else:
             newest = len(act.ts) - 1 - offset
             chosen = np.arange(newest, max(newest - limit, -1), -1)
+        return self.trade_records_at(market, chosen)
+
+    def trade_records_at(self, market: Market, chosen: np.ndarray) -> list[Record]:
+        """The market's trades at these positions of its activity, in that order."""
+        act = self.activity(market)
         is_polymarket = market.platform == Platform.POLYMARKET
         users = _users(market.platform)
         outcomes = market.outcomes
@@ -385,6 +390,12 @@ class World:
 
     def days(self) -> list[Any]:
         return [self.config.start_day + timedelta(days=i) for i in range(self.config.days)]
+
+
+def users(platform: Platform) -> tuple[Record, ...]:
+    """The platform's traders, as trade records show them: `name` is a wallet address on Polymarket, a nickname
+    on Kalshi."""
+    return _users(platform)
 
 
 @cache

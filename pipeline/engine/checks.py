@@ -173,7 +173,7 @@ def checks_for(table: Table) -> tuple[Check, ...]:
     checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != "platform"]
     if table.name == "markets":
         checks.append(_price_check(lambda: pl.col("current_prices").list.eval(pl.element().struct.field("price"))))
-    if table.name == "trades":
+    if table.name in ("trades", "profile_trades"):
         checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
         checks.append(_positive_size_check("a trade of nothing, or of less, is no trade"))
     if table.name == "price_history":
@@ -188,7 +188,7 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_not_crossed_check())
     if table.time_column is not None:
         checks.append(_inside_day_check(table.time_column))
-    if "market_id" in table.column_names and not table.rounds:  # a round's markets are its own list, not a day's
+    if "market_id" in table.column_names and table.references_markets:
         checks.append(_references_markets_check())
     if table.listed_by_id:
         checks.append(_repeats_agree_check(table))

@@ -216,6 +216,9 @@ class Table:
     # Whether a day's partition accumulates rounds (orderbook snapshots taken through the day), each round a
     # file of its own written once, rather than being replaced whole (pipeline.engine.lake.store).
     rounds: bool = False
+    # Whether its `market_id` names a market of the day's markets partition (the `references_partition_markets`
+    # check): not for books and traders' trades, whose markets are those of a watch list or a trader.
+    references_markets: bool = True
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.sort_key if c not in self.column_names]
@@ -524,6 +527,7 @@ ORDERBOOK_LEVELS = Table(
     listed_by_id=False,
     platforms=ORDERBOOK_PLATFORMS,
     rounds=True,
+    references_markets=False,
     fields=(
         _SNAPSHOT_AT,
         _BOOK_MARKET,
@@ -549,6 +553,7 @@ ORDERBOOK_SNAPSHOTS = Table(
     listed_by_id=False,
     platforms=ORDERBOOK_PLATFORMS,
     rounds=True,
+    references_markets=False,
     fields=(
         _SNAPSHOT_AT,
         _BOOK_MARKET,
@@ -571,9 +576,54 @@ ORDERBOOK_SNAPSHOTS = Table(
     ),
 )
 
+_TRADER = _str("trader", required=True, doc="the watched trader, as the watch list names them: a wallet address "
+                                            "(polymarket) or a nickname (kalshi)")
+
+PROFILES = Table(
+    name="profiles",
+    resource="Profile and metrics",
+    doc="The watched traders' profiles and trading metrics, as the API stated them when the day's partition was "
+        "fetched (`_fetched_at`): one row per trader and day.",
+    primary_key=("platform", "date", "trader"),
+    time_column=None,
+    sort_key=("trader",),
+    listed_by_id=False,
+    fields=(
+        _TRADER,
+        _PLATFORM,
+        _str("user_id", doc="the platform's id of the trader"),
+        _str("display_name"),
+        _str("profile_image"),
+        _str("description"),
+        _iso("joined_at"),
+        _num("follower_count"),
+        _num("following_count"),
+        _num("profile_view_count"),
+        _num("volume", doc="notional the trader has traded"),
+        _num("pnl", doc="profit and loss"),
+        _num("roi", doc="return on investment: pnl over volume"),
+        _num("num_markets_traded"),
+        _num("portfolio_value", doc="value of the positions held"),
+        _num("open_interest", doc="contracts held"),
+    ),
+)
+
+PROFILE_TRADES = Table(
+    name="profile_trades",
+    resource="Trade",
+    doc="The watched traders' trades whose timestamp falls in the day, read from their trade history "
+        "(`/profile/trades`).",
+    primary_key=("platform", "date", "trader", "trade_id"),
+    time_column="timestamp",
+    sort_key=("trader", "timestamp", "trade_id"),
+    references_markets=False,
+    fields=(_TRADER, *TRADES.fields),
+)
+
 # Tables landed from watch lists and snapshot rounds rather than from the day's catalogue: they are in the lake,
 # the raw views, the checks and the docs like TABLES, but not in the daily ingestion (its job, backfill, status).
-WATCHLIST_TABLES: dict[str, Table] = {t.name: t for t in (ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS)}
+WATCHLIST_TABLES: dict[str, Table] = {
+    t.name: t for t in (ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS, PROFILES, PROFILE_TRADES)}
 
 
 def all_tables() -> dict[str, Table]:
@@ -647,6 +697,7 @@ MAX_LIMIT: dict[str, int] = {
     "markets": 250,
     "trades": 1000,
     "price_history": 5000,
+    "profile_trades": 100,
 }
 # The stated maxima disagree between the spec's references: the pagination guide says 1 to 25 for series and
 # events, earlier change records 25 for markets. A server may refuse a `limit` above its own maximum instead of
