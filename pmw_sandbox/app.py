@@ -185,9 +185,9 @@ class SandboxApp:
         self._malformed_record_sent = False
         self._dice = self.config.faults.roll(0)
         self.started = clock()
-        # The moment of the world whose orderbooks are served (None: the world's now, `as_of`): the API serves
-        # live books, and a test or the demo moves this to take snapshot rounds at chosen times of the world.
-        self.book_time: datetime | None = None
+        # The moment of the world whose live answers (orderbooks, traders' profiles and trades) are served (None:
+        # the world's now, `as_of`): a test or the demo moves it to take snapshots at chosen times of the world.
+        self.live_at: datetime | None = None
         self._lock = threading.Lock()
         self._routes: dict[str, Callable[[_Query], Record]] = {
             "/health": self._health,
@@ -443,11 +443,11 @@ class SandboxApp:
         return self._single("markets", self.world.market_record(market, raw=query.flag("include_raw")))
 
     def _orderbook(self, market_id: str, query: _Query) -> Record:
-        """The market's book as the world stands at `book_time`; the platform, when not given, is the first
+        """The market's book as the world stands at `live_at`; the platform, when not given, is the first
         whose market has the id."""
         asked = query.platform(ORDERBOOK_PLATFORMS)
         raw = query.flag("include_raw")
-        at = self.book_time or self.world.as_of
+        at = self.live_at or self.world.as_of
         for platform in [asked] if asked else ORDERBOOK_PLATFORMS:
             found = orderbooks.book(self.world, platform, market_id, at, crossed=self.config.faults.crossed_book,
                                     best_last=self.config.readings.book_order == "best_last")
@@ -470,19 +470,19 @@ class SandboxApp:
         return platform, index
 
     def _profile_info(self, query: _Query) -> Record:
-        """A trader's profile, with their metrics as of `book_time` when include_metrics=true."""
+        """A trader's profile, with their metrics as of `live_at` when include_metrics=true."""
         with_metrics = query.flag("include_metrics")
         platform, index = self._trader(query)
-        data = profiles.profile(self.world, platform, index, self.book_time or self.world.as_of, with_metrics)
+        data = profiles.profile(self.world, platform, index, self.live_at or self.world.as_of, with_metrics)
         meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
         return {"data": data, "meta": meta}
 
     def _profile_trades(self, query: _Query) -> Record:
-        """A trader's trades up to `book_time`, newest first (oldest first under that reading of /trades)."""
+        """A trader's trades up to `live_at`, newest first (oldest first under that reading of /trades)."""
         query.limit("profile_trades")
         platform, index = self._trader(query)
         trader = self._traders.setdefault((platform, index), profiles.TraderTrades(self.world, platform, index))
-        rows = trader.newest_first(self.book_time or self.world.as_of)
+        rows = trader.newest_first(self.live_at or self.world.as_of)
         if self.config.readings.trades_order == "oldest_first":
             rows = rows[::-1]
         items, pagination = self._page(

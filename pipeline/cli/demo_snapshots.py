@@ -38,7 +38,7 @@ def take_demo_round(world: WorldConfig, resource: PipelineResource, say: Callabl
         say("orderbook snapshots: not taken (they read the unified API; this demo reads the platforms' own APIs)")
         return True
     round_at = datetime.combine(world.end_day, time(23), UTC)
-    InProcessSandbox.of(settings).app.book_time = round_at
+    InProcessSandbox.of(settings).app.live_at = round_at
     platforms = platforms_with_books(settings)
     say(f"orderbook snapshots: one round at {round_at.isoformat()} of {', '.join(p.value for p in platforms)}")
     landed = True

@@ -61,7 +61,7 @@ def _sandbox(faults: str = "") -> SandboxApp:
 
 def _round(platform: Platform, at: datetime, faults: str = "") -> dg.ExecuteInProcessResult:
     """One snapshot round of the platform at `at`, the sandbox serving its world's books of that moment."""
-    _sandbox(faults).book_time = at
+    _sandbox(faults).live_at = at
     resource = PipelineResource(sandbox_faults=faults) if faults else PipelineResource()
     return dg.materialize(
         [orderbook_round],
@@ -141,7 +141,7 @@ def test_book_only_platforms_take_the_watch_list_best_price_first(data_dir: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PMW_SANDBOX_READINGS", "book_order=best_last")  # Kalshi's own order: best price last
     at = datetime.combine(DAY, time(9), UTC)
-    pipeline_sandbox(PIPELINE_WORLD.seed, DAY, "", "book_order=best_last", PIPELINE_WORLD.days).book_time = at
+    pipeline_sandbox(PIPELINE_WORLD.seed, DAY, "", "book_order=best_last", PIPELINE_WORLD.days).live_at = at
     result = dg.materialize([orderbook_round], partition_key=dg.MultiPartitionKey(
         {"platform": "manifold", "date": DAY.isoformat()}), resources={"pipeline": PipelineResource()},
         instance=shared_instance(), tags={SNAPSHOT_AT_TAG: at.isoformat()}, raise_on_error=False)
@@ -157,7 +157,7 @@ def test_book_only_platforms_take_the_watch_list_best_price_first(data_dir: Path
 
 def test_a_round_outside_its_day_is_landed_and_reported(data_dir: Path) -> None:
     next_day = datetime.combine(date.fromordinal(DAY.toordinal() + 1), time(0, 30), UTC)
-    _sandbox().book_time = next_day
+    _sandbox().live_at = next_day
     result = dg.materialize([orderbook_round], partition_key=dg.MultiPartitionKey(
         {"platform": "limitless", "date": DAY.isoformat()}), resources={"pipeline": PipelineResource()},
         instance=shared_instance(), tags={SNAPSHOT_AT_TAG: next_day.isoformat()}, raise_on_error=False)

@@ -137,7 +137,7 @@ class Lake:
         keeps the window in which a crash could pair new data with old rejects to two renames.
         """
         _check_schema(f"table {table}", rows.schema, _table(table).polars_schema)
-        _check_rows_belong(table, rows, _platform(platform), _day(day))
+        _check_rows_belong(table, rows, _platform(platform, _table(table)), _day(day))
         if rejects is not None:
             _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
         return self.write_partition_batches(table, platform, day, [rows], lambda: rejects, approve)
@@ -163,7 +163,9 @@ class Lake:
         once everything is staged, before anything is published.
         """
         spec = _table(table)
-        platform = _platform(platform)
+        if spec.rounds:
+            raise ValueError(f"table {table} is landed in rounds, not replaced whole: use write_round")
+        platform = _platform(platform, spec)
         day = _day(day)
         data_path = self.partition_path(table, platform, day)
         rejects_path = self._rejects_path(table, platform, day)
