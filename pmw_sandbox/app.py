@@ -200,7 +200,7 @@ class SandboxApp:
             "/profile/info": self._profile_info,
             "/profile/trades": self._profile_trades,
         }
-        self._traders: dict[tuple[Platform, int], profiles.TraderTrades] = {}
+        self._ledgers: dict[tuple[Platform, datetime], profiles.Ledger] = {}
 
     # -- entry point -------------------------------------------------------------------------------
 
@@ -469,11 +469,22 @@ class SandboxApp:
             raise ApiError(404, "NOT_FOUND", f"user {user!r} not found on {platform.value}")
         return platform, index
 
+    def _ledger(self, platform: Platform) -> tuple[datetime, profiles.Ledger]:
+        """The platform's trades up to `live_at`, kept for the last few moments asked about."""
+        at = self.live_at or self.world.as_of
+        key = (platform, at)
+        if key not in self._ledgers:
+            if len(self._ledgers) >= 4:
+                self._ledgers.pop(next(iter(self._ledgers)))
+            self._ledgers[key] = profiles.Ledger.of(self.world, platform, int(at.timestamp()))
+        return at, self._ledgers[key]
+
     def _profile_info(self, query: _Query) -> Record:
         """A trader's profile, with their metrics as of `live_at` when include_metrics=true."""
         with_metrics = query.flag("include_metrics")
         platform, index = self._trader(query)
-        data = profiles.profile(self.world, platform, index, self.live_at or self.world.as_of, with_metrics)
+        at, ledger = self._ledger(platform) if with_metrics else (self.live_at or self.world.as_of, None)
+        data = profiles.profile(self.world, platform, index, at, ledger)
         meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
         return {"data": data, "meta": meta}
 
@@ -481,8 +492,7 @@ class SandboxApp:
         """A trader's trades up to `live_at`, newest first (oldest first under that reading of /trades)."""
         query.limit("profile_trades")
         platform, index = self._trader(query)
-        trader = self._traders.setdefault((platform, index), profiles.TraderTrades(self.world, platform, index))
-        rows = trader.newest_first(self.live_at or self.world.as_of)
+        rows = self._ledger(platform)[1].newest_first(index)
         if self.config.readings.trades_order == "oldest_first":
             rows = rows[::-1]
         items, pagination = self._page(

@@ -3,19 +3,22 @@
 A trader is one of the users that the world's trades carry (`world.users`): a wallet address on Polymarket, a
 nickname on Kalshi. Their trades are the world's own trades (the same ids as `/trades` serves), every row they
 are the user of, newest first; their metrics are computed from those trades up to the moment asked: volume (the
-notional of their trades), markets traded, PnL (each position valued at the outcome's price of that moment
+notional of their trades), markets traded, PnL (each contract valued at its outcome's price of that moment
 against what was paid), ROI (PnL over volume), portfolio value and open interest (the value and the count of
 the contracts they still hold).
+
+`Ledger` holds every trade of a platform up to a moment, all traders at once, built in one pass over the
+markets' activity: a profile or a page of trades is then a filter of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cached_property
 from typing import Any
 
 import numpy as np
+import polars as pl
 
 from pipeline.engine.schema import Platform
 from pmw_sandbox.catalogue import Market
@@ -25,29 +28,49 @@ Record = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class TraderTrades:
-    """One trader's rows in the world's markets: per market, the positions of their rows in its activity."""
+class Ledger:
+    """A platform's trades up to `until` (Unix seconds): one row per trade row of the world, every trader's."""
 
-    world: World
-    platform: Platform
-    index: int
+    markets: list[Market]
+    rows: pl.DataFrame  # market (index into markets), position, ts, user, price, size, signed, outcome, now
 
-    @cached_property
-    def by_market(self) -> list[tuple[Market, np.ndarray]]:
-        found = []
-        for market in self.world.markets(self.platform):
-            rows = np.flatnonzero(self.world.activity(market).user == self.index)
-            if len(rows):
-                found.append((market, rows))
-        return found
+    @classmethod
+    def of(cls, world: World, platform: Platform, until: int) -> Ledger:
+        markets = world.markets(platform)
+        parts = []
+        for k, market in enumerate(markets):
+            act = world.activity(market)
+            kept = np.flatnonzero(act.ts <= until)
+            now = act.price_at(until)
+            parts.append(pl.DataFrame({
+                "market": np.full(len(kept), k, dtype=np.int64), "position": kept.astype(np.int64),
+                "ts": act.ts[kept].astype(np.int64), "user": act.user[kept].astype(np.int64),
+                "price": act.price[kept], "size": act.size[kept],
+                "signed": np.where(act.side[kept] == 0, 1.0, -1.0) * act.size[kept],
+                "outcome": act.outcome[kept].astype(np.int64), "now": now[act.outcome[kept]],
+            }))
+        return cls(markets, pl.concat(parts))
 
-    def newest_first(self, at: datetime) -> list[tuple[Market, int]]:
-        """(market, position) of every row up to `at`, newest first (ties by market id, then position)."""
-        until = int(at.timestamp())
-        rows = [(int(self.world.activity(m).ts[i]), m.id, int(i), m) for m, positions in self.by_market
-                for i in positions if self.world.activity(m).ts[i] <= until]
-        rows.sort(key=lambda row: (-row[0], row[1], -row[2]))
-        return [(market, i) for _, _, i, market in rows]
+    def newest_first(self, index: int) -> list[tuple[Market, int]]:
+        """(market, position in its activity) of the trader's rows, newest first (ties by market, then row)."""
+        mine = self.rows.filter(pl.col("user") == index).sort(["ts", "market", "position"],
+                                                              descending=[True, False, True])
+        return [(self.markets[k], p) for k, p in mine.select("market", "position").iter_rows()]
+
+    def metrics(self, index: int, at: datetime) -> Record:
+        mine = self.rows.filter(pl.col("user") == index)
+        held = mine.group_by("market", "outcome").agg(pl.col("signed").sum(), pl.col("now").first())
+        volume = float((mine["price"] * mine["size"]).sum())
+        pnl = float((mine["signed"] * (mine["now"] - mine["price"])).sum())
+        return {
+            "volume": round(volume, 2),
+            "pnl": round(pnl, 2),
+            "num_markets_traded": mine["market"].n_unique(),
+            "roi": round(pnl / volume, 6) if volume else 0.0,
+            "portfolio_value": round(float((held["signed"].clip(lower_bound=0) * held["now"]).sum()), 2),
+            "open_interest": round(float(held["signed"].abs().sum()), 2),
+            "metadata": {"as_of": iso(at)},
+        }
 
 
 def trader_index(platform: Platform, user: str) -> int | None:
@@ -56,10 +79,10 @@ def trader_index(platform: Platform, user: str) -> int | None:
     return names.index(user) if user in names else None
 
 
-def profile(world: World, platform: Platform, index: int, at: datetime, with_metrics: bool) -> Record:
-    """The trader's profile, and their metrics at `at` when asked (else null), as the unified API's data."""
+def profile(world: World, platform: Platform, index: int, at: datetime, ledger: Ledger | None) -> Record:
+    """The trader's profile, and their metrics at `at` from the ledger when given (else null), as the API's data."""
     shown = users(platform)[index]
-    record: Record = {
+    return {
         "profile": {
             "platform": platform.value,
             "user_id": f"{platform.value}-{index}",
@@ -72,34 +95,5 @@ def profile(world: World, platform: Platform, index: int, at: datetime, with_met
             "profile_view_count": index * 13 % 5000,
             "metadata": {},
         },
-        "metrics": _metrics(world, TraderTrades(world, platform, index), at) if with_metrics else None,
-    }
-    return record
-
-
-def _metrics(world: World, trades: TraderTrades, at: datetime) -> Record:
-    until = int(at.timestamp())
-    volume = pnl = portfolio = open_interest = 0.0
-    markets = 0
-    for market, positions in trades.by_market:
-        act = world.activity(market)
-        mine = positions[act.ts[positions] <= until]
-        if not len(mine):
-            continue
-        markets += 1
-        signed = np.where(act.side[mine] == 0, 1.0, -1.0) * act.size[mine]
-        now = act.price_at(until)[act.outcome[mine]]
-        volume += float((act.price[mine] * act.size[mine]).sum())
-        pnl += float((signed * (now - act.price[mine])).sum())
-        held = np.bincount(act.outcome[mine], weights=signed, minlength=len(market.outcomes))
-        portfolio += float((np.clip(held, 0, None) * act.price_at(until)).sum())
-        open_interest += float(np.abs(held).sum())
-    return {
-        "volume": round(volume, 2),
-        "pnl": round(pnl, 2),
-        "num_markets_traded": markets,
-        "roi": round(pnl / volume, 6) if volume else 0.0,
-        "portfolio_value": round(portfolio, 2),
-        "open_interest": round(open_interest, 2),
-        "metadata": {"as_of": iso(at)},
+        "metrics": ledger.metrics(index, at) if ledger is not None else None,
     }

@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from pipeline.cli.backfill import run_backfill
-from pipeline.cli.demo_snapshots import example_watchlists, take_demo_round
+from pipeline.cli.demo_snapshots import example_watchlists, land_watchlists
 from pipeline.cli.demo_world import ui_command, world_env
 from pipeline.cli.sql import run_sql
 from pipeline.defs.resources import PipelineResource
@@ -54,7 +54,7 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
     say(f"pmw demo: sandbox world (seed {world.seed}), {apis} -> {settings.data_dir}/, days {first} .. {last}")
     reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=resource, say=say)
     say("")
-    snapshots_landed = take_demo_round(world, resource, say=say)
+    snapshots_landed = land_watchlists(world, first, resource, say=say)
     lake = Lake(settings.lake_dir)
     ensure_raw_views(settings.warehouse_path, lake)
     say("")
