@@ -42,29 +42,30 @@ def land_watchlists(world: WorldConfig, first: date, resource: PipelineResource,
         say("orderbooks and traders: not taken (they read the unified API; this demo reads the platforms' own APIs)")
         return True
     app = InProcessSandbox.of(settings).app
+    instance = pmw_instance()
     round_at = datetime.combine(world.end_day, time(23), UTC)
     app.live_at = round_at
     platforms = platforms_with_books(settings)
     say(f"orderbook snapshots: one round at {round_at.isoformat()} of {', '.join(p.value for p in platforms)}")
-    landed = all([_run(orderbook_round, p.value, world.end_day, resource, say, {SNAPSHOT_AT_TAG: round_at.isoformat()})
-                  for p in platforms])
+    landed = all([_run(orderbook_round, p.value, world.end_day, resource, instance, say,
+                       {SNAPSHOT_AT_TAG: round_at.isoformat()}) for p in platforms])
     traded_on = sorted({item.platform.value for item in settings.trader_watchlist})
     say(f"trader profiles: {len(settings.trader_watchlist)} watched traders of {', '.join(traded_on)}")
     for day in (first + timedelta(days=n) for n in range((world.end_day - first).days + 1)):
         app.live_at = datetime.combine(day + timedelta(days=1), time(0, 45), UTC)  # as the daily schedule would
-        landed = all([_run(trader_profiles, p, day, resource, say) for p in traded_on]) and landed
+        landed = all([_run(trader_profiles, p, day, resource, instance, say) for p in traded_on]) and landed
     app.live_at = None
     return landed
 
 
-def _run(asset: dg.AssetsDefinition, platform: str, day: date, resource: PipelineResource, say: Callable[[str], None],
-         tags: dict[str, str] | None = None) -> bool:
+def _run(asset: dg.AssetsDefinition, platform: str, day: date, resource: PipelineResource,
+         instance: dg.DagsterInstance, say: Callable[[str], None], tags: dict[str, str] | None = None) -> bool:
     """One partition of a watch-list asset as a Dagster run; a line saying how it went."""
     result = dg.materialize(
         [asset],
         partition_key=dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()}),
         resources={"pipeline": resource},
-        instance=pmw_instance(),
+        instance=instance,
         tags=tags,
         run_config=SILENT_LOGS,
         raise_on_error=False,
