@@ -23,7 +23,7 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import FailedIngestionCheck, asset_key, held_back, sql_assets
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import TABLES, all_tables
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Relation, load_project
 from tests.defs.test_check_reporting import PARTITION, PLATFORM
 from tests.support.rewritten_markets import markets_rewritten
@@ -72,12 +72,13 @@ def _warnings(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -
 def test_ingestion_checks_are_reported_not_dagster_blocking_and_the_registry_says_which_hold_back_sql() -> None:
     assets = defs.get_repository_def().assets_defs_by_key
     for table, checks in CHECKS.items():
-        specs = {spec.name: spec for spec in assets[dg.AssetKey(table)].check_specs}
+        specs = {spec.name: spec for spec in assets[dg.AssetKey(table)].check_specs
+                 if spec.asset_key == dg.AssetKey(table)}  # a multi-asset holds its other tables' checks too
         assert set(specs) == {c.name for c in checks}
         assert not any(spec.blocking for spec in specs.values()), table  # a failed one never fails its step
         # Each means the data is wrong, and holds back the SQL; a source that disagrees with itself (one id sent
         # with two contents) is a warning: the version landed is one it gave.
-        expected = {"repeats_agree"} if TABLES[table].listed_by_id else set()
+        expected = {"repeats_agree"} if all_tables()[table].listed_by_id else set()
         assert {c.name for c in checks if not c.blocking} == expected, table
 
 
@@ -109,11 +110,15 @@ def test_a_failed_markets_check_lands_the_whole_partition_and_holds_back_only_th
     lake = Lake(pipeline_env / "lake")
     assert all(lake.read_partition(table, PLATFORM, DAY) is not None for table in TABLES)
     built = {asset_key(relation) for relation in PROJECT.models if relation not in READ_MARKETS}
+    watch_lists = {dg.AssetKey([schema, n]) for schema, n in (
+        ("staging", "stg_orderbook_snapshots"), ("marts", "orderbook_daily"), ("staging", "stg_profiles"),
+        ("staging", "stg_profile_trades"), ("marts", "trader_daily"))}  # they read no markets (and here no rows)
     assert built == {dg.AssetKey(["staging", n]) for n in ("stg_events", "stg_series", "stg_trades",
-                                                            "stg_price_history")}
+                                                            "stg_price_history")} | watch_lists
     assert _materialised(result) == TABLE_KEYS | built  # the partition whole, and the models not reading markets
     sql_checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations() if e.asset_key not in TABLE_KEYS}
-    assert sql_checks == {"trade_prices_in_unit_interval": True, "price_history_in_unit_interval": True}
+    assert sql_checks == {"trade_prices_in_unit_interval": True, "price_history_in_unit_interval": True,
+                          "orderbook_daily_unique_key": True, "trader_daily_unique_key": True}
     warnings = _warnings(instance, result)
     for relation in READ_MARKETS:
         assert f"{relation} held back: markets.status_enum failed ({PLATFORM} {DAY}, 1 violation)" in warnings
