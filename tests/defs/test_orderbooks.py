@@ -5,7 +5,7 @@ a retried round lands once, a crossed book is landed and reported, the mart agre
 """
 
 from collections.abc import Iterator
-from datetime import UTC, date, datetime, time
+from datetime import UTC, datetime, time
 from pathlib import Path
 
 import dagster as dg
@@ -127,42 +127,28 @@ def test_three_rounds_one_retried_land_three_snapshots_per_market(data_dir: Path
         assert (joined[column] - joined[f"{column}_polars"]).abs().max() < 1e-12, column
 
 
-def test_a_crossed_book_is_landed_and_reported(data_dir: Path) -> None:
-    at = datetime.combine(DAY, time(21), UTC)
-    result = _round(Platform.LIMITLESS, at, faults="crossed_book=true")
-    assert result.success
-    crossed = _checks(result)["orderbook_snapshots:book_not_crossed"]
-    assert not crossed.passed and crossed.metadata["violations"].value == 1
-    landed = Lake(data_dir / "lake").read_partition("orderbook_snapshots", "limitless", DAY)
-    assert landed is not None and landed.filter(pl.col("best_bid") > pl.col("best_ask")).height == 1
-
-
-def test_book_only_platforms_take_the_watch_list_best_price_first(data_dir: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crossed_book_is_landed_and_reported_and_a_book_served_best_last_is_read_best_first(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PMW_SANDBOX_READINGS", "book_order=best_last")  # Kalshi's own order: best price last
     at = datetime.combine(DAY, time(9), UTC)
-    pipeline_sandbox(PIPELINE_WORLD.seed, DAY, "", "book_order=best_last", PIPELINE_WORLD.days).live_at = at
+    faults = "crossed_book=true"
+    pipeline_sandbox(PIPELINE_WORLD.seed, DAY, faults, "book_order=best_last", PIPELINE_WORLD.days).live_at = at
     result = dg.materialize([orderbook_round], partition_key=dg.MultiPartitionKey(
-        {"platform": "manifold", "date": DAY.isoformat()}), resources={"pipeline": PipelineResource()},
-        instance=shared_instance(), tags={SNAPSHOT_AT_TAG: at.isoformat()}, raise_on_error=False)
-    assert result.success and all(e.passed for e in _checks(result).values())
-    levels = Lake(data_dir / "lake").read_partition("orderbook_levels", "manifold", DAY)
+        {"platform": "manifold", "date": DAY.isoformat()}), resources={"pipeline": PipelineResource(
+            sandbox_faults=faults)}, instance=shared_instance(), tags={SNAPSHOT_AT_TAG: at.isoformat()},
+        raise_on_error=False)
+    assert result.success
+    failed = {name: e.metadata["violations"].value for name, e in _checks(result).items() if not e.passed}
+    assert failed == {"orderbook_snapshots:book_not_crossed": 1}  # landed, reported; the levels read in order
+    lake = Lake(data_dir / "lake")
+    snapshots, levels = (lake.read_partition(t, "manifold", DAY) for t in ("orderbook_snapshots", "orderbook_levels"))
+    assert snapshots is not None and snapshots.filter(pl.col("best_bid") > pl.col("best_ask")).height == 1
     assert levels is not None and set(levels["market_id"]) == {WATCHED[Platform.MANIFOLD]}
-    book = orderbooks.book(_sandbox().world, Platform.MANIFOLD, WATCHED[Platform.MANIFOLD], at)
+    book = orderbooks.book(_sandbox().world, Platform.MANIFOLD, WATCHED[Platform.MANIFOLD], at, crossed=True)
     assert book is not None
     best = levels.filter(pl.col("level") == 1, pl.col("outcome_side") == "yes")
     assert dict(zip(best["book_side"], best["price"], strict=True)) == {
         side: book["yes"][f"{side}s"][0]["price"] for side in ("bid", "ask") if book["yes"][f"{side}s"]}
-
-
-def test_a_round_outside_its_day_is_landed_and_reported(data_dir: Path) -> None:
-    next_day = datetime.combine(date.fromordinal(DAY.toordinal() + 1), time(0, 30), UTC)
-    _sandbox().live_at = next_day
-    result = dg.materialize([orderbook_round], partition_key=dg.MultiPartitionKey(
-        {"platform": "limitless", "date": DAY.isoformat()}), resources={"pipeline": PipelineResource()},
-        instance=shared_instance(), tags={SNAPSHOT_AT_TAG: next_day.isoformat()}, raise_on_error=False)
-    assert result.success
-    assert not _checks(result)["orderbook_snapshots:timestamps_inside_day"].passed
 
 
 def test_round_time_is_the_tag_or_now_on_the_cadence() -> None:

@@ -29,8 +29,8 @@ def _book(market_id: str, bids: list[dict[str, float]], asks: list[dict[str, flo
                      "metadata": {"min_order_size": 1, "tick_size": 0.01, "neg_risk": False}}, "meta": {}}
 
 
-def _round(*bodies: tuple[str, Any]) -> RoundRows:
-    return normalise_round([BookAnswer(m, body, AT) for m, body in bodies], "kalshi", DAY, AT, "sandbox")
+def _round(*bodies: tuple[str, Any], at: datetime = AT) -> RoundRows:
+    return normalise_round([BookAnswer(m, body, AT) for m, body in bodies], "kalshi", DAY, at, "sandbox")
 
 
 def _failed(table: str, rows: pl.DataFrame) -> dict[str, int]:
@@ -73,3 +73,10 @@ def test_what_is_no_book_is_a_reject_with_its_reason() -> None:
     assert "yes.bids[].price" in reasons[1]
     landed = rows.snapshots.rows.row(0, named=True)
     assert (landed["market_id"], landed["_served_market_id"], landed["bid_levels"]) == ("D", "served-as-E", 0)
+
+
+def test_a_round_outside_its_partitions_day_is_reported() -> None:
+    """A run of a day's partition whose round time (its `pmw/snapshot_at` tag) is another day's."""
+    rows = _round(("A", _book("A", _side((0.4, 1)), _side((0.5, 1)))), at=datetime(2026, 11, 22, 0, 30, tzinfo=UTC))
+    assert _failed("orderbook_snapshots", rows.snapshots.rows) == {"timestamps_inside_day": 1}
+    assert _failed("orderbook_levels", rows.levels.rows) == {"timestamps_inside_day": 4}
