@@ -10,7 +10,7 @@ from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, STEP_RET
 from pipeline.defs.profiles.assets import trader_profiles
 from pipeline.engine.config import Settings
 
-TRADERS_JOB = "trader_profiles"
+TRADERS_JOB = "watched_traders"
 TRADERS_TRIGGER = "traders_daily"
 # A quarter of an hour after the daily ingestion's tick (00:30), at its priority: yesterday's metrics as of the
 # night after it.
