@@ -1,5 +1,6 @@
-"""The real Dagster daemon, with the repo's dagster.yaml (its run queue looked at every second), fills a short
-window from a strict loopback sandbox."""
+"""The real Dagster daemon, with the repo's dagster.yaml (its run queue looked at every second): it fills a short
+window from a strict loopback sandbox, and after the daily schedule's runs land it rebuilds the SQL models once,
+with no one asking."""
 
 from __future__ import annotations
 
@@ -11,16 +12,20 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import pytest
 
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.jobs import ASSET_NAMES
+from pipeline.defs.automation.schedule import DAILY_TRIGGER
 from pipeline.defs.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
+from pipeline.defs.sql_models.freshness import SENSOR_NAME as REBUILD_SENSOR
+from pipeline.engine.config import AutomationSettings
 from pmw_sandbox import SandboxApp
 from pmw_sandbox.server import SandboxServer
 from tests.support.loopback import LoopbackServer
@@ -30,7 +35,7 @@ from tests.support.world import STRICT_BUDGET, strict_budget_env, strict_budget_
 REPO = REPO_ROOT
 BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemon commands
 SECRET = "sk-daemon-test-5b1e"
-END = newest_scheduled_day(datetime.now(UTC))  # yesterday, once the daily tick of 00:30 UTC has passed
+END = newest_scheduled_day(datetime.now(UTC), AutomationSettings().daily_at)  # yesterday, once 00:30 UTC has passed
 WINDOW = [PartitionRef(END, p) for p in ("polymarket", "kalshi")]
 # Three times the markets of the strict-budget world: the window's two partitions take about 126
 # requests, more than one rate window's budget, in two runs (each run is a process that loads the definitions).
@@ -76,7 +81,7 @@ def _workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-def _env(server: SandboxServer, tmp_path: Path, home: Path) -> dict[str, str]:
+def _env(server: SandboxServer, tmp_path: Path, home: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
     env.update(
         {
@@ -90,6 +95,7 @@ def _env(server: SandboxServer, tmp_path: Path, home: Path) -> dict[str, str]:
             **strict_budget_env(),
             "PMW_BACKFILL_START": END.isoformat(),
             "PMW_BACKFILL_INTERVAL_S": "5",
+            **settings,
         }
     )
     return env
@@ -100,6 +106,18 @@ def _dagster_cli(env: dict[str, str], *args: str) -> None:
         [str(BIN / "dagster"), *args], env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _start_daemon(env: dict[str, str], workspace: Path, tmp_path: Path, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)],
+            env=env,
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -152,15 +170,7 @@ def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: San
     log = tmp_path / "daemon.log"
     # The instance's storages are created here, before the daemon and the CLI open them side by side.
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        with log.open("wb") as out:
-            daemon = subprocess.Popen(
-                [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)],
-                env=env,
-                cwd=tmp_path,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        daemon = _start_daemon(env, workspace, tmp_path, log)
         try:
             # Started while the daemon loads the code location: the sensor ticks from the daemon's next loop on.
             _dagster_cli(env, "sensor", "start", "backfill_sensor", "-w", str(workspace))
@@ -178,3 +188,89 @@ def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: San
     app = strict_server.app
     assert app.requests_served > STRICT_BUDGET, "the window must need more than one rate window's budget"
     assert app.rate_limited_answers == 0, "the strict budget of 100 requests per rate window was exceeded"
+
+
+# -- the marts keep themselves fresh -------------------------------------------------------------------------------
+
+# Dagster's scheduler looks once a minute, on the minute, and launches the ticks since a schedule was switched on:
+# the test's PMW_DAILY_AT is the first whole minute that leaves LEAD_S to switch it on.
+LEAD_S = 12
+MARTS_DEADLINE_S = 150
+
+
+def _daily_tick(now: datetime) -> datetime:
+    soon = now + timedelta(seconds=LEAD_S + 60)
+    return soon.replace(second=0, microsecond=0)
+
+
+def _platform_daily(data_dir: Path, day: date) -> dict[str, tuple[int, int]]:
+    """platform -> (trades in marts.platform_daily, trades in staging.stg_trades) on `day`, from the warehouse."""
+    with duckdb.connect(str(data_dir / "warehouse.duckdb"), read_only=True) as warehouse:
+        rows = warehouse.execute(
+            "SELECT platform, d.trades, (SELECT count(*) FROM staging.stg_trades t "
+            "WHERE t.platform = d.platform AND t.trade_date = d.day) "
+            "FROM marts.platform_daily d WHERE d.day = ?",
+            [day],
+        ).fetchall()
+    return {platform: (mart, staged) for platform, mart, staged in rows}
+
+
+def _runs(instance: dg.DagsterInstance, **tags: str) -> list[dg.RunRecord]:
+    return list(instance.get_run_records(filters=dg.RunsFilter(tags=tags)))
+
+
+def _wait_for_rebuild(instance: dg.DagsterInstance, daemon: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + MARTS_DEADLINE_S
+    while time.monotonic() < deadline:
+        assert daemon.poll() is None, f"the daemon exited:\n{log.read_text()[-3000:]}"
+        failed = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]))
+        assert not failed, f"runs failed: {[(r.job_name, r.tags.get('dagster/partition')) for r in failed]}"
+        rebuilt = _runs(instance, **{"dagster/sensor_name": REBUILD_SENSOR})
+        if any(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in rebuilt):
+            return
+        time.sleep(1)
+    pytest.fail(f"no rebuild of the models after {MARTS_DEADLINE_S} s; daemon log:\n{log.read_text()[-3000:]}")
+
+
+@pytest.mark.slow
+def test_after_the_schedules_runs_land_the_marts_rebuild_once_with_no_one_asking(tmp_path: Path) -> None:
+    tick = _daily_tick(datetime.now(UTC))
+    yesterday = tick.date() - timedelta(days=1)
+    app = SandboxApp(strict_config(world=strict_budget_world(yesterday), api_keys=(SECRET,)))
+    with LoopbackServer(app) as server:
+        home = _dagster_home(tmp_path)
+        settings = {
+            "PMW_DAILY_AT": f"{tick:%H:%M}",
+            "PMW_LOOKBACK_DAYS": "0",  # one run a platform: two partitions, so "once, not once per partition" shows
+            "PMW_MARTS_INTERVAL_S": "1",
+            "PMW_SANDBOX_END": yesterday.isoformat(),
+        }
+        env = _env(server, tmp_path, home, **settings)
+        workspace = _workspace(tmp_path)
+        log = tmp_path / "daemon.log"
+        data_dir = Path(env["PMW_DATA_DIR"])
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            daemon = _start_daemon(env, workspace, tmp_path, log)
+            try:
+                _dagster_cli(env, "schedule", "start", "daily_ingestion", "-w", str(workspace))
+                assert datetime.now(UTC) < tick, f"switching the schedule on took more than LEAD_S ({LEAD_S} s)"
+                # The models as they stood before the night: built by hand over an empty lake.
+                _dagster_cli(env, "asset", "materialize", "--select", "kind:sql", "-m", "pipeline.definitions")
+                before = _platform_daily(data_dir, yesterday)
+                _wait_for_rebuild(instance, daemon, log)
+                time.sleep(3)  # three looks of the automation more: the rebuild is not asked for again
+                ingestion = _runs(instance, **{"pmw/trigger": DAILY_TRIGGER})
+                rebuilds = _runs(instance, **{"dagster/sensor_name": REBUILD_SENSOR})
+            finally:
+                _stop(daemon)
+    assert before == {}, "the night's day was in the marts before the schedule ran"
+    assert {r.dagster_run.tags["dagster/partition"] for r in ingestion} == {
+        PartitionRef(yesterday, p).key for p in ("polymarket", "kalshi")
+    }
+    assert len(rebuilds) == 1, "the models are rebuilt once after the night's runs, not once per partition"
+    (rebuild,) = rebuilds
+    last_landed = max(r.end_time for r in ingestion if r.end_time)
+    assert rebuild.create_timestamp.timestamp() >= last_landed, "the rebuild waited for every run of the night"
+    after = _platform_daily(data_dir, yesterday)
+    assert set(after) == {"polymarket", "kalshi"}
+    assert all(mart == staged > 0 for mart, staged in after.values()), after
