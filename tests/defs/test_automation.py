@@ -333,6 +333,21 @@ def test_the_daily_runs_are_reserved_when_the_schedule_is_about_to_tick() -> Non
     assert partitions_of(later.requests)[0] == PartitionRef(YESTERDAY, "polymarket")
 
 
+def test_just_after_the_tick_the_schedules_days_stay_its_own_until_its_runs_are_queued() -> None:
+    """A tick of the sensor between the schedule's tick and the queueing of its runs must not ask for them too."""
+    just_after = datetime.combine(TODAY, DAILY_AT, UTC) + timedelta(seconds=2)
+    recorded = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
+    ten_minutes = settings(backfill_interval_s=600)
+    plan = plan_tick(ten_minutes, just_after, SensorCursor(), recorded, set(), [], Counter())
+    assert plan.budget.reserve == 3 * (100 + 150)
+    assert partitions_of(plan.requests)[0] == PartitionRef(YESTERDAY - timedelta(days=3), "polymarket")
+    queued = [InFlight(ref, frozenset(ASSET_NAMES)) for n in range(3) for ref in
+              (PartitionRef(YESTERDAY - timedelta(days=n), "polymarket"), PartitionRef(YESTERDAY - timedelta(days=n),
+                                                                                     "kalshi"))]
+    once_queued = plan_tick(ten_minutes, just_after, SensorCursor(), recorded, set(), queued, Counter())
+    assert once_queued.budget.reserve == 0 and once_queued.budget.in_flight == 3 * (100 + 150)  # counted once
+
+
 def test_a_started_run_is_charged_only_for_the_assets_it_has_not_landed() -> None:
     recorded = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
     running = InFlight(PartitionRef(YESTERDAY, "kalshi"), frozenset({"trades", "price_history"}))

@@ -222,7 +222,8 @@ def tick_budget(
     """This tick's budget (see `budget.py`), and the daily schedule's partitions it reserves for, if any."""
     largest = costs.largest(p.value for p in settings.platforms)
     horizon_s = horizon_for(settings.rate_limit_per_min, settings.backfill_interval_s, largest, settings.rate_window_s)
-    daily_soon = daily_partitions_within(settings, now, horizon_s)
+    flying = {f.ref for f in flights}
+    daily_soon = [ref for ref in daily_partitions_within(settings, now, horizon_s) if ref not in flying]
     budget = Budget(
         settings.rate_limit_per_min,
         horizon_s,
@@ -241,11 +242,15 @@ def newest_scheduled_day(now: datetime, daily_at: time) -> date:
 
 
 def daily_partitions_within(settings: AutomationSettings, now: datetime, horizon_s: float) -> list[PartitionRef]:
-    """The daily schedule's partitions if its next tick comes before the horizon ends, else none."""
+    """The daily schedule's partitions when its next tick comes within the horizon, or its last tick was less than
+    the horizon ago (the schedule may not have queued that tick's runs yet), else none."""
     tick = next_daily_tick(now, settings.daily_at)
-    if tick - now > timedelta(seconds=horizon_s):
-        return []
-    return daily_partitions(tick.date(), settings)
+    last = tick - timedelta(days=1)
+    if tick - now <= timedelta(seconds=horizon_s):
+        return daily_partitions(tick.date(), settings)
+    if now - last <= timedelta(seconds=horizon_s):
+        return daily_partitions(last.date(), settings)
+    return []
 
 
 def _run_request(ref: PartitionRef, attempt: int, estimate: float, refill_of: int | None) -> dg.RunRequest:
