@@ -77,7 +77,7 @@ def _world_trade_ids(trader: str, day: date) -> set[str]:
     return {r["trade_id"] for r in records if r["timestamp"] >= start.timestamp()}
 
 
-def test_each_days_trades_land_once_and_the_unknown_trader_is_a_reject(data_dir: Path) -> None:
+def test_each_days_trades_land_once_the_unknown_trader_is_a_reject_and_the_mart_follows(data_dir: Path) -> None:
     lake = Lake(data_dir / "lake")
     landed = {day: lake.read_partition("profile_trades", "kalshi", day) for day in DAYS}
     for day, rows in landed.items():
@@ -93,13 +93,11 @@ def test_each_days_trades_land_once_and_the_unknown_trader_is_a_reject(data_dir:
     rejects = lake.read_rejects("profiles", "kalshi", DAY)
     assert rejects is not None and rejects["reason"].str.contains(UNKNOWN).all()
 
-
-def test_the_mart_gives_each_days_metrics_and_their_change(data_dir: Path) -> None:
+    # The mart: each day's metrics and their change since the day before, and the day's trades.
     assert run_sql(["+trader_daily"], say=lambda _: None)
     with duckdb.connect(str(data_dir / "warehouse.duckdb"), read_only=True) as db:
         mart = db.sql("SELECT trader, day, volume, pnl, volume_change, pnl_change, trades FROM marts.trader_daily "
                       "ORDER BY trader, day").pl()
-    lake = Lake(data_dir / "lake")
     both = pl.concat(_partitions(lake, "profiles"))
     expected = both.sort("trader", "date").select(
         "trader", pl.col("date").alias("day"), "volume", "pnl",
