@@ -36,6 +36,8 @@ PLATFORMS = ("polymarket", "kalshi")
 # switched on. Dagster's scheduler launches every tick since a schedule was switched on, from its cron as the code
 # location loaded by the daemon has it, so the daemon may start after the tick.
 LEAD_S = 2
+BACKFILL_INTERVAL_S = 5
+SETTLE_S = 2 * BACKFILL_INTERVAL_S  # how long the marts' sensor waits after a landing (two backfill-sensor ticks)
 DEADLINE_S = 200
 
 
@@ -82,7 +84,7 @@ def _env(api_url: str, tmp_path: Path, home: Path, **settings: str) -> dict[str,
             "PMW_DATA_DIR": str(tmp_path / "data"),
             "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite"),
             **strict_budget_env(),
-            "PMW_BACKFILL_INTERVAL_S": "5",
+            "PMW_BACKFILL_INTERVAL_S": str(BACKFILL_INTERVAL_S),
             **settings,
         }
     )
@@ -230,18 +232,22 @@ def test_a_night_backfill_then_schedule_inside_the_strict_budget_and_the_marts_r
     )
     assert app.requests_served > STRICT_BUDGET, "the window must need more than one rate window's budget"
     assert app.rate_limited_answers == 0, "the strict budget of 100 requests per rate window was exceeded"
-    # The marts rebuilt themselves only when nothing was landing, and once after the night.
+    # The marts rebuilt themselves only when nothing was landing and nothing had landed for two ticks of the backfill
+    # sensor (SETTLE_S): once after the night, whichever of the backfill's partitions came after it.
     for rebuild in rebuilds:
         created = rebuild.create_timestamp.timestamp()
         assert not any(r.create_timestamp.timestamp() <= created < (r.end_time or 0) for r in ingestion), (
             "a rebuild was asked for while an ingestion run was queued or running"
         )
-    night_began = min(r.create_timestamp.timestamp() for r in nightly)
-    after_the_night = [r for r in rebuilds if r.create_timestamp.timestamp() >= night_began]
-    assert len(after_the_night) == 1, "the night's two partitions are followed by one rebuild, not one each"
-    assert len(rebuilds) <= 2  # at most one more, after the backfill, if it went quiet before the night began
-    # Their row counts follow the days: two platforms a day, the night's included once it has landed.
-    assert rows[after_the_night[0].dagster_run.run_id] == 4
-    assert all(rows[r.dagster_run.run_id] == 2 for r in rebuilds if r not in after_the_night)
+        landed_before = [r.end_time for r in ingestion if r.end_time and r.end_time <= created]
+        assert created - max(landed_before) >= SETTLE_S, "a rebuild was asked for before the ingestion settled"
+    night_landed = max(r.end_time or 0 for r in nightly)
+    last = max(rebuilds, key=lambda r: r.create_timestamp)
+    assert last.create_timestamp.timestamp() >= max(r.end_time or 0 for r in ingestion) >= night_landed
+    assert len([r for r in rebuilds if r.create_timestamp.timestamp() >= night_landed]) == 1, (
+        "the night's two partitions are followed by one rebuild, not one each"
+    )
+    # Its row count follows the days: two platforms a day, the night's included.
+    assert rows[last.dagster_run.run_id] == 4
     assert set(marts) == {(p, d) for p in PLATFORMS for d in (night - timedelta(days=1), night)}
     assert all(mart == staged > 0 for mart, staged in marts.values()), marts
