@@ -27,13 +27,17 @@ from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.factory import api_pool
-from pipeline.engine.sources.partition import PartitionSource
+from pipeline.engine.sources.partition import PartitionSource, WindowSource
 from pipeline.engine.warehouse.views import ensure_raw_views
+from pipeline.engine.window import Window, WindowSweeps
 
 GROUP = "ingestion"
 OWNERS = ["team:data-platform"]
 PREVIEW_ROWS = 5
 Landed = dg.MaterializeResult | dg.AssetCheckResult  # what an ingestion asset yields
+# The window of days a run belongs to (`pipeline.engine.window.Window.tag`): its trades and price history are
+# read in one sweep with the other days of the window. Set by `pmw backfill`, the daily schedule and the sensor.
+WINDOW_TAG = "pmw/window"
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
@@ -234,24 +238,41 @@ events = _catalogue_member_asset("events", "event_id")
 series = _catalogue_member_asset("series", "series_id")
 
 
-@ingestion_asset("trades", deps=["markets"])
-def trades(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    platform, day = partition_of(context)
-    market_rows = markets_partition(pipeline.lake(), platform, day)
-    with pipeline.source(platform) as source:
-        chunks = source.trades(platform, day, market_rows)
-        ids = frozenset(market_rows["id"].to_list())
-        yield from land_partition_stream(context, pipeline, "trades", platform, day, chunks, source, ids)
+def run_window(context: dg.AssetExecutionContext, day: date) -> Window | None:
+    """The window of days the run lands together (its `pmw/window` tag), if it covers the run's day."""
+    tag = context.run.tags.get(WINDOW_TAG)
+    if not tag:
+        return None
+    try:
+        window = Window.parse(tag)
+    except ValueError as error:
+        context.log.warning("%s; the day is read alone", error)
+        return None
+    return window if window.covers(day) else None
 
 
-@ingestion_asset("price_history", deps=["markets"])
-def price_history(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    platform, day = partition_of(context)
-    market_rows = markets_partition(pipeline.lake(), platform, day)
-    with pipeline.source(platform) as source:
-        chunks = source.price_history(platform, day, market_rows)
-        ids = frozenset(market_rows["id"].to_list())
-        yield from land_partition_stream(context, pipeline, "price_history", platform, day, chunks, source, ids)
+def _per_market_asset(table: str) -> dg.AssetsDefinition:
+    """`trades` or `price_history`: read market by market, for the day alone or from its window's sweep."""
+
+    @ingestion_asset(table, deps=["markets"])
+    def per_market(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
+        platform, day = partition_of(context)
+        market_rows = markets_partition(pipeline.lake(), platform, day)
+        window = run_window(context, day)
+        with pipeline.source(platform) as source:
+            if window is not None and window.first < window.last and isinstance(source, WindowSource):
+                sweeps = WindowSweeps(pipeline.settings().windows_dir)
+                chunks = sweeps.day_stream(source, table, platform, window, day, market_rows)
+            else:
+                chunks = (source.trades if table == "trades" else source.price_history)(platform, day, market_rows)
+            ids = frozenset(market_rows["id"].to_list())
+            yield from land_partition_stream(context, pipeline, table, platform, day, chunks, source, ids)
+
+    return per_market
+
+
+trades = _per_market_asset("trades")
+price_history = _per_market_asset("price_history")
 
 
 INGESTION_ASSETS = [series, events, markets, trades, price_history]
