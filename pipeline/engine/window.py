@@ -159,10 +159,9 @@ class WindowSweeps:
 
 
 def _window_markets(source: WindowSource, platform: str, window: Window, markets: pl.DataFrame) -> pl.DataFrame:
-    """The markets of every day of the window as the source lists them (the unified API's catalogue, listed
-    once), with the partition's own: each once."""
-    listed = [source.markets(platform, day).rows for day in window.days]
-    return pl.concat([markets, *listed], how="diagonal_relaxed").unique("id", keep="first", maintain_order=True)
+    """The markets of every day of the window as the source lists them, with the partition's own: each once."""
+    listed = source.window_markets(platform, window.first, window.last).rows
+    return pl.concat([markets, listed]).unique("id", keep="first", maintain_order=True)
 
 
 @dataclass

@@ -86,6 +86,10 @@ class WindowSource(PartitionSource, Protocol):
     """A source that reads trades and price history over a window of consecutive days in one sweep: the rows of
     every day of the window, as `trades` and `price_history` deliver a day's, their `date` the window's first."""
 
+    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
+        """The markets live on some day from `first` to `last`: those of every day of the window, each once."""
+        ...
+
     def window_trades(self, platform: str, first: date, last: date,
                       markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         """Trades of `markets` (the markets of every day of the window) from `first` to `last`."""
@@ -146,6 +150,9 @@ class UnifiedPartitions:
 
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         yield from self.window_price_history(platform, day, day, markets)
+
+    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
+        return normalise_pages("markets", self.source.market_pages(platform, first, last), source=self.lineage)
 
     def window_trades(self, platform: str, first: date, last: date,
                       markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:

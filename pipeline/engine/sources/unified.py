@@ -148,12 +148,13 @@ class UnifiedSource:
                  len(listed["series"]), len(listed["events"]), len(listed["markets"]))
         return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting)
 
-    def market_pages(self, platform: str, day: date) -> Iterator[RawPage]:
-        """The catalogue's markets live on the day, as one page (with the conflicting versions live on it)."""
+    def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
+        """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
+        conflicting versions live then)."""
         catalogue = self.catalogue(platform)
-        live = live_records(catalogue.markets, day)
+        live = live_records(catalogue.markets, day, last)
         yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": live}, "markets",
-                      conflicting=live_records(catalogue.conflicting.get("markets", []), day))
+                      conflicting=live_records(catalogue.conflicting.get("markets", []), day, last))
 
     def member_pages(self, platform: str, day: date, kind: str, ids: set[str]) -> Iterator[RawPage]:
         """The catalogue's `events` or `series` with these ids, as one page (with their conflicting versions)."""
