@@ -136,6 +136,8 @@ def test_the_schedule_asks_for_yesterday_and_the_lookback(automation_env: None, 
     assert set(partitions_of(requests)) == expected and len(requests) == len(expected)
     assert len({r.run_key for r in requests}) == len(requests)
     assert all(r.tags["dagster/priority"] == "10" and r.tags["pmw/trigger"] == "daily" for r in requests)
+    # the tick's days are one window, swept once per platform (pipeline.engine.window)
+    assert {r.tags["pmw/window"] for r in requests} == {f"{YESTERDAY - timedelta(days=2)}..{YESTERDAY}@daily-{TODAY}"}
     assert daily_ingestion.execution_timezone == "UTC"
     assert daily_ingestion.cron_schedule == "30 0 * * *"
 
