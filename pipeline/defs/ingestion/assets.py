@@ -38,6 +38,7 @@ Landed = dg.MaterializeResult | dg.AssetCheckResult  # what an ingestion asset y
 # The window of days a run belongs to (`pipeline.engine.window.Window.tag`): its trades and price history are
 # read in one sweep with the other days of the window. Set by `pmw backfill`, the daily schedule and the sensor.
 WINDOW_TAG = "pmw/window"
+WINDOW_DAYS = "window_days"  # metadata of a partition landed from a window: the window's length
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
@@ -126,18 +127,22 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
 
 def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
                  day: date, chunks: Iterable[Normalised], source: PartitionSource,
-                 market_ids: frozenset[str]) -> Iterator[Landed]:
-    """`land_partition` for a stream of rows too long to hold: written and checked a market at a time."""
+                 market_ids: frozenset[str], window: Window | None = None) -> Iterator[Landed]:
+    """`land_partition` for a stream of rows too long to hold: written and checked a market at a time. Landed
+    from a `window`'s sweep, the metadata names the window: the requests of the sweep are those of the
+    window's days together, counted by the partition that swept."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir, keep_versions=settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)
-    yield from _result(context, settings, landed.written, landed.outcomes, landed.head, source)
+    about = {"window": window.tag, WINDOW_DAYS: len(window.days)} if window is not None else {}
+    yield from _result(context, settings, landed.written, landed.outcomes, landed.head, source, about)
 
 
 def _result(context: dg.AssetExecutionContext, settings: Settings, written: PartitionWrite,
-            outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource) -> Iterator[Landed]:
+            outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource,
+            about: Mapping[str, Any] | None = None) -> Iterator[Landed]:
     """What a materialisation did, as metadata, then its checks' results."""
     requests, coverage = source.requests(), source.coverage()
     if coverage.incomplete:
@@ -154,6 +159,7 @@ def _result(context: dg.AssetExecutionContext, settings: Settings, written: Part
             "source": settings.source.value,
             **requests.as_metadata(),
             **coverage.as_metadata(),
+            **(about or {}),
             "preview": _preview(head),
         },
     )
@@ -264,9 +270,10 @@ def _per_market_asset(table: str) -> dg.AssetsDefinition:
                 sweeps = WindowSweeps(pipeline.settings().windows_dir)
                 chunks = sweeps.day_stream(source, table, platform, window, day, market_rows)
             else:
+                window = None
                 chunks = (source.trades if table == "trades" else source.price_history)(platform, day, market_rows)
             ids = frozenset(market_rows["id"].to_list())
-            yield from land_partition_stream(context, pipeline, table, platform, day, chunks, source, ids)
+            yield from land_partition_stream(context, pipeline, table, platform, day, chunks, source, ids, window)
 
     return per_market
 
