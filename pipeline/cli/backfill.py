@@ -15,7 +15,8 @@ import dagster as dg
 from pipeline.cli.failures import root_cause
 from pipeline.cli.instance import pmw_instance
 from pipeline.cli.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS, WINDOW_TAG
+from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.schema import TABLES, Source

@@ -8,7 +8,7 @@ import dagster as dg
 
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
-from pipeline.defs.ingestion.assets import WINDOW_TAG
+from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, partitions_start
 from pipeline.engine.window import Window, windows_of
 

@@ -41,7 +41,7 @@ from pipeline.defs.automation.jobs import (
 )
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
-from pipeline.defs.ingestion.assets import WINDOW_DAYS, WINDOW_TAG
+from pipeline.defs.ingestion.windows import WINDOW_DAYS, WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, BackfillOrder
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.window import Window, windows_of

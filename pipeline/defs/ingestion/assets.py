@@ -18,6 +18,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from pipeline.defs.ingestion.windows import WINDOW_DAYS, run_window
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, run_checks
 from pipeline.engine.config import Settings, partitions_start, platforms_from_env, source_from_env
@@ -35,10 +36,6 @@ GROUP = "ingestion"
 OWNERS = ["team:data-platform"]
 PREVIEW_ROWS = 5
 Landed = dg.MaterializeResult | dg.AssetCheckResult  # what an ingestion asset yields
-# The window of days a run belongs to (`pipeline.engine.window.Window.tag`): its trades and price history are
-# read in one sweep with the other days of the window. Set by `pmw backfill`, the daily schedule and the sensor.
-WINDOW_TAG = "pmw/window"
-WINDOW_DAYS = "window_days"  # metadata of a partition landed from a window: the window's length
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
@@ -244,19 +241,6 @@ events = _catalogue_member_asset("events", "event_id")
 series = _catalogue_member_asset("series", "series_id")
 
 
-def run_window(context: dg.AssetExecutionContext, day: date) -> Window | None:
-    """The window of days the run lands together (its `pmw/window` tag), if it covers the run's day."""
-    tag = context.run.tags.get(WINDOW_TAG)
-    if not tag:
-        return None
-    try:
-        window = Window.parse(tag)
-    except ValueError as error:
-        context.log.warning("%s; the day is read alone", error)
-        return None
-    return window if window.covers(day) else None
-
-
 def _per_market_asset(table: str) -> dg.AssetsDefinition:
     """`trades` or `price_history`: read market by market, for the day alone or from its window's sweep."""
 
@@ -264,7 +248,7 @@ def _per_market_asset(table: str) -> dg.AssetsDefinition:
     def per_market(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         market_rows = markets_partition(pipeline.lake(), platform, day)
-        window = run_window(context, day)
+        window = run_window(context, platform, day)
         with pipeline.source(platform) as source:
             if window is not None and window.first < window.last and isinstance(source, WindowSource):
                 sweeps = WindowSweeps(pipeline.settings().windows_dir)
