@@ -27,8 +27,8 @@ import io
 import shutil
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from datetime import date, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
@@ -42,8 +42,7 @@ from pipeline.engine.lake.stream import cyclic_gc_per_chunk
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.frames import parse_iso, parse_unix
 from pipeline.engine.schema import TABLES
-from pipeline.engine.sources.partition import WindowSource, trade_markets
-from pipeline.engine.sources.unified import day_bounds
+from pipeline.engine.sources.partition import Coverage, WindowSource
 
 WINDOW_TABLES = ("trades", "price_history")  # the tables read per market, which a window sweeps
 MAX_WINDOW_DAYS = 31  # a longer range is cut into windows of at most this many days
@@ -99,13 +98,6 @@ def windows_of(days: Iterable[date], token: str, max_days: int = MAX_WINDOW_DAYS
     return windows
 
 
-def asked_markets(table: str, markets: pl.DataFrame, day: date) -> set[str]:
-    """The markets of a partition whose rows a run of the day alone asks for (see `UnifiedPartitions`)."""
-    if table == "trades":
-        return set(trade_markets(markets, day_bounds(day)[0]))
-    return set(markets["id"].to_list())
-
-
 class WindowSweeps:
     """The spools of the windows being landed, under one directory."""
 
@@ -113,17 +105,23 @@ class WindowSweeps:
         self.root = root
 
     def day_stream(self, source: WindowSource, table: str, platform: str, window: Window, day: date,
-                   markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+                   markets: pl.DataFrame, coverage: Coverage) -> Iterator[Normalised | MarketsDone]:
         """The partition's rows as a run of the day alone would stream them, read from the window's sweep
-        (swept now if no run of the window has yet)."""
+        (swept now if no run of the window has yet); `coverage` gets the markets whose day the sweep could
+        not read to its start."""
         if table not in WINDOW_TABLES or not window.covers(day):
             raise ValueError(f"{table} {day} is not landed from the window {window.tag}")
         spool = self._spool(source, table, platform, window, markets)
-        asked = asked_markets(table, markets, day)
+        asked = source.asked(table, markets, day)
+        day_start = datetime.combine(day, datetime.min.time(), UTC)
+        reached = {market: datetime.fromisoformat(moment) for market, moment in spool.incomplete.items()}
+        coverage.incomplete.update({m: moment for m, moment in reached.items() if m in asked and moment > day_start})
         uncovered = markets.filter(pl.col("id").is_in(sorted(asked - spool.swept)))
         if uncovered.height:  # listed for the day but not swept: read for the day alone, ahead of the rest
             alone = source.trades if table == "trades" else source.price_history
             yield from (item for item in alone(platform, day, uncovered) if not isinstance(item, MarketsDone))
+            ids = set(uncovered["id"].to_list())
+            coverage.incomplete.update({m: t for m, t in source.coverage().incomplete.items() if m in ids})
         yield from spool.replay(day, asked)
         with self._lock(spool.directory):
             spool.served(day, window)
@@ -147,7 +145,8 @@ class WindowSweeps:
             swept = _window_markets(source, platform, window, markets)
             sweep = (source.window_trades if table == "trades" else source.window_price_history)(
                 platform, window.first, window.last, swept)
-            return _Spool.record(directory, table, window, sweep, set(swept["id"].to_list()))
+            spool = _Spool.record(directory, table, window, sweep, set(swept["id"].to_list()))
+            return spool.completed(source.coverage())
 
     def _remove_stale(self) -> None:
         if not self.root.exists():
@@ -173,16 +172,18 @@ class _Spool:
     swept: set[str]
     days: dict[str, list[list[object]]]  # per day: ["rows", offset, length] and ["done", market id] in order
     rejects: dict[str, list[list[int]]]  # per day: [offset, length] of its rejects
+    incomplete: dict[str, str] = field(default_factory=dict)  # market -> the oldest moment reached (ISO 8601)
 
     @classmethod
     def load(cls, directory: Path) -> _Spool:
         manifest = orjson.loads((directory / MANIFEST).read_bytes())
-        return cls(directory, manifest["table"], set(manifest["swept"]), manifest["days"], manifest["rejects"])
+        return cls(directory, manifest["table"], set(manifest["swept"]), manifest["days"], manifest["rejects"],
+                   manifest["incomplete"])
 
     @classmethod
     def record(cls, directory: Path, table: str, window: Window, sweep: Iterable[Normalised | MarketsDone],
                swept: set[str]) -> _Spool:
-        """Spool the sweep's rows, split by day, then write the manifest that makes the spool complete."""
+        """Spool the sweep's rows, split by day (complete once `completed` has written the manifest)."""
         directory.mkdir(parents=True, exist_ok=True)
         spool = cls(directory, table, swept, {str(d): [] for d in window.days}, {str(d): [] for d in window.days})
         time_column = str(TABLES[table].time_column)
@@ -196,10 +197,17 @@ class _Spool:
                     spool.days[day].append(["rows", *segments.write(rows)])
                 for day, rejects in _by_day(item.rejects, _reject_time(), window, default=str(window.last)):
                     spool.rejects[day].append(list(segments.write(rejects)))
-        manifest = {"table": table, "swept": sorted(swept), "days": spool.days, "rejects": spool.rejects}
-        with replaced_atomically(directory / MANIFEST) as temporary:
-            temporary.write_bytes(orjson.dumps(manifest))
         return spool
+
+    def completed(self, coverage: Coverage) -> _Spool:
+        """Write the manifest, with how far the sweep reached: the spool is complete."""
+        self.incomplete = {market: moment.astimezone(UTC).isoformat() for market, moment
+                           in coverage.incomplete.items()}
+        manifest = {"table": self.table, "swept": sorted(self.swept), "days": self.days, "rejects": self.rejects,
+                    "incomplete": self.incomplete}
+        with replaced_atomically(self.directory / MANIFEST) as temporary:
+            temporary.write_bytes(orjson.dumps(manifest))
+        return self
 
     def replay(self, day: date, asked: set[str]) -> Iterator[Normalised | MarketsDone]:
         """The day's rejects, then its rows of the asked markets and the sweep's `MarketsDone` items, in the

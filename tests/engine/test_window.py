@@ -14,14 +14,14 @@ import polars as pl
 import pytest
 
 from benchmarks.request_bound import fewest_requests
-from pipeline.engine.config import Settings
+from pipeline.engine.config import DIRECT_SANDBOX, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalised import MarketsDone, Normalised
-from pipeline.engine.schema import Platform
+from pipeline.engine.schema import Platform, Source
 from pipeline.engine.sources.factory import open_source
 from pipeline.engine.sources.liveness import live_on
-from pipeline.engine.sources.partition import WindowSource
+from pipeline.engine.sources.partition import Coverage, WindowSource
 from pipeline.engine.window import Window, WindowSweeps, windows_of
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.plug import InProcessSandbox
@@ -41,9 +41,11 @@ def _app() -> SandboxApp:
     return SandboxApp(SandboxConfig(world=WINDOW_WORLD))
 
 
-def _settings(data_dir: Path) -> Settings:
-    return replace(Settings(), data_dir=data_dir, sandbox_seed=WINDOW_WORLD.seed, sandbox_end=END,
-                   sandbox_days=WINDOW_WORLD.days, catalogue_ttl_s=0, max_backoff_s=0.01)
+def _settings(data_dir: Path, source: Source = Source.SANDBOX) -> Settings:
+    """The in-process sandbox of WINDOW_WORLD, as the unified API or (`Source.DIRECT`) as the platforms' APIs."""
+    return replace(Settings(), source=source, direct_url=DIRECT_SANDBOX if source == Source.DIRECT else None,
+                   data_dir=data_dir, sandbox_seed=WINDOW_WORLD.seed, sandbox_end=END, sandbox_days=WINDOW_WORLD.days,
+                   catalogue_ttl_s=0, max_backoff_s=0.01)
 
 
 def _days(first: date, last: date) -> list[date]:
@@ -61,10 +63,11 @@ def _land(lake: Lake, table: str, platform: str, day: date, stream: Iterator[Nor
     assert all(o.passed for o in landed.outcomes), [o for o in landed.outcomes if not o.passed]
 
 
-def _land_window(data_dir: Path, platform: str, window: Window, land: bool = True) -> Counter[str]:
+def _land_window(data_dir: Path, platform: str, window: Window, land: bool = True,
+                 source_kind: Source = Source.SANDBOX) -> Counter[str]:
     """Land the window's trades and price history from one sweep (or, unless `land`, only read them as they
     would land); the requests it made, catalogue included."""
-    settings = _settings(data_dir)
+    settings = _settings(data_dir, source_kind)
     lake, sweeps = Lake(settings.lake_dir), WindowSweeps(settings.windows_dir)
     with open_source(settings, platform, InProcessSandbox(_app())) as source:
         assert isinstance(source, WindowSource)
@@ -72,7 +75,7 @@ def _land_window(data_dir: Path, platform: str, window: Window, land: bool = Tru
         for day in window.days:
             markets = _markets(listed, day)
             for table in ("trades", "price_history"):
-                stream = sweeps.day_stream(source, table, platform, window, day, markets)
+                stream = sweeps.day_stream(source, table, platform, window, day, markets, Coverage())
                 if land:
                     _land(lake, table, platform, day, stream, markets)
                 else:
@@ -80,8 +83,9 @@ def _land_window(data_dir: Path, platform: str, window: Window, land: bool = Tru
         return Counter(source.requests().by_endpoint)
 
 
-def _land_days_alone(data_dir: Path, platform: str, days: list[date]) -> None:
-    settings = _settings(data_dir)
+def _land_days_alone(data_dir: Path, platform: str, days: list[date], source_kind: Source) -> Counter[str]:
+    """Land each day's trades and price history alone; the requests it made."""
+    settings = _settings(data_dir, source_kind)
     lake = Lake(settings.lake_dir)
     with open_source(settings, platform, InProcessSandbox(_app())) as source:
         assert isinstance(source, WindowSource)
@@ -90,6 +94,7 @@ def _land_days_alone(data_dir: Path, platform: str, days: list[date]) -> None:
             markets = _markets(listed, day)
             _land(lake, "trades", platform, day, source.trades(platform, day, markets), markets)
             _land(lake, "price_history", platform, day, source.price_history(platform, day, markets), markets)
+        return Counter(source.requests().by_endpoint)
 
 
 @pytest.fixture(scope="module")
@@ -110,18 +115,20 @@ def test_a_window_costs_at_most_a_tenth_more_than_the_fewest_requests(tmp_path: 
 
 
 @pytest.mark.slow
-def test_a_window_lands_what_its_days_alone_land(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source_kind", [Source.SANDBOX, Source.DIRECT], ids=["unified", "direct"])
+def test_a_window_lands_what_its_days_alone_land(tmp_path: Path, source_kind: Source) -> None:
     days = _days(END - timedelta(days=6), END)
     for platform in PLATFORMS:
-        _land_window(tmp_path / "window", platform, Window(days[0], days[-1], "test"))
-        _land_days_alone(tmp_path / "alone", platform, days)
-    swept, alone = Lake(tmp_path / "window" / "lake"), Lake(tmp_path / "alone" / "lake")
+        swept = _land_window(tmp_path / "window", platform, Window(days[0], days[-1], "test"), True, source_kind)
+        alone = _land_days_alone(tmp_path / "alone", platform, days, source_kind)
+        assert sum(swept.values()) < sum(alone.values()), (platform, swept, alone)
+    swept_lake, alone_lake = Lake(tmp_path / "window" / "lake"), Lake(tmp_path / "alone" / "lake")
     for table in ("trades", "price_history"):
         for platform in PLATFORMS:
             landed = 0
             for day in days:
-                window_rows = swept.read_partition(table, platform, day)
-                day_rows = alone.read_partition(table, platform, day)
+                window_rows = swept_lake.read_partition(table, platform, day)
+                day_rows = alone_lake.read_partition(table, platform, day)
                 assert window_rows is not None and day_rows is not None
                 assert window_rows.drop("_fetched_at").equals(day_rows.drop("_fetched_at")), (table, platform, day)
                 landed += day_rows.height

@@ -28,7 +28,7 @@ from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.factory import api_pool
-from pipeline.engine.sources.partition import PartitionSource, WindowSource
+from pipeline.engine.sources.partition import Coverage, PartitionSource, WindowSource
 from pipeline.engine.warehouse.views import ensure_raw_views
 from pipeline.engine.window import Window, WindowSweeps
 
@@ -124,24 +124,26 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
 
 def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
                  day: date, chunks: Iterable[Normalised], source: PartitionSource,
-                 market_ids: frozenset[str], window: Window | None = None) -> Iterator[Landed]:
+                 market_ids: frozenset[str], window: Window | None = None,
+                 coverage: Coverage | None = None) -> Iterator[Landed]:
     """`land_partition` for a stream of rows too long to hold: written and checked a market at a time. Landed
     from a `window`'s sweep, the metadata names the window: the requests of the sweep are those of the
-    window's days together, counted by the partition that swept."""
+    window's days together, counted by the partition that swept, and `coverage` is the day's (the source's
+    covers the window)."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir, keep_versions=settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)
     about = {"window": window.tag, WINDOW_DAYS: len(window.days)} if window is not None else {}
-    yield from _result(context, settings, landed.written, landed.outcomes, landed.head, source, about)
+    yield from _result(context, settings, landed.written, landed.outcomes, landed.head, source, about, coverage)
 
 
 def _result(context: dg.AssetExecutionContext, settings: Settings, written: PartitionWrite,
             outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource,
-            about: Mapping[str, Any] | None = None) -> Iterator[Landed]:
+            about: Mapping[str, Any] | None = None, coverage: Coverage | None = None) -> Iterator[Landed]:
     """What a materialisation did, as metadata, then its checks' results."""
-    requests, coverage = source.requests(), source.coverage()
+    requests, coverage = source.requests(), coverage or source.coverage()
     if coverage.incomplete:
         context.log.warning("%s %s %s is incomplete: %d markets could not be read back to the day's start",
                             written.table, written.platform, written.day, len(coverage.incomplete))
@@ -250,14 +252,16 @@ def _per_market_asset(table: str) -> dg.AssetsDefinition:
         market_rows = markets_partition(pipeline.lake(), platform, day)
         window = run_window(context, platform, day)
         with pipeline.source(platform) as source:
+            coverage = None
             if window is not None and window.first < window.last and isinstance(source, WindowSource):
-                sweeps = WindowSweeps(pipeline.settings().windows_dir)
-                chunks = sweeps.day_stream(source, table, platform, window, day, market_rows)
+                sweeps, coverage = WindowSweeps(pipeline.settings().windows_dir), Coverage()
+                chunks = sweeps.day_stream(source, table, platform, window, day, market_rows, coverage)
             else:
                 window = None
                 chunks = (source.trades if table == "trades" else source.price_history)(platform, day, market_rows)
             ids = frozenset(market_rows["id"].to_list())
-            yield from land_partition_stream(context, pipeline, table, platform, day, chunks, source, ids, window)
+            yield from land_partition_stream(context, pipeline, table, platform, day, chunks, source, ids, window,
+                                             coverage)
 
     return per_market
 

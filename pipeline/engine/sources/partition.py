@@ -86,6 +86,11 @@ class WindowSource(PartitionSource, Protocol):
     """A source that reads trades and price history over a window of consecutive days in one sweep: the rows of
     every day of the window, as `trades` and `price_history` deliver a day's, their `date` the window's first."""
 
+    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
+        """The markets of a day's partition (rows of the `markets` table) whose `table` rows a run of the day
+        alone asks for."""
+        ...
+
     def window_markets(self, platform: str, first: date, last: date) -> Normalised:
         """The markets live on some day from `first` to `last`: those of every day of the window, each once."""
         ...
@@ -150,6 +155,10 @@ class UnifiedPartitions:
 
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         yield from self.window_price_history(platform, day, day, markets)
+
+    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
+        """Trades: all but the markets whose listing says they last traded before the day; price history: all."""
+        return set(trade_markets(markets, day_bounds(day)[0]) if table == "trades" else markets["id"].to_list())
 
     def window_markets(self, platform: str, first: date, last: date) -> Normalised:
         return normalise_pages("markets", self.source.market_pages(platform, first, last), source=self.lineage)
