@@ -9,10 +9,11 @@ window among the partitions that backfill targets: the consecutive days of its p
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date
 
 import dagster as dg
+from dagster._core.errors import DagsterInvalidPropertyError  # not exported: what `run` raises outside a run
 
 from pipeline.engine.window import Window, windows_of
 
@@ -24,7 +25,8 @@ BACKFILL_TAG = "dagster/backfill"
 def run_window(context: dg.AssetExecutionContext, platform: str, day: date) -> Window | None:
     """The window of days the run lands together, if it covers the run's day: its tag's, else its UI
     backfill's; None for a day read alone."""
-    tag = context.run.tags.get(WINDOW_TAG)
+    tags = _run_tags(context)
+    tag = tags.get(WINDOW_TAG)
     if tag:
         try:
             window = Window.parse(tag)
@@ -32,11 +34,19 @@ def run_window(context: dg.AssetExecutionContext, platform: str, day: date) -> W
             context.log.warning("%s; the day is read alone", error)
             return None
         return window if window.covers(day) else None
-    backfill_id = context.run.tags.get(BACKFILL_TAG)
+    backfill_id = tags.get(BACKFILL_TAG)
     if not backfill_id:
         return None
     days = _backfill_days(context.instance, backfill_id, context.asset_key, platform)
     return next((w for w in windows_of(days, backfill_id) if w.covers(day)), None)
+
+
+def _run_tags(context: dg.AssetExecutionContext) -> Mapping[str, str]:
+    """The run's tags; none for an asset invoked directly, outside a run (it reads its day alone)."""
+    try:
+        return context.run.tags
+    except DagsterInvalidPropertyError:
+        return {}
 
 
 def _backfill_days(instance: dg.DagsterInstance, backfill_id: str, asset_key: dg.AssetKey,
