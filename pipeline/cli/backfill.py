@@ -20,7 +20,7 @@ from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.schema import TABLES, Source
-from pipeline.engine.window import Window, windows_of
+from pipeline.engine.sources.window import Window, windows_of
 
 # Dagster's console logger: silent by default, since each partition's line says what went wrong in one line
 # (a failed step's root cause and its path) where Dagster would print each error with its stack trace, 90 lines
@@ -118,7 +118,7 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
                           instance: dg.DagsterInstance, resource: PipelineResource,
                           verbose: bool = False, window: Window | None = None) -> PartitionReport:
     """One Dagster run of the partition; with a `window`, its trades and price history come from the window's
-    sweep (pipeline.engine.window)."""
+    sweep (pipeline.engine.sources.window)."""
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     tags = {WINDOW_TAG: window.tag} if window is not None else None
     result = dg.materialize(assets, partition_key=key, instance=instance, resources={"pipeline": resource},
@@ -167,7 +167,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
                  progress_every_s: float = PLAIN_EVERY_S) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
     environment, parsed here once), one Dagster run each, the consecutive days of a platform read as one window
-    (pipeline.engine.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
+    (pipeline.engine.sources.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
     partition as it lands (and, when
     `verbose`, letting Dagster print its warnings and errors with their stack traces). Meanwhile progress goes
     to `progress_stream` (default stderr; pipeline.cli.progress): a status line on a terminal, else plain

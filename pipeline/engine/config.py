@@ -91,7 +91,7 @@ class Settings:
 
     @property
     def windows_dir(self) -> Path:
-        """Where a window's sweep waits for its days to land (pipeline.engine.window)."""
+        """Where a window's sweep waits for its days to land (pipeline.engine.sources.window)."""
         return self.data_dir / "windows"
 
     @classmethod

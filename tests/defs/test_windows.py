@@ -13,7 +13,7 @@ from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 
 from pipeline.definitions import defs
 from pipeline.defs.ingestion.windows import run_window
-from pipeline.engine.window import Window
+from pipeline.engine.sources.window import Window
 
 TRADES = dg.AssetKey("trades")
 KEYS = ["2026-11-15|kalshi", "2026-11-19|kalshi", "2026-11-20|kalshi", "2026-11-21|kalshi", "2026-11-20|polymarket"]

@@ -10,7 +10,7 @@ from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, partitions_start
-from pipeline.engine.window import Window, windows_of
+from pipeline.engine.sources.window import Window, windows_of
 
 # Half an hour after midnight UTC: the API has had time to take in the day's last trades.
 DAILY_AT = time(0, 30)

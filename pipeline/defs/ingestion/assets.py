@@ -29,8 +29,8 @@ from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.partition import Coverage, PartitionSource, WindowSource
+from pipeline.engine.sources.window import Window, WindowSweeps
 from pipeline.engine.warehouse.views import ensure_raw_views
-from pipeline.engine.window import Window, WindowSweeps
 
 GROUP = "ingestion"
 OWNERS = ["team:data-platform"]

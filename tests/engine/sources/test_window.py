@@ -22,7 +22,7 @@ from pipeline.engine.schema import Platform, Source
 from pipeline.engine.sources.factory import open_source
 from pipeline.engine.sources.liveness import live_on
 from pipeline.engine.sources.partition import Coverage, WindowSource
-from pipeline.engine.window import Window, WindowSweeps, windows_of
+from pipeline.engine.sources.window import Window, WindowSweeps, windows_of
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.plug import InProcessSandbox
 from pmw_sandbox.world import World
