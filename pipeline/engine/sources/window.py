@@ -22,6 +22,7 @@ the window, else to the window's last day: each reject lands once.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import shutil
@@ -193,6 +194,7 @@ class _Spool:
                     for entries in spool.days.values():
                         entries.append(["done", item.through])
                     continue
+                gc.collect()  # the pages that requests' cyclic garbage still holds (see cyclic_gc_per_chunk)
                 for day, rows in _by_day(item.rows, pl.col(time_column), window):
                     spool.days[day].append(["rows", *segments.write(rows)])
                 for day, rejects in _by_day(item.rejects, _reject_time(), window, default=str(window.last)):

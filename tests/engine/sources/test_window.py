@@ -30,8 +30,8 @@ from tests.support.world import PIPELINE_WORLD
 
 # The smallest world that still pages: a few dozen markets a platform, their trades over a week more than a
 # page, 30 days of history for the longest window.
-WINDOW_WORLD = replace(PIPELINE_WORLD, days=30, series_per_platform=2, events_per_series=3, markets_per_event=4,
-                       multivariate_markets=1, trades_per_market_day=60)
+WINDOW_WORLD = replace(PIPELINE_WORLD, days=30, series_per_platform=2, events_per_series=2, markets_per_event=4,
+                       multivariate_markets=1, trades_per_market_day=100)
 END = WINDOW_WORLD.end_day
 PLATFORMS = ("polymarket", "kalshi")
 
@@ -115,7 +115,7 @@ def test_a_window_costs_at_most_a_tenth_more_than_the_fewest_requests(tmp_path: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("source_kind", "length"), [(Source.SANDBOX, 7), (Source.DIRECT, 3)],
+@pytest.mark.parametrize(("source_kind", "length"), [(Source.SANDBOX, 7), (Source.DIRECT, 2)],
                          ids=["unified", "direct"])
 def test_a_window_lands_what_its_days_alone_land(tmp_path: Path, source_kind: Source, length: int) -> None:
     days = _days(END - timedelta(days=length - 1), END)
