@@ -233,6 +233,8 @@ class _Spool:
         (self.directory / f"served-{day}").touch()
         if all((self.directory / f"served-{d}").exists() for d in window.days):
             shutil.rmtree(self.directory, ignore_errors=True)
+            if not any(entry.is_dir() for entry in self.directory.parent.iterdir()):  # nor the other table's
+                shutil.rmtree(self.directory.parent, ignore_errors=True)
 
 
 def _by_day(frame: pl.DataFrame, moment: pl.Expr, window: Window,

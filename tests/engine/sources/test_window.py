@@ -25,6 +25,7 @@ from pipeline.engine.sources.partition import Coverage, WindowSource
 from pipeline.engine.sources.window import Window, WindowSweeps, windows_of
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.plug import InProcessSandbox
+from pmw_sandbox.readings import Readings
 from pmw_sandbox.world import World
 from tests.support.world import PIPELINE_WORLD
 
@@ -34,11 +35,16 @@ WINDOW_WORLD = replace(PIPELINE_WORLD, days=30, series_per_platform=2, events_pe
                        multivariate_markets=1, trades_per_market_day=100)
 END = WINDOW_WORLD.end_day
 PLATFORMS = ("polymarket", "kalshi")
+DEFAULT_READINGS = Readings()
+# The readings of the spec a window's sweep meets otherwise than a day's: trades oldest first (paging stops past
+# the window's end), points interleaved by time, labelled by their period's end, with no market id on them.
+WINDOW_READINGS = Readings(trades_order="oldest_first", price_points_order="by_time", row_market_id="absent",
+                           price_label="period_end")
 
 
 @cache
-def _app() -> SandboxApp:
-    return SandboxApp(SandboxConfig(world=WINDOW_WORLD))
+def _app(readings: Readings = DEFAULT_READINGS) -> SandboxApp:
+    return SandboxApp(SandboxConfig(world=WINDOW_WORLD, readings=readings))
 
 
 def _settings(data_dir: Path, source: Source = Source.SANDBOX) -> Settings:
@@ -64,12 +70,12 @@ def _land(lake: Lake, table: str, platform: str, day: date, stream: Iterator[Nor
 
 
 def _land_window(data_dir: Path, platform: str, window: Window, land: bool = True,
-                 source_kind: Source = Source.SANDBOX) -> Counter[str]:
+                 source_kind: Source = Source.SANDBOX, readings: Readings = DEFAULT_READINGS) -> Counter[str]:
     """Land the window's trades and price history from one sweep (or, unless `land`, only read them as they
     would land); the requests it made, catalogue included."""
     settings = _settings(data_dir, source_kind)
     lake, sweeps = Lake(settings.lake_dir), WindowSweeps(settings.windows_dir)
-    with open_source(settings, platform, InProcessSandbox(_app())) as source:
+    with open_source(settings, platform, InProcessSandbox(_app(readings))) as source:
         assert isinstance(source, WindowSource)
         listed = source.window_markets(platform, window.first, window.last).rows
         for day in window.days:
@@ -83,11 +89,12 @@ def _land_window(data_dir: Path, platform: str, window: Window, land: bool = Tru
         return Counter(source.requests().by_endpoint)
 
 
-def _land_days_alone(data_dir: Path, platform: str, days: list[date], source_kind: Source) -> Counter[str]:
+def _land_days_alone(data_dir: Path, platform: str, days: list[date], source_kind: Source,
+                     readings: Readings) -> Counter[str]:
     """Land each day's trades and price history alone; the requests it made."""
     settings = _settings(data_dir, source_kind)
     lake = Lake(settings.lake_dir)
-    with open_source(settings, platform, InProcessSandbox(_app())) as source:
+    with open_source(settings, platform, InProcessSandbox(_app(readings))) as source:
         assert isinstance(source, WindowSource)
         listed = source.window_markets(platform, days[0], days[-1]).rows
         for day in days:
@@ -115,13 +122,16 @@ def test_a_window_costs_at_most_a_tenth_more_than_the_fewest_requests(tmp_path: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("source_kind", "length"), [(Source.SANDBOX, 7), (Source.DIRECT, 2)],
-                         ids=["unified", "direct"])
-def test_a_window_lands_what_its_days_alone_land(tmp_path: Path, source_kind: Source, length: int) -> None:
+@pytest.mark.parametrize(("source_kind", "length", "readings"), [
+    (Source.SANDBOX, 7, Readings()), (Source.SANDBOX, 2, WINDOW_READINGS), (Source.DIRECT, 2, Readings())],
+    ids=["unified", "unified-other-readings", "direct"])
+def test_a_window_lands_what_its_days_alone_land(tmp_path: Path, source_kind: Source, length: int,
+                                                 readings: Readings) -> None:
     days = _days(END - timedelta(days=length - 1), END)
     for platform in PLATFORMS:
-        swept = _land_window(tmp_path / "window", platform, Window(days[0], days[-1], "test"), True, source_kind)
-        alone = _land_days_alone(tmp_path / "alone", platform, days, source_kind)
+        window = Window(days[0], days[-1], "test")
+        swept = _land_window(tmp_path / "window", platform, window, True, source_kind, readings)
+        alone = _land_days_alone(tmp_path / "alone", platform, days, source_kind, readings)
         assert sum(swept.values()) < sum(alone.values()), (platform, swept, alone)
     swept_lake, alone_lake = Lake(tmp_path / "window" / "lake"), Lake(tmp_path / "alone" / "lake")
     for table in ("trades", "price_history"):
