@@ -143,7 +143,7 @@ def _result(context: dg.AssetExecutionContext, settings: Settings, written: Part
             outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource,
             about: Mapping[str, Any] | None = None, coverage: Coverage | None = None) -> Iterator[Landed]:
     """What a materialisation did, as metadata, then its checks' results."""
-    requests, coverage = source.requests(), coverage or source.coverage()
+    requests, coverage = source.requests(), coverage if coverage is not None else source.coverage()
     if coverage.incomplete:
         context.log.warning("%s %s %s is incomplete: %d markets could not be read back to the day's start",
                             written.table, written.platform, written.day, len(coverage.incomplete))

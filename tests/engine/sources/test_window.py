@@ -109,7 +109,7 @@ def world() -> World:
     return World(WINDOW_WORLD)
 
 
-@pytest.mark.parametrize("days", [1, 3, 7, 30])
+@pytest.mark.parametrize("days", [1, pytest.param(3, id="3-the-nightly-run"), 7, 30])
 def test_a_window_costs_at_most_a_tenth_more_than_the_fewest_requests(tmp_path: Path, world: World,
                                                                       days: int) -> None:
     first = END - timedelta(days=days - 1)
