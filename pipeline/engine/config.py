@@ -89,6 +89,11 @@ class Settings:
     def cache_dir(self) -> Path:
         return self.data_dir / "cache"
 
+    @property
+    def windows_dir(self) -> Path:
+        """Where a window's sweep waits for its days to land (pipeline.engine.sources.window)."""
+        return self.data_dir / "windows"
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
