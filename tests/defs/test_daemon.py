@@ -1,5 +1,6 @@
-"""The real Dagster daemon, with the repo's dagster.yaml (its run queue looked at every second), fills a short
-window from a strict loopback sandbox."""
+"""The real Dagster daemon, with the repo's dagster.yaml (its run queue looked at every second) and the instance's
+storage on PostgreSQL as a deployment keeps it (docs/deployment.md), fills a short window from a strict loopback
+sandbox."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import dagster as dg
+import psycopg
 import pytest
 
 from pipeline.defs.automation.budget import PartitionRef
@@ -57,14 +59,35 @@ run_coordinator:
 """
 
 
+# Appended too: runs, event logs, schedules and sensors in a PostgreSQL database (dagster-postgres), whose URL the
+# daemon, its run workers and the CLI read from the environment, as docs/deployment.md's dagster.yaml does. The URL
+# names the psycopg2 driver: SQLAlchemy 2.1 would pick psycopg 3 (installed for the request budget), on which
+# dagster-postgres's NOTIFY statements fail.
+POSTGRES_STORAGE = """
+storage:
+  postgres:
+    postgres_url:
+      env: PMW_TEST_DAGSTER_PG_URL
+"""
+
+
+@pytest.fixture
+def dagster_database(postgres_url: str) -> str:
+    """A fresh database on the session's PostgreSQL server (tests/conftest.py), for this test's instance alone."""
+    name = f"dagster_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return postgres_url.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg2://") + "/" + name
+
+
 def _dagster_home(tmp_path: Path) -> Path:
     """A fresh DAGSTER_HOME holding the repo's dagster.yaml, as the README tells users to set one up (plus
-    QUICK_DEQUEUE)."""
+    QUICK_DEQUEUE and POSTGRES_STORAGE)."""
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
     with (home / "dagster.yaml").open("a") as config:
-        config.write(QUICK_DEQUEUE)
+        config.write(QUICK_DEQUEUE + POSTGRES_STORAGE)
     return home
 
 
@@ -76,11 +99,12 @@ def _workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-def _env(server: SandboxServer, tmp_path: Path, home: Path) -> dict[str, str]:
+def _env(server: SandboxServer, tmp_path: Path, home: Path, database: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
     env.update(
         {
             "DAGSTER_HOME": str(home),
+            "PMW_TEST_DAGSTER_PG_URL": database,
             "DAGSTER_DISABLE_TELEMETRY": "1",
             "PMW_SOURCE": "api",
             "PMW_API_URL": server.url,
@@ -145,9 +169,12 @@ def _wait_for_window(instance: dg.DagsterInstance, daemon: subprocess.Popen[byte
 
 
 @pytest.mark.slow
-def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: SandboxServer, tmp_path: Path) -> None:
+def test_the_daemon_fills_the_window_inside_the_strict_budget(
+    strict_server: SandboxServer, dagster_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = _dagster_home(tmp_path)
-    env = _env(strict_server, tmp_path, home)
+    env = _env(strict_server, tmp_path, home, dagster_database)
+    monkeypatch.setenv("PMW_TEST_DAGSTER_PG_URL", dagster_database)  # for this process's instance too
     workspace = _workspace(tmp_path)
     log = tmp_path / "daemon.log"
     # The instance's storages are created here, before the daemon and the CLI open them side by side.
@@ -171,6 +198,7 @@ def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: San
             _stop(daemon)
     assert {PartitionRef.parse(r.dagster_run.tags["dagster/partition"]) for r in records} == set(WINDOW)
     assert pools == {"unified_api": 1, "platform_apis": 1}
+    assert type(instance.run_storage).__name__ == "PostgresRunStorage"
     spans = sorted((r.start_time, r.end_time) for r in records if r.start_time and r.end_time)
     assert all(end <= next_start for (_, end), (next_start, _) in pairwise(spans)), (
         "the unified_api pool admits one run at a time"
