@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import pairwise
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dagster as dg
 import psycopg
@@ -59,25 +60,21 @@ run_coordinator:
 """
 
 
-# Appended too: runs, event logs, schedules and sensors in a PostgreSQL database (dagster-postgres), whose URL the
-# daemon, its run workers and the CLI read from the environment, as docs/deployment.md's dagster.yaml does. The URL
-# names the psycopg2 driver: SQLAlchemy 2.1 would pick psycopg 3 (installed for the request budget), on which
-# dagster-postgres's NOTIFY statements fail.
-POSTGRES_STORAGE = """
-storage:
-  postgres:
-    postgres_url:
-      env: PMW_TEST_DAGSTER_PG_URL
-"""
+# Appended too: deploy/dagster-storage.yaml, the instance on PostgreSQL as docs/deployment.md tells a deployment to
+# keep it, its connection read from the environment by the daemon, its run workers and this test alike.
+POSTGRES_STORAGE = REPO / "deploy" / "dagster-storage.yaml"
 
 
 @pytest.fixture
-def dagster_database(postgres_url: str) -> str:
-    """A fresh database on the session's PostgreSQL server (tests/conftest.py), for this test's instance alone."""
+def dagster_database(postgres_url: str) -> dict[str, str]:
+    """A fresh database on the session's PostgreSQL server (tests/conftest.py), for this test's instance alone:
+    the variables that POSTGRES_STORAGE reads (the test server trusts loopback, so the password is not checked)."""
     name = f"dagster_{os.getpid()}_{time.monotonic_ns()}"
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
-    return postgres_url.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg2://") + "/" + name
+    server = urlsplit(postgres_url)
+    return {"DAGSTER_PG_HOST": str(server.hostname), "DAGSTER_PG_PORT": str(server.port), "DAGSTER_PG_DB": name,
+            "DAGSTER_PG_USERNAME": str(server.username), "DAGSTER_PG_PASSWORD": "unchecked"}
 
 
 def _dagster_home(tmp_path: Path) -> Path:
@@ -87,7 +84,7 @@ def _dagster_home(tmp_path: Path) -> Path:
     home.mkdir()
     shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
     with (home / "dagster.yaml").open("a") as config:
-        config.write(QUICK_DEQUEUE + POSTGRES_STORAGE)
+        config.write(QUICK_DEQUEUE + POSTGRES_STORAGE.read_text())
     return home
 
 
@@ -99,12 +96,12 @@ def _workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-def _env(server: SandboxServer, tmp_path: Path, home: Path, database: str) -> dict[str, str]:
+def _env(server: SandboxServer, tmp_path: Path, home: Path, database: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
     env.update(
         {
             "DAGSTER_HOME": str(home),
-            "PMW_TEST_DAGSTER_PG_URL": database,
+            **database,
             "DAGSTER_DISABLE_TELEMETRY": "1",
             "PMW_SOURCE": "api",
             "PMW_API_URL": server.url,
@@ -170,11 +167,12 @@ def _wait_for_window(instance: dg.DagsterInstance, daemon: subprocess.Popen[byte
 
 @pytest.mark.slow
 def test_the_daemon_fills_the_window_inside_the_strict_budget(
-    strict_server: SandboxServer, dagster_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    strict_server: SandboxServer, dagster_database: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = _dagster_home(tmp_path)
     env = _env(strict_server, tmp_path, home, dagster_database)
-    monkeypatch.setenv("PMW_TEST_DAGSTER_PG_URL", dagster_database)  # for this process's instance too
+    for name, value in dagster_database.items():  # for this process's instance too
+        monkeypatch.setenv(name, value)
     workspace = _workspace(tmp_path)
     log = tmp_path / "daemon.log"
     # The instance's storages are created here, before the daemon and the CLI open them side by side.
