@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import REPO_ROOT
+from tests.support.paths import REPO_ROOT, SHIPPED
 
-SHIPPED = ("pyproject.toml", "README.md", "pipeline", "pmw_sandbox", "dbt_like_sql")
 # Run in the wheel's environment, from a folder that holds no source: the code location loads as Dagster loads
 # it, then `pmw sql` builds every model of the shipped SQL project over an empty lake and runs its tests.
 SMOKE = textwrap.dedent("""
