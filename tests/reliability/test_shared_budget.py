@@ -22,9 +22,9 @@ from pmw_sandbox import SandboxConfig
 from tests.support.served import SECRET, SMALL_WORLD, SeenRequest, api_env, backfill_args, backfill_process, serve
 from tests.support.world import STRICT_BUDGET
 
-BUDGET_WINDOW_S = 3.0
-# About 70 requests for Kalshi's day, one Dagster run: two hosts landing it need more than one window's budget.
-WORLD = replace(SMALL_WORLD, markets_per_event=13)
+BUDGET_WINDOW_S = 1.0
+# About 55 requests for Kalshi's day, one Dagster run: two hosts landing it need more than one window's budget.
+WORLD = replace(SMALL_WORLD, markets_per_event=10)
 RUN = backfill_args(["kalshi"])
 
 
