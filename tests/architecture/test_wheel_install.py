@@ -58,7 +58,7 @@ def _fresh_environment(root: Path, wheel: Path) -> Path:
                           capture_output=True, text=True, check=True).stdout.strip()
     (Path(site) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
-               str(wheel)]
+               "--no-compile", str(wheel)]
     installed = subprocess.run(install, capture_output=True, text=True, timeout=120)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     return python
