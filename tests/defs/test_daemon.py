@@ -1,6 +1,7 @@
-"""The real Dagster daemon, with the repo's dagster.yaml (its run queue looked at every second), for one short
-night: the backfill sensor fills the day before inside a strict loopback sandbox's budget, the daily schedule
-lands the night, and the SQL models rebuild themselves once it has landed, with no one asking."""
+"""The real Dagster daemon, with the repo's dagster.yaml (its run queue looked at every second) and the instance's
+storage on PostgreSQL as a deployment keeps it (docs/deployment.md), for one short night: the backfill sensor
+fills the day before inside a strict loopback sandbox's budget, the daily schedule lands the night, and the SQL
+models rebuild themselves once it has landed, with no one asking."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dagster as dg
 import duckdb
+import psycopg
 import pytest
 
 from pipeline.defs.automation.budget import PartitionRef
@@ -53,14 +56,35 @@ run_coordinator:
 """
 
 
+# Appended too: deploy/dagster-storage.yaml, the instance on PostgreSQL as docs/deployment.md tells a deployment to
+# keep it, its connection read from the environment by the daemon, its run workers and this test alike.
+POSTGRES_STORAGE = REPO / "deploy" / "dagster-storage.yaml"
+
+
+@pytest.fixture
+def dagster_database(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A fresh database on the session's PostgreSQL server (tests/conftest.py), for this test's instance alone:
+    the variables that POSTGRES_STORAGE reads (the test server trusts loopback, so the password is not checked),
+    set for this process's instance too."""
+    name = f"dagster_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    server = urlsplit(postgres_url)
+    database = {"DAGSTER_PG_HOST": str(server.hostname), "DAGSTER_PG_PORT": str(server.port), "DAGSTER_PG_DB": name,
+                "DAGSTER_PG_USERNAME": str(server.username), "DAGSTER_PG_PASSWORD": "unchecked"}
+    for variable, value in database.items():
+        monkeypatch.setenv(variable, value)
+    return database
+
+
 def _dagster_home(tmp_path: Path) -> Path:
     """A fresh DAGSTER_HOME holding the repo's dagster.yaml, as the README tells users to set one up (plus
-    QUICK_DEQUEUE)."""
+    QUICK_DEQUEUE and POSTGRES_STORAGE)."""
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
     with (home / "dagster.yaml").open("a") as config:
-        config.write(QUICK_DEQUEUE)
+        config.write(QUICK_DEQUEUE + POSTGRES_STORAGE.read_text())
     return home
 
 
@@ -72,11 +96,12 @@ def _workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-def _env(api_url: str, tmp_path: Path, home: Path, **settings: str) -> dict[str, str]:
+def _env(api_url: str, tmp_path: Path, home: Path, database: dict[str, str], **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
     env.update(
         {
             "DAGSTER_HOME": str(home),
+            **database,
             "DAGSTER_DISABLE_TELEMETRY": "1",
             "PMW_SOURCE": "api",
             "PMW_API_URL": api_url,
@@ -183,15 +208,17 @@ def _row_counts(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict[str, int
 
 
 @pytest.mark.slow
-def test_a_night_backfill_then_schedule_inside_the_strict_budget_and_the_marts_rebuild_once(tmp_path: Path) -> None:
+def test_a_night_backfill_then_schedule_inside_the_strict_budget_and_the_marts_rebuild_once(
+    dagster_database: dict[str, str], tmp_path: Path
+) -> None:
     home = _dagster_home(tmp_path)
     workspace = _workspace(tmp_path)
     log = tmp_path / "daemon.log"
     # The instance's storages are created here, before the daemon and the CLI open them side by side.
     with dg.DagsterInstance.from_config(str(home)) as instance:
         # Switching the schedule on reads no API: the URL can wait for the world, which needs the night.
-        _dagster_cli(_env("http://127.0.0.1:9", tmp_path, home), "schedule", "start", "daily_ingestion", "-w",
-                     str(workspace))
+        _dagster_cli(_env("http://127.0.0.1:9", tmp_path, home, dagster_database), "schedule", "start",
+                     "daily_ingestion", "-w", str(workspace))
         tick = _daily_tick(datetime.now(UTC))
         night = tick.date() - timedelta(days=1)  # the schedule's yesterday
         window = {PartitionRef(night - timedelta(days=1), p) for p in PLATFORMS}  # the backfill sensor's
@@ -200,7 +227,7 @@ def test_a_night_backfill_then_schedule_inside_the_strict_budget_and_the_marts_r
         world = replace(strict_budget_world(night), markets_per_event=15)
         app = SandboxApp(strict_config(world=world, api_keys=(SECRET,)))
         with LoopbackServer(app) as server:
-            env = _env(server.url, tmp_path, home, **{
+            env = _env(server.url, tmp_path, home, dagster_database, **{
                 "PMW_BACKFILL_START": (night - timedelta(days=1)).isoformat(),
                 "PMW_DAILY_AT": f"{tick:%H:%M}",
                 "PMW_LOOKBACK_DAYS": "0",  # one run a platform: the night is two partitions
@@ -225,6 +252,7 @@ def test_a_night_backfill_then_schedule_inside_the_strict_budget_and_the_marts_r
         PartitionRef(night, p) for p in PLATFORMS
     }
     assert pools == {"unified_api": 1, "platform_apis": 1}
+    assert type(instance.run_storage).__name__ == "PostgresRunStorage"
     ingestion = backfilled + nightly
     spans = sorted((r.start_time, r.end_time) for r in ingestion if r.start_time and r.end_time)
     assert all(end <= next_start for (_, end), (next_start, _) in pairwise(spans)), (

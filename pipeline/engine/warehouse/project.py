@@ -31,6 +31,7 @@ from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse.views import RAW_SCHEMA
 
 TESTS_FOLDER = "tests"
+# Beside the `pipeline` package: the checkout's folder, or the copy a wheel installs in site-packages (pyproject.toml)
 DEFAULT_SQL_DIR = Path(__file__).resolve().parents[3] / "dbt_like_sql"
 Materialized = Literal["view", "table"]
 MATERIALIZATIONS: tuple[Materialized, ...] = ("view", "table")
