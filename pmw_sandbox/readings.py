@@ -26,6 +26,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "list_order": ("catalogue", "reversed"),
     "iso_times": ("z", "offset", "fractional"),
     "over_limit": ("cap", "reject"),
+    "american_odds": ("signed", "bare"),
+    "award_detail": ("awards", "futures"),
 }
 
 
@@ -44,6 +46,8 @@ class Readings:
     list_order: str = "catalogue"  # series, events and markets lists: catalogue order, or reversed
     iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, or ...00.000Z
     over_limit: str = "cap"  # a limit above the maximum: capped, or refused (400) above the lowest documented one
+    american_odds: str = "signed"  # a future outcome's odds.american: +350 / -200, or 350 / -200
+    award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
     cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
 
