@@ -89,7 +89,7 @@ class RequestStats:
         }
 
 
-_COLLECTIONS = frozenset({"events", "markets", "series"})  # a segment after one of these is an id ...
+_COLLECTIONS = frozenset({"events", "markets", "series", "futures", "awards"})  # a segment after one of these is an id ...
 _NOT_IDS = frozenset({"trades", "candlesticks", "orderbook", "keyset"})  # ... unless it names a sub-resource
 
 
