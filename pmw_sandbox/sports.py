@@ -36,6 +36,8 @@ FUTURE_COVERAGE: dict[Platform, float] = {
 TEAM_COVERAGE: dict[Platform, float] = {
     Platform.POLYMARKET: 1.0, Platform.KALSHI: 1.0, Platform.PROPHETX: 0.9, Platform.NOVIG: 0.8, Platform.SXBET: 0.85,
 }
+# How far a platform's view of a chance strays from the true one (a share either way): what makes prices differ.
+OPINION = 0.2
 AWARD_CANDIDATES = 8
 SEASON = 2026
 
@@ -220,13 +222,15 @@ class SportsWorld:
         fair = self.fair_probabilities(question, day)
         markets = []
         for platform in question.platforms:
-            outcomes = []
-            for (name, team), chance in zip(question.candidates, fair, strict=True):
-                if chance < LONG_SHOT_FLOOR[platform]:
-                    continue
-                noise = 1 + 0.02 * (_unit(self.seed, question.id, name, platform, day) - 0.5)
-                quoted = float(np.clip(chance * (1 + MARGINS[platform]) * noise, 0.002, 0.98))
-                outcomes.append(_outcome(name, team, quoted, platform, _unit(self.seed, name, platform, day)))
+            opinion = 1 + OPINION * np.array([_unit(self.seed, question.id, name, platform, day) - 0.5
+                                              for name, _ in question.candidates])
+            believed = fair * opinion / (fair * opinion).sum()
+            outcomes = [
+                _outcome(name, team, float(np.clip(chance * (1 + MARGINS[platform]), 0.002, 0.98)), platform,
+                         _unit(self.seed, name, platform, day))
+                for (name, team), chance in zip(question.candidates, believed, strict=True)
+                if chance >= LONG_SHOT_FLOOR[platform]
+            ]
             markets.append((platform, outcomes))
         return markets
 
