@@ -330,7 +330,8 @@ class Lake:
     @staticmethod
     def _partition_dir(base: Path, table: str, platform: str, day: date) -> Path:
         spec = _table(table)
-        return base / spec.name / f"{spec.partitioned_by}={_partition_value(spec, platform)}" / f"date={_day(day).isoformat()}"
+        dimension = f"{spec.partitioned_by}={_partition_value(spec, platform)}"
+        return base / spec.name / dimension / f"date={_day(day).isoformat()}"
 
     def _inside_root(self, path: Path) -> Path:
         """Refuse a path that resolves outside the root, e.g. through a symlinked directory."""

@@ -21,7 +21,6 @@ from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.frames import build, rejects_frame, rows, utc, value_reason
 from pipeline.engine.schema import FUTURE_MARKET, FUTURE_ODDS, SPORTS_TABLES
 
-
 NO_MARKETS = "the detail has no 'markets' array"
 
 

@@ -238,9 +238,8 @@ def _reads(path: Path, sql: str, known: set[Relation]) -> tuple[Relation, ...]:
             )
         relation = Relation(table.db, table.name)
         if relation not in known:
-            expected = (
-                f"one of {', '.join(LAKE_TABLES)}" if relation.is_raw else f"a model {relation.schema}/{relation.name}.sql"
-            )
+            expected = (f"one of {', '.join(LAKE_TABLES)}" if relation.is_raw
+                        else f"a model {relation.schema}/{relation.name}.sql")
             raise SqlProjectError(f"{path}: reads {relation}, which is not {expected}")
         reads[relation] = None
     return tuple(reads)
