@@ -560,6 +560,18 @@ FUTURE_MARKET = (
     _str("market_id", required=True),
     Field("outcomes", kind="list", children=FUTURE_OUTCOME, required=True),
 )
+TEAM = (
+    _str("router_id", required=True, doc="the service-wide team id that odds refer to"),
+    _str("name", required=True),
+    _str("abbreviation"),
+    _str("city"),
+    Field("platform_ids", kind="struct", children=TEAM_PLATFORM_IDS,
+          doc="the team's id on each platform; null where the platform does not list it"),
+    Field("metadata", kind="struct", children=TEAM_METADATA),
+    _str("state"),
+    _str("conference"),
+    _str("division"),
+)
 _LEAGUE_WIRE = _str("league", doc="the league code; the stored `league` is the league the pipeline asked for")
 
 LEAGUES = Table(
@@ -581,7 +593,8 @@ LEAGUES = Table(
         Field("counts", kind="struct", children=LEAGUE_COUNTS),
         _str("status"),
     ),
-    wire_only=(Field("teams", kind="list", doc="the league's teams, landed in `teams`"),),
+    wire_only=(Field("teams", kind="list", children=TEAM, doc="the league's teams (with include_teams=true), landed "
+                                                             "in `teams`"),),
 )
 
 TEAMS = Table(
@@ -593,18 +606,7 @@ TEAMS = Table(
     sort_key=("router_id",),
     partitioned_by="league",
     listed_by_id=False,
-    fields=(
-        _str("router_id", required=True, doc="the service-wide team id that odds refer to"),
-        _str("name", required=True),
-        _str("abbreviation"),
-        _str("city"),
-        Field("platform_ids", kind="struct", children=TEAM_PLATFORM_IDS,
-              doc="the team's id on each platform; null where the platform does not list it"),
-        Field("metadata", kind="struct", children=TEAM_METADATA),
-        _str("state"),
-        _str("conference"),
-        _str("division"),
-    ),
+    fields=TEAM,
 )
 
 FUTURES = Table(
