@@ -22,7 +22,6 @@ from pipeline.engine.normalize.mappings import (
 )
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
-    LAKE_TABLES,
     MARKET_PLATFORMS,
     MAX_LIMIT,
     OVERROUND_TOLERANCE,
@@ -36,6 +35,7 @@ from pipeline.engine.schema import (
     Platform,
     Source,
     Table,
+    lake_tables,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,7 +207,7 @@ def _between(text: str, marker: str, body: str) -> str:
 
 def render_readme(readme: str) -> str:
     """README with its generated sections (table reference, checks) brought up to date."""
-    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in LAKE_TABLES.values())
+    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in lake_tables().values())
     return _between(_between(readme, "schema", tables), "checks", render_checks())
 
 

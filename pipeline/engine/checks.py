@@ -23,9 +23,9 @@ import polars as pl
 from pipeline.engine.normalised import CONFLICTING_REPEAT
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
-    LAKE_TABLES,
     OVERROUND_TOLERANCE,
     Table,
+    lake_tables,
 )
 
 PREVIEW_ROWS = 5
@@ -248,7 +248,7 @@ def checks_for(table: Table) -> tuple[Check, ...]:
     return tuple(checks)
 
 
-CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in LAKE_TABLES.items()}
+CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in lake_tables().items()}
 
 
 def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext, rejects: pl.DataFrame) -> list[CheckOutcome]:

@@ -688,9 +688,13 @@ FUTURE_ODDS = Table(
 )
 
 SPORTS_TABLES: dict[str, Table] = {t.name: t for t in (LEAGUES, TEAMS, FUTURES, AWARDS, FUTURE_ODDS)}
-# Every table of the lake and the warehouse's raw views: the market tables (platform x day), the sports tables
-# (league x day).
-LAKE_TABLES: dict[str, Table] = {**TABLES, **SPORTS_TABLES}
+
+
+def lake_tables() -> dict[str, Table]:
+    """Every table of the lake and the warehouse's raw views: the market tables (platform x day), then the sports
+    tables (league x day). Read at each call, so that a table added to either registry is seen."""
+    return {**TABLES, **SPORTS_TABLES}
+
 
 # How far the sports checks let the odds stray, and why (pipeline.engine.checks):
 # - an implied probability is 1 / decimal odds and the American odds say the same price, within rounding: the API

@@ -51,7 +51,7 @@ import pyarrow.parquet as pq
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 from pipeline.engine.lake import versions as partition_versions
 from pipeline.engine.lake.versions import PartitionVersion
-from pipeline.engine.schema import LAKE_TABLES, MARKET_PLATFORMS, UTC_TIMESTAMP, Table
+from pipeline.engine.schema import MARKET_PLATFORMS, UTC_TIMESTAMP, Table, lake_tables
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
@@ -341,9 +341,10 @@ class Lake:
 
 
 def _table(table: object) -> Table:
-    if not isinstance(table, str) or table not in LAKE_TABLES:
-        raise ValueError(f"unknown table {table!r}: expected one of {sorted(LAKE_TABLES)}")
-    return LAKE_TABLES[table]
+    tables = lake_tables()
+    if not isinstance(table, str) or table not in tables:
+        raise ValueError(f"unknown table {table!r}: expected one of {sorted(tables)}")
+    return tables[table]
 
 
 def _platform(platform: object) -> str:

@@ -24,7 +24,7 @@ import duckdb
 import polars as pl
 
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import LAKE_TABLES, Table
+from pipeline.engine.schema import Table, lake_tables
 
 RAW_SCHEMA = "raw"
 # The comment on every view pmw writes: a build drops the views of its schemas that carry it and are no longer
@@ -144,7 +144,7 @@ class View:
 
 def raw_views(lake: Lake) -> list[View]:
     """The views of schema ``raw`` exactly as ensure_raw_views creates them, for catalogues built elsewhere."""
-    return [View(RAW_SCHEMA, spec.name, _lake_source(spec, lake)) for spec in LAKE_TABLES.values()]
+    return [View(RAW_SCHEMA, spec.name, _lake_source(spec, lake)) for spec in lake_tables().values()]
 
 
 # What this process last wrote into each warehouse file, with the file's stamp right after: ensure_raw_views
