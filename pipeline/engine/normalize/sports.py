@@ -5,7 +5,8 @@ Records are read against their table's documented fields by the exact JSON-type 
 the pipeline asked for, whatever a field says: the partition's `league` is the league asked, and an odds row's
 `future_id` and `kind` are those of the detail asked (`/futures/{id}` or `/awards/{id}`), not the detail's own
 `id`. A future's detail nests its outcomes under one market per platform; they are flattened in polars into one
-row per platform, market and outcome, with the `odds` object spread over three columns.
+row per platform, market and outcome, with the `odds` object spread over three columns; American odds are kept
+signed (`+350`, `-200`), whether the server wrote the plus sign or not.
 """
 
 from __future__ import annotations
@@ -89,8 +90,10 @@ def _flattened(markets: pl.DataFrame, detail: Detail, lineage: Lineage) -> pl.Da
     outcomes = (markets.select("platform", "market_id", "outcomes").explode("outcomes")
                 .filter(pl.col("outcomes").is_not_null()).unnest("outcomes"))
     odds = pl.col("odds").struct
+    american = odds.field("american").str.strip_chars()
     spread = outcomes.with_columns(
-        american_odds=odds.field("american"), decimal_odds=odds.field("decimal"),
+        american_odds=pl.when(american.str.contains(r"^\d")).then("+" + american).otherwise(american),
+        decimal_odds=odds.field("decimal"),
         implied_probability=odds.field("implied_probability"),
         kind=pl.lit(detail.kind), future_id=pl.lit(detail.asked_id),
     )
