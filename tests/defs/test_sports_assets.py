@@ -3,8 +3,6 @@ with every check passing, a polars recomputation of marts.future_odds_daily from
 missing from a future leaves no null price, an outcome priced by one platform keeps that price, and a failing
 check is reported, never raised.
 
-(No `from __future__ import annotations`: the fixtures' annotations are read by pytest only, but the module keeps
-the convention of tests/defs.)
 """
 
 from collections.abc import Iterator
@@ -25,6 +23,7 @@ from pmw_sandbox import plug
 from tests.support.runs import shared_instance
 from tests.support.world import PIPELINE_WORLD, pipeline_sandbox
 
+Landed = tuple[Path, dg.ExecuteInProcessResult, list[str]]
 LEAGUE = "nhl"
 DAY = PIPELINE_WORLD.end_day
 KEY = dg.MultiPartitionKey({"league": LEAGUE, "date": DAY.isoformat()})
@@ -42,7 +41,7 @@ def _sandbox_env(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def landed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dg.ExecuteInProcessResult, list[str]]]:
+def landed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Landed]:
     """One league's day landed through Dagster, and the sports marts built with their SQL tests."""
     root = tmp_path_factory.mktemp("sports")
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -60,7 +59,7 @@ def _mart(data: Path, name: str) -> pl.DataFrame:
         return pl.from_arrow(db.sql(f"SELECT * FROM marts.{name}").to_arrow_table())  # type: ignore[return-value]
 
 
-def test_every_table_lands_checked_and_the_marts_build(landed: tuple[Path, dg.ExecuteInProcessResult, list[str]]) -> None:
+def test_every_table_lands_checked_and_the_marts_build(landed: Landed) -> None:
     data, result, said = landed
     assert result.success
     evaluations = result.get_asset_check_evaluations()
@@ -93,7 +92,7 @@ def _recomputed(odds: pl.DataFrame) -> pl.DataFrame:
 
 
 def test_polars_recomputes_the_consensus_and_spread_of_the_mart(
-    landed: tuple[Path, dg.ExecuteInProcessResult, list[str]]
+    landed: Landed
 ) -> None:
     data, _, _ = landed
     odds = Lake(data / "lake").read_partition("future_odds", LEAGUE, DAY)
@@ -103,7 +102,7 @@ def test_polars_recomputes_the_consensus_and_spread_of_the_mart(
 
 
 def test_missing_platforms_leave_no_null_price_and_a_lone_price_stays(
-    landed: tuple[Path, dg.ExecuteInProcessResult, list[str]]
+    landed: Landed
 ) -> None:
     data, _, _ = landed
     lake = Lake(data / "lake")
@@ -129,7 +128,7 @@ def test_missing_platforms_leave_no_null_price_and_a_lone_price_stays(
 
 
 def test_a_failing_check_is_reported_and_the_partition_still_lands(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, landed: tuple[Path, dg.ExecuteInProcessResult, list[str]]
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, landed: Landed
 ) -> None:
     source_lake = Lake(landed[0] / "lake")
     _sandbox_env(monkeypatch, tmp_path)

@@ -3,7 +3,7 @@ reason), the odds checks (each can fail), and the source against every sandbox r
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
