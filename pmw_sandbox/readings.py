@@ -30,6 +30,10 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "award_detail": ("awards", "futures"),
 }
 
+# Switches that change only the sports endpoints: the market tables' readings matrix (tests/defs/test_readings.py)
+# leaves them out, and tests/engine/test_sports.py lands the sports tables under them.
+SPORTS_ONLY = frozenset({"american_odds", "award_detail"})
+
 
 @dataclass(frozen=True)
 class Readings:
@@ -73,6 +77,11 @@ class Readings:
         alone = [cls(**{name: value}) for name, allowed in CHOICES.items() for value in allowed[1:]]
         flags = [f.name for f in fields(cls) if f.name not in CHOICES]
         return alone + [cls(**{name: True}) for name in flags]
+
+    def changes_markets(self) -> bool:
+        """Whether a switch that the market endpoints read is away from its default."""
+        default = Readings()
+        return any(getattr(self, f.name) != getattr(default, f.name) for f in fields(self) if f.name not in SPORTS_ONLY)
 
     def label(self) -> str:
         """The switches away from their default, as `pmw sandbox --readings` takes them."""
