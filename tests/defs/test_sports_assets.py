@@ -19,7 +19,7 @@ from pipeline.defs.sports.assets import SPORTS_ASSETS, future_odds
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.sports import Lineage, normalise_records
 from pipeline.engine.schema import SPORTS_PLATFORMS, SPORTS_TABLES
-from pipeline.engine.warehouse.build import Built, Tested, build
+from pipeline.engine.warehouse import build as warehouse_build
 from pipeline.engine.warehouse.project import Relation, load_project
 from pipeline.engine.warehouse.views import connect_read_only
 from pmw_sandbox import plug
@@ -49,10 +49,10 @@ def sandbox_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path / "data"
 
 
-def _build_sports_marts(data: Path) -> list[Built | Tested]:
+def _build_sports_marts(data: Path) -> list[warehouse_build.Outcome]:
     project = load_project(REPO_ROOT / "dbt_like_sql")
     tests = [test for test in project.tests if test.subject in SPORTS_MARTS]
-    return list(build(project, data / "lake", data / "warehouse.duckdb", SPORTS_MARTS, tests))  # type: ignore[arg-type]
+    return list(warehouse_build.build(project, data / "lake", data / "warehouse.duckdb", SPORTS_MARTS, tests))  # type: ignore[arg-type]
 
 
 def _mart(data: Path, name: str) -> pl.DataFrame:
@@ -89,8 +89,9 @@ def test_a_league_day_lands_checked_and_its_marts_agree_with_the_lake(sandbox_en
     counts = {table: lake.row_count(table, LEAGUE, DAY) for table in SPORTS_TABLES}
     assert counts["leagues"] == 1 and counts["teams"] == 32 and all(counts.values()), counts
     outcomes = _build_sports_marts(sandbox_env)
-    assert [type(o) for o in outcomes].count(Built) == len(SPORTS_MARTS)
-    assert all(o.passed for o in outcomes if isinstance(o, Tested)) and len(outcomes) == len(SPORTS_MARTS) + 5
+    assert [type(o) for o in outcomes].count(warehouse_build.Built) == len(SPORTS_MARTS)
+    tested = [o for o in outcomes if isinstance(o, warehouse_build.Tested)]
+    assert len(tested) == 5 and all(o.passed for o in tested)  # the sports marts' five SQL tests
 
     odds, futures = lake.read_partition("future_odds", LEAGUE, DAY), lake.read_partition("futures", LEAGUE, DAY)
     assert odds is not None and futures is not None
