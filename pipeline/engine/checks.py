@@ -157,7 +157,7 @@ def _relative_gap(a: pl.Expr, b: pl.Expr) -> pl.Expr:
     return (a / b - 1).abs()
 
 
-def american_as_decimal(american: pl.Expr) -> pl.Expr:
+def _american_as_decimal(american: pl.Expr) -> pl.Expr:
     """American odds (text: `+350`, `350`, `-200`) as decimal odds; null when the text is no such number.
     +A pays A on 100 staked (decimal 1 + A/100), -A stakes A to win 100 (decimal 1 + 100/A)."""
     number = american.str.strip_chars().str.strip_prefix("+").cast(pl.Float64, strict=False)
@@ -182,7 +182,7 @@ def _american_check() -> Check:
     tolerance = IMPLIED_PROBABILITY_RELATIVE_TOLERANCE
 
     def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
-        from_american = american_as_decimal(pl.col("american_odds"))
+        from_american = _american_as_decimal(pl.col("american_odds"))
         wrong = _relative_gap(from_american, pl.col("decimal_odds")) > tolerance
         return df.filter(wrong.fill_null(True)).select(_odds_key(), pl.col("american_odds", "decimal_odds"))
 
