@@ -12,11 +12,11 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from pipeline.cli.dagster_home import DATA_DIR_HOME
 from pipeline.cli.instance import INIT_LOCK
 from pipeline.engine.config import Settings
 from pmw_sandbox.catalogue import WorldConfig
 
-DAGSTER_HOME_DIR = "dagster_home"  # under PMW_DATA_DIR, when DAGSTER_HOME is not set
 PROJECT_INSTANCE_SETTINGS = Path(__file__).resolve().parents[2] / "dagster.yaml"
 
 
@@ -39,7 +39,7 @@ def demo_dagster_home(env: Mapping[str, str]) -> Path:
     project's instance settings (dagster.yaml, when this is a checkout of the project)."""
     if env.get("DAGSTER_HOME"):
         return Path(env["DAGSTER_HOME"])
-    home = (Path(env.get("PMW_DATA_DIR") or Settings.data_dir) / DAGSTER_HOME_DIR).resolve()
+    home = (Path(env.get("PMW_DATA_DIR") or Settings.data_dir) / DATA_DIR_HOME).resolve()
     home.mkdir(parents=True, exist_ok=True)
     with FileLock(home / INIT_LOCK):
         settings = home / "dagster.yaml"

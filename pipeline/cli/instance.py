@@ -27,3 +27,9 @@ def pmw_instance() -> dg.DagsterInstance:
         return dg.DagsterInstance.get()
     with FileLock(Path(home) / INIT_LOCK):
         return dg.DagsterInstance.get()
+
+
+def instance_at(home: Path) -> dg.DagsterInstance:
+    """The instance of the Dagster home directory `home` (not DAGSTER_HOME's), opened under the same lock."""
+    with FileLock(home / INIT_LOCK):
+        return dg.DagsterInstance.from_config(str(home))

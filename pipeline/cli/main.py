@@ -111,7 +111,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Per table and platform: partitions landed, first and last day, missing days of the window, "
                     "rows and rejects (from the Parquet footers), incomplete and unreadable partitions; then the "
                     "failed checks of the latest materialisations and whether yesterday (UTC) landed. Incomplete "
-                    "partitions and failed checks are read from DAGSTER_HOME's instance, unknown without it.",
+                    "partitions and failed checks are read from DAGSTER_HOME's instance (without it, from the data "
+                    "dir's own dagster_home that pmw demo makes), unknown without either.",
         epilog="exit status: 0 yesterday landed for every table and platform and no check of severity ERROR "
                "failed; 1 yesterday is missing somewhere or such a check failed (a failed WARN check is listed "
                "only); 2 bad arguments or configuration.",

@@ -20,7 +20,8 @@ import duckdb
 import polars as pl
 
 from pipeline.engine.config import Settings
-from pipeline.engine.warehouse.views import connect_read_only
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.warehouse.views import WarehouseHeld, connect_read_only, relocate_views
 
 FORMATS = ("table", "csv", "json", "parquet")
 DEFAULT_MAX_ROWS = 100
@@ -43,8 +44,14 @@ def warehouse_path() -> Path:
 
 
 def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
-    """The warehouse, read-only, in UTC; QueryError when it is missing, held read-write elsewhere or unreadable."""
+    """The warehouse, read-only, in UTC; QueryError when it is missing, held read-write elsewhere or unreadable.
+
+    When the data dir was moved or copied, its views are first pointed at its own lake (`relocate_views`)."""
     require_warehouse(path)
+    try:
+        relocate_views(path, Lake(Settings(data_dir=path.parent).lake_dir))
+    except WarehouseHeld as error:
+        raise QueryError(str(error)) from None
     try:
         connection = connect_read_only(path)
     except duckdb.Error as error:

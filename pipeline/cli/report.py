@@ -26,6 +26,7 @@ from pipeline.cli.report_charts import (
 from pipeline.cli.report_data import BUSIEST_PER_PLATFORM, TOP_MOVERS, NoDataError, ReportData, load_report_data
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.warehouse.views import WarehouseHeld
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; color: #222; }
@@ -44,6 +45,9 @@ def run_report(settings: Settings, days: int, output: Path, say: Callable[[str],
     except NoDataError as error:
         print(f"pmw report: nothing to draw ({error}): run `pmw demo`, or `pmw backfill` then `pmw sql`, first",
               file=sys.stderr)
+        return False
+    except WarehouseHeld as error:
+        print(f"pmw report: {error}", file=sys.stderr)
         return False
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render_report(data, settings.warehouse_path), encoding="utf-8")

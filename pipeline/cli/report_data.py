@@ -11,7 +11,7 @@ import polars as pl
 
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
-from pipeline.engine.warehouse.views import connect_read_only
+from pipeline.engine.warehouse.views import connect_read_only, relocate_views
 
 TOP_MOVERS = 10
 BUSIEST_PER_PLATFORM = 2
@@ -76,9 +76,11 @@ class ReportData:
 
 def load_report_data(warehouse_path: Path, lake: Lake, days: int) -> ReportData:
     """The last `days` days of marts.platform_daily, up to its last day (from its first, if fewer). Raises
-    NoDataError when there is no warehouse, no marts or no day in them."""
+    NoDataError when there is no warehouse, no marts or no day in them, and WarehouseHeld when the data dir was
+    moved and another process holds the warehouse (its views cannot be pointed at this lake)."""
     if not warehouse_path.exists():
         raise NoDataError(f"no warehouse at {warehouse_path}")
+    relocate_views(warehouse_path, lake)
     with connect_read_only(warehouse_path) as db:
         db.sql("SET TimeZone = 'UTC'")  # days and hours are UTC, as the marts compute them
         try:

@@ -2,7 +2,8 @@
 
 The lake answers for what landed (partition listings, rows and rejects from the Parquet footers, unreadable
 files); what only Dagster recorded (incomplete partitions, failed checks) comes from the instance of
-DAGSTER_HOME, and is said to be unknown without it. Dagster is imported only then: it costs more to import
+DAGSTER_HOME, or without it of the data dir's own home that `pmw demo` makes, and is said to be unknown without
+either. Dagster is imported only then: it costs more to import
 than the whole answer takes otherwise.
 """
 
@@ -16,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from pipeline.cli.dagster_home import data_dir_home
 from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
@@ -133,8 +135,9 @@ def collect_status(settings: Settings, days: int | None, today: date) -> Status:
     landed = {table: lake.partitions(table) for table in TABLES}
     first = _window_start(landed, yesterday, days, date.fromisoformat(partitions_start()))
     platforms = list(dict.fromkeys([*configured, *sorted({p for found in landed.values() for p, _ in found})]))
-    home = os.environ.get("DAGSTER_HOME") or None
-    recorded = _recorded(first, yesterday) if home else None
+    own_home = data_dir_home(settings.data_dir)
+    home = os.environ.get("DAGSTER_HOME") or (str(own_home) if own_home else None)
+    recorded = _recorded(own_home, first, yesterday) if home else None
     window = _window(first, yesterday)
     tables = []
     for table in TABLES:
@@ -160,10 +163,11 @@ def _window(first: date, last: date) -> list[date]:
     return [first + timedelta(days=n) for n in range((last - first).days + 1)]
 
 
-def _recorded(first: date, last: date) -> Recorded:
+def _recorded(own_home: Path | None, first: date, last: date) -> Recorded:
+    """DAGSTER_HOME's records, or those of the data dir's own home (`own_home`)."""
     from pipeline.cli.status_records import home_records
 
-    return home_records(first, last)
+    return home_records(own_home, first, last)
 
 
 def _table_status(lake: Lake, table: str, platform: str, listed: list[date], window: list[date],

@@ -8,12 +8,13 @@ that check's latest evaluation may be about another day.
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import dagster as dg
 from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
-from pipeline.cli.instance import pmw_instance
+from pipeline.cli.instance import instance_at, pmw_instance
 from pipeline.cli.status import FailedCheck, Recorded
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.engine.checks import CHECKS
@@ -21,10 +22,11 @@ from pipeline.engine.config import ConfigError
 from pipeline.engine.schema import TABLES
 
 
-def home_records(first: date, last: date) -> Recorded:
-    """`read_records` of DAGSTER_HOME's instance; ConfigError when DAGSTER_HOME is not an instance's home."""
+def home_records(own_home: Path | None, first: date, last: date) -> Recorded:
+    """`read_records` of DAGSTER_HOME's instance, or of the data dir's own home `own_home` when given; ConfigError
+    when DAGSTER_HOME is not an instance's home."""
     try:
-        instance = pmw_instance()
+        instance = instance_at(own_home) if own_home else pmw_instance()
     except dg.DagsterInvariantViolationError as error:  # not a directory, not absolute: Dagster says which
         raise ConfigError(str(error)) from None
     return read_records(instance, first, last)

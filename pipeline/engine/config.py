@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
@@ -219,6 +219,17 @@ def _day(env: Mapping[str, str], name: str) -> date | None:
         raise ConfigError(f"{name} must be a day as YYYY-MM-DD, got {raw!r}") from None
 
 
+def _time_of_day(env: Mapping[str, str], name: str) -> time | None:
+    raw = env.get(name)
+    if not raw:
+        return None
+    try:
+        hour, minute = (int(part) for part in raw.split(":"))
+        return time(hour, minute)
+    except ValueError:
+        raise ConfigError(f"{name} must be a time of day as HH:MM (UTC), got {raw!r}") from None
+
+
 def platforms_from_env(env: Mapping[str, str] | None = None) -> tuple[Platform, ...]:
     """PMW_PLATFORMS alone (the partitions need it before any source setting is checked)."""
     return _platforms((os.environ if env is None else env).get("PMW_PLATFORMS"))
@@ -270,6 +281,8 @@ class AutomationSettings:
     backfill_start: date = date(2025, 1, 1)  # first day of the window the sensor fills
     backfill_order: BackfillOrder = BackfillOrder.NEWEST_FIRST
     backfill_interval_s: int = 60  # seconds between two ticks of the backfill sensor
+    daily_at: time = time(0, 30)  # when the daily schedule runs, UTC: the API has had time to take in the day's trades
+    marts_interval_s: int = 30  # seconds between two looks of the SQL models' automation at what has landed
     rate_limit_per_min: int = 100
     rate_window_s: float = 60.0  # the window that rate_limit_per_min counts in: a minute (tests shorten it)
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
@@ -294,6 +307,8 @@ class AutomationSettings:
             backfill_start=start,
             backfill_order=_backfill_order(env),
             backfill_interval_s=_integer(env, "PMW_BACKFILL_INTERVAL_S", defaults.backfill_interval_s),
+            daily_at=_time_of_day(env, "PMW_DAILY_AT") or defaults.daily_at,
+            marts_interval_s=_integer(env, "PMW_MARTS_INTERVAL_S", defaults.marts_interval_s),
             rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
             rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s, positive=True),
             platforms=_platforms(env.get("PMW_PLATFORMS")),

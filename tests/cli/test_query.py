@@ -15,7 +15,9 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.cli.shell import run_shell, statements
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse import views
+from tests.support.frames import DAY, trades_frame
 from tests.support.readme_sql import readme_sql
 
 ROWS = 250
@@ -173,3 +175,16 @@ def test_the_readme_examples_are_found() -> None:
     examples = readme_sql()
     assert len(examples) >= 6
     assert any(sql.startswith("SELECT * FROM marts.platform_daily") for sql in examples)
+
+
+def test_a_moved_data_dir_is_queried_over_its_own_lake(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = tmp_path / "first"
+    lake = Lake(first / "lake")
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 7))
+    views.ensure_raw_views(first / "warehouse.duckdb", lake)
+    first.rename(tmp_path / "moved")
+    monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "moved"))
+    assert main(["query", "--format", "csv", "SELECT count(*) AS trades FROM raw.trades"]) == 0
+    assert capsys.readouterr().out == "trades\n7\n"

@@ -132,6 +132,7 @@ def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
     instance = dg.DagsterInstance.ephemeral()
     monkeypatch.setenv("DAGSTER_HOME", "/nonexistent/stand-in")
     monkeypatch.setattr("pipeline.cli.status_records.pmw_instance", lambda: instance)
+    monkeypatch.setattr("pipeline.cli.status_records.instance_at", lambda home: instance)
     key = f"{YESTERDAY}|polymarket"
     instance.report_runless_asset_event(dg.AssetMaterialization(
         "trades", partition=key, metadata={"complete": False, "incomplete_markets": 4}))
@@ -165,3 +166,20 @@ def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
 def test_day_ranges_join_consecutive_days() -> None:
     days = [date(2026, 11, d) for d in (5, 1, 2, 3, 9, 10)]
     assert day_ranges(days) == ["2026-11-01..2026-11-03", "2026-11-05", "2026-11-09..2026-11-10"]
+
+
+def test_without_dagster_home_the_data_dirs_own_home_is_read(
+    lake: Lake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After `pmw demo` (which records its runs in <data dir>/dagster_home), `pmw status` reads that instance."""
+    home = lake.root.parent / "dagster_home"
+    home.mkdir()
+    instance = dg.DagsterInstance.ephemeral()
+    opened: list[Path] = []
+    monkeypatch.setattr("pipeline.cli.status_records.instance_at", lambda at: opened.append(at) or instance)
+    instance.report_runless_asset_event(dg.AssetCheckEvaluation(
+        dg.AssetKey("trades"), "sizes_positive", False, partition=f"{YESTERDAY}|kalshi", description="said so"))
+    code, out = status(capsys)
+    assert opened == [home.resolve()] and code == 1
+    assert f"FAILED CHECK trades.sizes_positive kalshi {YESTERDAY} (ERROR): said so" in out.splitlines()
+    assert json.loads(status(capsys, "--json")[1])["dagster_home"] == str(home.resolve())

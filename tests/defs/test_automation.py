@@ -13,8 +13,6 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteRepositoryOrigin
-from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from pipeline.definitions import defs
 from pipeline.defs.automation.budget import (
@@ -27,12 +25,13 @@ from pipeline.defs.automation.budget import (
     horizon_for,
 )
 from pipeline.defs.automation.jobs import API_POOLS, ASSET_NAMES, STEP_RETRY_POLICY, register_api_pools
-from pipeline.defs.automation.schedule import DAILY_AT, daily_ingestion
+from pipeline.defs.automation.schedule import daily_cron, daily_ingestion
 from pipeline.defs.automation.sensor import (
     MAX_ATTEMPTS,
     InFlight,
     backfill_sensor,
     evaluate,
+    newest_scheduled_day,
     plan_tick,
     run_key,
     runs_in_flight,
@@ -41,18 +40,16 @@ from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigErro
 from pipeline.engine.lake.store import Lake
 from tests.support.frames import sample_frame
 from tests.support.paths import REPO_ROOT
+from tests.support.runs import CODE_LOCATION
 
 REPO = REPO_ROOT
 TODAY = datetime.now(UTC).date()
 YESTERDAY = TODAY - timedelta(days=1)
+DAILY_AT = AutomationSettings().daily_at  # the schedule's default tick, 00:30 UTC
 NOON = datetime.combine(TODAY, time(12), UTC)  # far from the daily tick: no reserve
 PLATFORMS = ("polymarket", "kalshi")
 # Recorded requests per asset of one partition: polymarket partitions cost 5 x 20, kalshi ones 5 x 30.
 COST_PER_ASSET = {"polymarket": 20, "kalshi": 30}
-# Where a queued run comes from (Dagster requires one on queued runs; the run queue launches from it).
-CODE_LOCATION = RemoteRepositoryOrigin(
-    InProcessCodeLocationOrigin(LoadableTargetOrigin(module_name="pipeline.definitions")), "__repository__"
-)
 
 
 @pytest.fixture
@@ -144,6 +141,15 @@ def test_the_lookback_is_configurable(automation_env: None, monkeypatch: pytest.
     monkeypatch.setenv("PMW_LOOKBACK_DAYS", "0")
     context = dg.build_schedule_context(scheduled_execution_time=datetime.combine(TODAY, DAILY_AT, UTC))
     assert set(partitions_of(daily_ingestion(context))) == {PartitionRef(YESTERDAY, p) for p in PLATFORMS}
+
+
+def test_the_daily_time_moves_the_schedule_and_the_end_of_the_sensors_window() -> None:
+    """PMW_DAILY_AT=06:05: the cron ticks at 06:05 UTC, and until then the sensor leaves the day before yesterday
+    as the newest day the schedule has pulled."""
+    at = AutomationSettings.from_env({"PMW_DAILY_AT": "06:05"}).daily_at
+    assert daily_cron(at) == "5 6 * * *"
+    assert newest_scheduled_day(datetime.combine(TODAY, time(6, 4), UTC), at) == YESTERDAY - timedelta(days=1)
+    assert newest_scheduled_day(datetime.combine(TODAY, time(6, 5), UTC), at) == YESTERDAY
 
 
 # -- the backfill sensor -----------------------------------------------------------------------------
@@ -327,6 +333,21 @@ def test_the_daily_runs_are_reserved_when_the_schedule_is_about_to_tick() -> Non
     assert partitions_of(later.requests)[0] == PartitionRef(YESTERDAY, "polymarket")
 
 
+def test_just_after_the_tick_the_schedules_days_stay_its_own_until_its_runs_are_queued() -> None:
+    """A tick of the sensor between the schedule's tick and the queueing of its runs must not ask for them too."""
+    just_after = datetime.combine(TODAY, DAILY_AT, UTC) + timedelta(seconds=2)
+    recorded = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
+    ten_minutes = settings(backfill_interval_s=600)
+    plan = plan_tick(ten_minutes, just_after, SensorCursor(), recorded, set(), [], Counter())
+    assert plan.budget.reserve == 3 * (100 + 150)
+    assert partitions_of(plan.requests)[0] == PartitionRef(YESTERDAY - timedelta(days=3), "polymarket")
+    queued = [InFlight(ref, frozenset(ASSET_NAMES)) for n in range(3) for ref in
+              (PartitionRef(YESTERDAY - timedelta(days=n), "polymarket"), PartitionRef(YESTERDAY - timedelta(days=n),
+                                                                                     "kalshi"))]
+    once_queued = plan_tick(ten_minutes, just_after, SensorCursor(), recorded, set(), queued, Counter())
+    assert once_queued.budget.reserve == 0 and once_queued.budget.in_flight == 3 * (100 + 150)  # counted once
+
+
 def test_a_started_run_is_charged_only_for_the_assets_it_has_not_landed() -> None:
     recorded = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
     running = InFlight(PartitionRef(YESTERDAY, "kalshi"), frozenset({"trades", "price_history"}))
@@ -398,10 +419,10 @@ def test_the_sensor_refills_a_landed_partition_whose_files_are_gone_or_unreadabl
 # -- definitions, dagster.yaml and settings ----------------------------------------------------------
 
 
-def test_the_code_location_holds_the_schedules_sensor_checks_and_retrying_job() -> None:
+def test_the_code_location_holds_the_schedules_sensors_checks_and_retrying_job() -> None:
     repo = defs.get_repository_def()
     assert {s.name for s in repo.schedule_defs} == {"daily_ingestion", "daily_freshness_checks", "daily_sports"}
-    assert [s.name for s in repo.sensor_defs] == ["backfill_sensor"]
+    assert sorted(s.name for s in repo.sensor_defs) == ["backfill_sensor", "sql_models_after_ingestion"]
     job = repo.get_job("ingestion")
     assert job.op_retry_policy == STEP_RETRY_POLICY
     assert job.executor_def.name == "in_process"
@@ -435,6 +456,9 @@ def test_dagster_yaml_gives_every_api_pool_its_limit_and_turns_on_run_monitoring
         ({"PMW_BACKFILL_START": "yesterday"}, "PMW_BACKFILL_START must be a day as YYYY-MM-DD, got 'yesterday'"),
         ({"PMW_BACKFILL_ORDER": "random"}, "PMW_BACKFILL_ORDER must be one of newest_first, oldest_first"),
         ({"PMW_BACKFILL_INTERVAL_S": "0"}, "PMW_BACKFILL_INTERVAL_S must be at least 1, got 0"),
+        ({"PMW_DAILY_AT": "0:30:00"}, "PMW_DAILY_AT must be a time of day as HH:MM (UTC), got '0:30:00'"),
+        ({"PMW_DAILY_AT": "24:00"}, "PMW_DAILY_AT must be a time of day as HH:MM (UTC), got '24:00'"),
+        ({"PMW_MARTS_INTERVAL_S": "0"}, "PMW_MARTS_INTERVAL_S must be at least 1, got 0"),
     ],
 )
 def test_bad_automation_settings_name_the_variable_and_value(env: dict[str, str], message: str) -> None:

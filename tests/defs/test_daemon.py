@@ -1,5 +1,6 @@
-"""The real Dagster daemon, with the repo's dagster.yaml (its run queue looked at every second), fills a short
-window from a strict loopback sandbox."""
+"""The real Dagster daemon, with the repo's dagster.yaml (its run queue looked at every second), for one short
+night: the backfill sensor fills the day before inside a strict loopback sandbox's budget, the daily schedule
+lands the night, and the SQL models rebuild themselves once it has landed, with no one asking."""
 
 from __future__ import annotations
 
@@ -9,20 +10,20 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import pytest
 
 from pipeline.defs.automation.budget import PartitionRef
-from pipeline.defs.automation.jobs import ASSET_NAMES
-from pipeline.defs.automation.sensor import BACKFILL_TRIGGER, newest_scheduled_day
+from pipeline.defs.automation.schedule import DAILY_TRIGGER
+from pipeline.defs.automation.sensor import BACKFILL_TRIGGER
+from pipeline.defs.sql_models.freshness import SENSOR_NAME as REBUILD_SENSOR
 from pmw_sandbox import SandboxApp
-from pmw_sandbox.server import SandboxServer
 from tests.support.loopback import LoopbackServer
 from tests.support.paths import REPO_ROOT
 from tests.support.world import STRICT_BUDGET, strict_budget_env, strict_budget_world, strict_config
@@ -30,19 +31,12 @@ from tests.support.world import STRICT_BUDGET, strict_budget_env, strict_budget_
 REPO = REPO_ROOT
 BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemon commands
 SECRET = "sk-daemon-test-5b1e"
-END = newest_scheduled_day(datetime.now(UTC))  # yesterday, once the daily tick of 00:30 UTC has passed
-WINDOW = [PartitionRef(END, p) for p in ("polymarket", "kalshi")]
-# Three times the markets of the strict-budget world: the window's two partitions take about 126
-# requests, more than one rate window's budget, in two runs (each run is a process that loads the definitions).
-WORLD = replace(strict_budget_world(END), markets_per_event=15)
-DEADLINE_S = 150
-
-
-@pytest.fixture
-def strict_server() -> Iterator[SandboxServer]:
-    app = SandboxApp(strict_config(world=WORLD, api_keys=(SECRET,)))
-    with LoopbackServer(app) as server:
-        yield server
+PLATFORMS = ("polymarket", "kalshi")
+# The night's tick (the test's PMW_DAILY_AT) is the first whole minute at least this long after the schedule was
+# switched on. Dagster's scheduler launches every tick since a schedule was switched on, from its cron as the code
+# location loaded by the daemon has it, so the daemon may start after the tick.
+LEAD_S = 2
+DEADLINE_S = 200
 
 
 # Appended to the copy of dagster.yaml: the daemon looks at the run queue every second instead of every five
@@ -76,20 +70,20 @@ def _workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-def _env(server: SandboxServer, tmp_path: Path, home: Path) -> dict[str, str]:
+def _env(api_url: str, tmp_path: Path, home: Path, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
     env.update(
         {
             "DAGSTER_HOME": str(home),
             "DAGSTER_DISABLE_TELEMETRY": "1",
             "PMW_SOURCE": "api",
-            "PMW_API_URL": server.url,
+            "PMW_API_URL": api_url,
             "PMW_API_KEY": SECRET,
             "PMW_DATA_DIR": str(tmp_path / "data"),
             "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite"),
             **strict_budget_env(),
-            "PMW_BACKFILL_START": END.isoformat(),
             "PMW_BACKFILL_INTERVAL_S": "5",
+            **settings,
         }
     )
     return env
@@ -100,6 +94,18 @@ def _dagster_cli(env: dict[str, str], *args: str) -> None:
         [str(BIN / "dagster"), *args], env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _start_daemon(env: dict[str, str], workspace: Path, tmp_path: Path, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)],
+            env=env,
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -124,57 +130,118 @@ def _group_alive(group: int) -> bool:
     return True
 
 
-def _landed(instance: dg.DagsterInstance) -> set[PartitionRef]:
-    per_asset = [instance.get_materialized_partitions(dg.AssetKey(name)) for name in ASSET_NAMES]
-    return {PartitionRef.parse(key) for key in set.intersection(*per_asset)}
+def _runs(instance: dg.DagsterInstance, **tags: str) -> list[dg.RunRecord]:
+    return list(instance.get_run_records(filters=dg.RunsFilter(tags=tags)))
 
 
-def _wait_for_window(instance: dg.DagsterInstance, daemon: subprocess.Popen[bytes], log: Path) -> None:
+def _daily_tick(switched_on: datetime) -> datetime:
+    return (switched_on + timedelta(seconds=LEAD_S + 60)).replace(second=0, microsecond=0)
+
+
+def _wait_for_the_night(
+    instance: dg.DagsterInstance, daemon: subprocess.Popen[bytes], log: Path, night: date
+) -> list[dg.RunRecord]:
+    """Wait until the night's runs have landed and a rebuild that started after the last of them has succeeded;
+    the rebuild runs."""
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
         assert daemon.poll() is None, f"the daemon exited:\n{log.read_text()[-3000:]}"
         failed = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]))
-        assert not failed, f"runs failed: {[r.tags.get('dagster/partition') for r in failed]}"
-        if set(WINDOW) <= _landed(instance):
-            return
+        assert not failed, f"runs failed: {[(r.job_name, r.tags.get('dagster/partition')) for r in failed]}"
+        nightly = _runs(instance, **{"pmw/trigger": DAILY_TRIGGER})
+        rebuilds = _runs(instance, **{"dagster/sensor_name": REBUILD_SENSOR})
+        landed = [r.end_time for r in nightly if r.dagster_run.status == dg.DagsterRunStatus.SUCCESS and r.end_time]
+        if len(landed) == len(PLATFORMS) and any(
+            r.dagster_run.status == dg.DagsterRunStatus.SUCCESS and r.create_timestamp.timestamp() >= max(landed)
+            for r in rebuilds
+        ):
+            return rebuilds
         time.sleep(1)
-    pytest.fail(
-        f"after {DEADLINE_S} s only {sorted(map(str, _landed(instance)))} of {sorted(map(str, WINDOW))} "
-        f"had landed; daemon log:\n{log.read_text()[-3000:]}"
-    )
+    pytest.fail(f"the night of {night} did not land and rebuild the marts within {DEADLINE_S} s; daemon log:\n"
+                f"{log.read_text()[-3000:]}")
+
+
+def _platform_daily(data_dir: Path) -> dict[tuple[str, date], tuple[int, int]]:
+    """(platform, day) -> (trades in marts.platform_daily, trades in staging.stg_trades), from the warehouse."""
+    with duckdb.connect(str(data_dir / "warehouse.duckdb"), read_only=True) as warehouse:
+        rows = warehouse.execute(
+            "SELECT platform, day, trades, (SELECT count(*) FROM staging.stg_trades t "
+            "WHERE t.platform = d.platform AND t.trade_date = d.day) FROM marts.platform_daily d"
+        ).fetchall()
+    return {(platform, day): (mart, staged) for platform, day, mart, staged in rows}
+
+
+def _row_counts(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict[str, int]:
+    """run id -> the row count that run's materialisation of `key` recorded."""
+    records = instance.fetch_materializations(key, limit=100).records
+    return {
+        r.run_id: int(r.asset_materialization.metadata["dagster/row_count"].value)  # type: ignore[union-attr]
+        for r in records
+    }
 
 
 @pytest.mark.slow
-def test_the_daemon_fills_the_window_inside_the_strict_budget(strict_server: SandboxServer, tmp_path: Path) -> None:
+def test_a_night_backfill_then_schedule_inside_the_strict_budget_and_the_marts_rebuild_once(tmp_path: Path) -> None:
     home = _dagster_home(tmp_path)
-    env = _env(strict_server, tmp_path, home)
     workspace = _workspace(tmp_path)
     log = tmp_path / "daemon.log"
     # The instance's storages are created here, before the daemon and the CLI open them side by side.
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        with log.open("wb") as out:
-            daemon = subprocess.Popen(
-                [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)],
-                env=env,
-                cwd=tmp_path,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        try:
-            # Started while the daemon loads the code location: the sensor ticks from the daemon's next loop on.
-            _dagster_cli(env, "sensor", "start", "backfill_sensor", "-w", str(workspace))
-            _wait_for_window(instance, daemon, log)
-            records = instance.get_run_records(filters=dg.RunsFilter(tags={"pmw/trigger": BACKFILL_TRIGGER}))
-            pools = {limit.name: limit.limit for limit in instance.event_log_storage.get_pool_limits()}
-        finally:
-            _stop(daemon)
-    assert {PartitionRef.parse(r.dagster_run.tags["dagster/partition"]) for r in records} == set(WINDOW)
+        # Switching the schedule on reads no API: the URL can wait for the world, which needs the night.
+        _dagster_cli(_env("http://127.0.0.1:9", tmp_path, home), "schedule", "start", "daily_ingestion", "-w",
+                     str(workspace))
+        tick = _daily_tick(datetime.now(UTC))
+        night = tick.date() - timedelta(days=1)  # the schedule's yesterday
+        window = {PartitionRef(night - timedelta(days=1), p) for p in PLATFORMS}  # the backfill sensor's
+        # Three times the markets of the strict-budget world: the window's two partitions take about 126 requests,
+        # more than one rate window's budget, in two runs (each run is a process that loads the definitions).
+        world = replace(strict_budget_world(night), markets_per_event=15)
+        app = SandboxApp(strict_config(world=world, api_keys=(SECRET,)))
+        with LoopbackServer(app) as server:
+            env = _env(server.url, tmp_path, home, **{
+                "PMW_BACKFILL_START": (night - timedelta(days=1)).isoformat(),
+                "PMW_DAILY_AT": f"{tick:%H:%M}",
+                "PMW_LOOKBACK_DAYS": "0",  # one run a platform: the night is two partitions
+                "PMW_MARTS_INTERVAL_S": "1",
+            })
+            daemon = _start_daemon(env, workspace, tmp_path, log)
+            try:
+                _dagster_cli(env, "sensor", "start", "backfill_sensor", "-w", str(workspace))
+                rebuilds = _wait_for_the_night(instance, daemon, log, night)
+                time.sleep(3)  # three looks of the rebuild sensor more: the night is not rebuilt twice
+                rebuilds = _runs(instance, **{"dagster/sensor_name": REBUILD_SENSOR})
+                backfilled = _runs(instance, **{"pmw/trigger": BACKFILL_TRIGGER})
+                nightly = _runs(instance, **{"pmw/trigger": DAILY_TRIGGER})
+                pools = {limit.name: limit.limit for limit in instance.event_log_storage.get_pool_limits()}
+                rows = _row_counts(instance, dg.AssetKey(["marts", "platform_daily"]))
+            finally:
+                _stop(daemon)
+        marts = _platform_daily(Path(env["PMW_DATA_DIR"]))
+    # The backfill sensor filled the day before inside the budget, one run at a time, and left the night alone.
+    assert {PartitionRef.parse(r.dagster_run.tags["dagster/partition"]) for r in backfilled} == window
+    assert {PartitionRef.parse(r.dagster_run.tags["dagster/partition"]) for r in nightly} == {
+        PartitionRef(night, p) for p in PLATFORMS
+    }
     assert pools == {"unified_api": 1, "platform_apis": 1}
-    spans = sorted((r.start_time, r.end_time) for r in records if r.start_time and r.end_time)
+    ingestion = backfilled + nightly
+    spans = sorted((r.start_time, r.end_time) for r in ingestion if r.start_time and r.end_time)
     assert all(end <= next_start for (_, end), (next_start, _) in pairwise(spans)), (
         "the unified_api pool admits one run at a time"
     )
-    app = strict_server.app
     assert app.requests_served > STRICT_BUDGET, "the window must need more than one rate window's budget"
     assert app.rate_limited_answers == 0, "the strict budget of 100 requests per rate window was exceeded"
+    # The marts rebuilt themselves only when nothing was landing, and once after the night.
+    for rebuild in rebuilds:
+        created = rebuild.create_timestamp.timestamp()
+        assert not any(r.create_timestamp.timestamp() <= created < (r.end_time or 0) for r in ingestion), (
+            "a rebuild was asked for while an ingestion run was queued or running"
+        )
+    night_began = min(r.create_timestamp.timestamp() for r in nightly)
+    after_the_night = [r for r in rebuilds if r.create_timestamp.timestamp() >= night_began]
+    assert len(after_the_night) == 1, "the night's two partitions are followed by one rebuild, not one each"
+    assert len(rebuilds) <= 2  # at most one more, after the backfill, if it went quiet before the night began
+    # Their row counts follow the days: two platforms a day, the night's included once it has landed.
+    assert rows[after_the_night[0].dagster_run.run_id] == 4
+    assert all(rows[r.dagster_run.run_id] == 2 for r in rebuilds if r not in after_the_night)
+    assert set(marts) == {(p, d) for p in PLATFORMS for d in (night - timedelta(days=1), night)}
+    assert all(mart == staged > 0 for mart, staged in marts.values()), marts

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 from datetime import timedelta
@@ -21,9 +22,12 @@ from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.warehouse.views import (
     RAW_SCHEMA,
     View,
+    WarehouseHeld,
     connect_read_only,
     duckdb_type,
     ensure_raw_views,
+    parquet_view,
+    relocate_views,
     sync_views,
 )
 from tests.support.frames import DAY, sample_frame, trades_frame
@@ -371,3 +375,54 @@ def test_a_partition_that_cannot_be_listed_is_named_and_fails_the_build(tmp_path
     assert said["raw_trades"] == 10 and said["listed"] == 1  # what readers that glob see: half, silently
     assert said["unreadable"] == [str(closed)]
     assert str(closed) in said["build"] and "cannot be read" in said["build"]
+
+
+def _data_dir_with_a_mart(data: Path) -> None:
+    """A data dir as pmw leaves it: a trades partition, the raw views, and a table mart's view over its file; and
+    an analyst's own view over a file outside the lake, which is not pmw's to move."""
+    lake = Lake(data / "lake")
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 7))
+    ensure_raw_views(data / "warehouse.duckdb", lake)
+    mart = lake.root / "_models" / "marts" / "tiny.parquet"
+    mart.parent.mkdir(parents=True)
+    pl.DataFrame({"n": [1, 2]}).write_parquet(mart)
+    with duckdb.connect(str(data / "warehouse.duckdb")) as db:
+        db.execute("CREATE SCHEMA marts")
+        parquet_view("marts", "tiny", mart).write(db)
+        db.execute(f"CREATE VIEW marts.mine AS SELECT * FROM read_parquet('{mart}')")
+
+
+def test_a_moved_data_dir_reads_its_own_lake_once_pmw_has_opened_it(tmp_path: Path) -> None:
+    _data_dir_with_a_mart(tmp_path / "data")
+    moved = tmp_path / "elsewhere" / "data"
+    moved.parent.mkdir()
+    (tmp_path / "data").rename(moved)
+    warehouse, lake = moved / "warehouse.duckdb", Lake(moved / "lake")
+    assert sorted(relocate_views(warehouse, lake)) == sorted([*RAW_VIEWS, "marts.tiny"])
+    with duckdb.connect(str(warehouse), read_only=True) as db:  # as an analyst opens it, from any directory
+        assert db.execute("SELECT count(*) FROM raw.trades").fetchone() == (7,)
+        assert db.execute("SELECT sum(n) FROM marts.tiny").fetchone() == (3,)
+        with pytest.raises(duckdb.IOException, match="No files found"):  # the analyst's view is theirs to fix
+            db.execute("FROM marts.mine").fetchall()
+    assert relocate_views(warehouse, lake) == []  # once is enough
+
+
+def test_a_copied_data_dir_stops_reading_the_original(tmp_path: Path) -> None:
+    _data_dir_with_a_mart(tmp_path / "data")
+    shutil.copytree(tmp_path / "data", tmp_path / "copy")
+    copy = Lake(tmp_path / "copy" / "lake")
+    copy.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 3))  # the copy goes its own way
+    relocate_views(tmp_path / "copy" / "warehouse.duckdb", copy)
+    with connect_read_only(tmp_path / "copy" / "warehouse.duckdb") as db:
+        assert db.execute("SELECT count(*) FROM raw.trades").fetchone() == (3,)
+    with connect_read_only(tmp_path / "data" / "warehouse.duckdb") as db:
+        assert db.execute("SELECT count(*) FROM raw.trades").fetchone() == (7,)
+
+
+def test_views_that_must_move_while_the_file_is_held_say_so(tmp_path: Path) -> None:
+    _data_dir_with_a_mart(tmp_path / "data")
+    (tmp_path / "data").rename(tmp_path / "moved")
+    warehouse = tmp_path / "moved" / "warehouse.duckdb"
+    with connect_read_only(warehouse), pytest.raises(WarehouseHeld) as held:
+        relocate_views(warehouse, Lake(tmp_path / "moved" / "lake"))
+    assert f"read the lake {tmp_path / 'data' / 'lake'}, not {tmp_path / 'moved' / 'lake'}" in str(held.value)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import dagster as dg
 import polars as pl
+from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteRepositoryOrigin
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
@@ -16,6 +18,10 @@ from tests.support.world import PIPELINE_WORLD
 
 DAY = PIPELINE_WORLD.end  # the world's last day
 assert DAY is not None
+# Where a queued run comes from (Dagster requires one on queued runs; the run queue launches from it).
+CODE_LOCATION = RemoteRepositoryOrigin(
+    InProcessCodeLocationOrigin(LoadableTargetOrigin(module_name="pipeline.definitions")), "__repository__"
+)
 
 
 @cache

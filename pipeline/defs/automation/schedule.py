@@ -1,4 +1,5 @@
-"""The daily schedule: after midnight UTC, yesterday for every platform plus a look-back for late trades."""
+"""The daily schedule: after midnight UTC (PMW_DAILY_AT), yesterday for every platform plus a look-back for late
+trades."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
 from pipeline.engine.config import AutomationSettings, partitions_start
 
-# Half an hour after midnight UTC: the API has had time to take in the day's last trades.
-DAILY_AT = time(0, 30)
 DAILY_TRIGGER = "daily"
 
 
@@ -26,9 +25,9 @@ def daily_partitions(tick_day: date, settings: AutomationSettings) -> list[Parti
     return [PartitionRef(day, p.value) for day in days if day >= first for p in settings.platforms]
 
 
-def next_daily_tick(now: datetime) -> datetime:
-    """The schedule's next tick strictly after `now`."""
-    today = datetime.combine(now.astimezone(UTC).date(), DAILY_AT, UTC)
+def next_daily_tick(now: datetime, daily_at: time) -> datetime:
+    """The schedule's next tick strictly after `now`, when it ticks at `daily_at` UTC."""
+    today = datetime.combine(now.astimezone(UTC).date(), daily_at, UTC)
     return today if today > now else today + timedelta(days=1)
 
 
@@ -41,12 +40,17 @@ def daily_run_request(ref: PartitionRef, tick_day: date) -> dg.RunRequest:
     )
 
 
+def daily_cron(daily_at: time) -> str:
+    return f"{daily_at.minute} {daily_at.hour} * * *"
+
+
 @dg.schedule(
     name="daily_ingestion",
     job=ingestion_job,
-    cron_schedule=f"{DAILY_AT.minute} {DAILY_AT.hour} * * *",
+    cron_schedule=daily_cron(AutomationSettings.from_env().daily_at),
     execution_timezone="UTC",
-    description="Yesterday for every configured platform, plus the PMW_LOOKBACK_DAYS before it for late data.",
+    description="Yesterday for every configured platform, plus the PMW_LOOKBACK_DAYS before it for late data, at "
+    "PMW_DAILY_AT (00:30 UTC by default).",
 )
 def daily_ingestion(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
     tick = context.scheduled_execution_time or datetime.now(UTC)

@@ -14,7 +14,7 @@ import logging
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import dagster as dg
 
@@ -191,7 +191,7 @@ def plan_tick(
     budget, daily_soon = tick_budget(
         settings, now, costs, next_backoff_level(previous.backoff_level, saw_429s), flights
     )
-    end = newest_scheduled_day(now)
+    end = newest_scheduled_day(now, settings.daily_at)
     newest_first = settings.backfill_order == BackfillOrder.NEWEST_FIRST
     wanted = window(settings.backfill_start, end, [p.value for p in settings.platforms], newest_first)
     given_up = [ref for ref in wanted if failures[ref] >= MAX_ATTEMPTS and ref not in landed]
@@ -222,7 +222,8 @@ def tick_budget(
     """This tick's budget (see `budget.py`), and the daily schedule's partitions it reserves for, if any."""
     largest = costs.largest(p.value for p in settings.platforms)
     horizon_s = horizon_for(settings.rate_limit_per_min, settings.backfill_interval_s, largest, settings.rate_window_s)
-    daily_soon = daily_partitions_within(settings, now, horizon_s)
+    flying = {f.ref for f in flights}
+    daily_soon = [ref for ref in daily_partitions_within(settings, now, horizon_s) if ref not in flying]
     budget = Budget(
         settings.rate_limit_per_min,
         horizon_s,
@@ -234,17 +235,22 @@ def tick_budget(
     return budget, daily_soon
 
 
-def newest_scheduled_day(now: datetime) -> date:
-    """The end of the window: the newest day the daily schedule has asked for; newer days are its to pull."""
-    return (next_daily_tick(now) - timedelta(days=1)).date() - timedelta(days=1)
+def newest_scheduled_day(now: datetime, daily_at: time) -> date:
+    """The end of the window: the newest day the daily schedule (ticking at `daily_at`) has asked for; newer days
+    are its to pull."""
+    return (next_daily_tick(now, daily_at) - timedelta(days=1)).date() - timedelta(days=1)
 
 
 def daily_partitions_within(settings: AutomationSettings, now: datetime, horizon_s: float) -> list[PartitionRef]:
-    """The daily schedule's partitions if its next tick comes before the horizon ends, else none."""
-    tick = next_daily_tick(now)
-    if tick - now > timedelta(seconds=horizon_s):
-        return []
-    return daily_partitions(tick.date(), settings)
+    """The daily schedule's partitions when its next tick comes within the horizon, or its last tick was less than
+    the horizon ago (the schedule may not have queued that tick's runs yet), else none."""
+    tick = next_daily_tick(now, settings.daily_at)
+    last = tick - timedelta(days=1)
+    if tick - now <= timedelta(seconds=horizon_s):
+        return daily_partitions(tick.date(), settings)
+    if now - last <= timedelta(seconds=horizon_s):
+        return daily_partitions(last.date(), settings)
+    return []
 
 
 def _run_request(ref: PartitionRef, attempt: int, estimate: float, refill_of: int | None) -> dg.RunRequest:

@@ -13,6 +13,8 @@ blocking check (``Check.blocking``, severity ERROR) failed in this run is held b
 materialised (its spec is skippable), the SQL tests reading it not run, and a warning names the checks and
 partitions. The other models build as usual.
 
+The models keep themselves fresh: the sensor in ``freshness.py`` rebuilds them once after ingestion has landed.
+
 The lake is checked before anything builds: a partition that Dagster recorded as landed whose file is gone
 or does not read, or a partition the lake cannot list or open, fails the step naming it, since every model
 reading its table would quietly leave its rows out.
@@ -30,6 +32,7 @@ import polars as pl
 
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.resources import PipelineResource
+from pipeline.defs.sql_models.freshness import rebuild_sensor
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.files import some_paths
 from pipeline.engine.lake.store import Lake
@@ -253,5 +256,7 @@ def _markdown(frame: pl.DataFrame) -> str:
 
 @dg.definitions
 def sql_models() -> dg.Definitions:
-    """The SQL project's models and tests, read when the code location loads."""
-    return dg.Definitions(assets=load_sql_assets())
+    """The SQL project's models and tests, read when the code location loads, and the sensor that rebuilds them
+    after ingestion."""
+    assets = load_sql_assets()
+    return dg.Definitions(assets=assets, sensors=[rebuild_sensor(assets)] if assets else [])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -86,6 +87,71 @@ def connect_read_only(warehouse_path: Path) -> duckdb.DuckDBPyConnection:
             if not _is_held_elsewhere(error) or time.monotonic() > deadline:
                 raise
             time.sleep(_RETRY_INTERVAL_S)
+
+
+class WarehouseHeld(Exception):
+    """The warehouse file must be written but another process holds it."""
+
+
+def relocate_views(warehouse_path: Path, lake: Lake) -> list[str]:
+    """Point the views pmw wrote at `lake` when they read another lake; return the views rewritten.
+
+    A view holds its lake's absolute path (DuckDB resolves a relative one against the reader's working directory,
+    not the file's: a relative path would read nothing, in silence, from anywhere else), so a data dir moved or
+    copied elsewhere would go on reading the original lake, or an empty one. Every pmw command that opens the
+    warehouse calls this first: the raw views are written again for `lake`, and every view over one Parquet file
+    of the old lake (the table marts) is pointed at the same file under `lake`. Reads the catalogue read-only and
+    opens the file read-write only when a view must change; WarehouseHeld when it must but another process holds
+    the file.
+    """
+    catalogue = _file_view_catalogue(warehouse_path, None)
+    if catalogue is None:  # no file yet, or held read-write elsewhere: the caller's own open says so
+        return []
+    own = {(view.schema, view.name): view for view in raw_views(lake)}
+    foreign = [key for key, (sql, _) in catalogue.items() if key in own and str(lake.root) not in sql]
+    if not foreign:
+        return []
+    old_root = _lake_root_of(catalogue[foreign[0]][0], foreign[0][1])
+    moved = [
+        parquet_view(schema, name, lake.root / path.relative_to(old_root))
+        for (schema, name), (sql, _) in catalogue.items()
+        if schema != RAW_SCHEMA and (path := _single_parquet_file(sql)) is not None and path.is_relative_to(old_root)
+    ]
+    views = [own[key] for key in foreign] + moved
+    connection = _open_for_writing(warehouse_path, "views left reading the other lake")
+    if connection is None:
+        raise WarehouseHeld(
+            f"the views of {warehouse_path} read the lake {old_root}, not {lake.root} (the data dir was moved or "
+            "copied), and another process holds the file, so they cannot be pointed at this lake now; close the "
+            "other session and run again"
+        )
+    with connection:
+        connection.begin()
+        for view in views:
+            view.write(connection)
+        connection.commit()
+    return [f"{view.schema}.{view.name}" for view in views]
+
+
+_READ_PARQUET = re.compile(r"read_parquet\('((?:[^']|'')*)'")
+
+
+def _lake_root_of(raw_view_sql: str, table: str) -> Path:
+    """The lake a raw view of `table` reads (the root of its glob, :meth:`Lake.glob`)."""
+    match = _READ_PARQUET.search(raw_view_sql)
+    glob = match.group(1).replace("''", "'") if match else ""
+    root = Path(glob).parents[3] if glob.count("/") >= 4 else None
+    if root is None or Lake(root).glob(table) != glob:
+        raise ValueError(f"raw view {table} does not read a lake's files: {raw_view_sql}")
+    return root
+
+
+def _single_parquet_file(view_sql: str) -> Path | None:
+    """The file a view made by :func:`parquet_view` reads; None for any other view."""
+    match = _READ_PARQUET.search(view_sql)
+    if match is None or "*" in match.group(1):
+        return None
+    return Path(match.group(1).replace("''", "'"))
 
 
 def foreign_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
@@ -216,29 +282,30 @@ def _open_for_writing(warehouse_path: Path, consequence: str) -> duckdb.DuckDBPy
 
 
 def _view_catalogue(
-    connection: duckdb.DuckDBPyConnection, schemas: Sequence[str], owned_only: bool = False
+    connection: duckdb.DuckDBPyConnection, schemas: Sequence[str] | None, owned_only: bool = False
 ) -> dict[tuple[str, str], tuple[str, list[str]]]:
-    """(schema, view) -> (the view's SQL as DuckDB stores it, its columns with their types); with `owned_only`,
-    only the views pmw wrote."""
+    """(schema, view) -> (the view's SQL as DuckDB stores it, its columns with their types), in `schemas` (None:
+    all); with `owned_only`, only the views pmw wrote."""
     rows = connection.execute(
         """
         SELECT v.schema_name, v.view_name, v.sql, list(c.column_name || ' ' || c.data_type ORDER BY c.column_index)
         FROM duckdb_views() AS v
         JOIN duckdb_columns() AS c
             ON c.database_oid = v.database_oid AND c.schema_oid = v.schema_oid AND c.table_oid = v.view_oid
-        WHERE NOT v.internal AND v.database_name = current_database() AND list_contains(?, v.schema_name)
+        WHERE NOT v.internal AND v.database_name = current_database() AND (? OR list_contains(?, v.schema_name))
             AND (NOT ? OR v.comment IS NOT DISTINCT FROM ?)
         GROUP BY ALL
         """,
-        [list(schemas), owned_only, OWNED_VIEW_COMMENT],
+        [schemas is None, list(schemas or []), owned_only, OWNED_VIEW_COMMENT],
     ).fetchall()
     return {(schema, name): (sql, columns) for schema, name, sql, columns in rows}
 
 
 def _file_view_catalogue(
-    warehouse_path: Path, schemas: Sequence[str]
+    warehouse_path: Path, schemas: Sequence[str] | None
 ) -> dict[tuple[str, str], tuple[str, list[str]]] | None:
-    """The file's catalogue, read without the write lock; None when the file is missing or cannot be read now."""
+    """The file's catalogue of pmw's views in `schemas` (None: all), read without the write lock; None when the file
+    is missing or cannot be read now."""
     if not warehouse_path.exists():
         return None
     try:
