@@ -26,7 +26,13 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "list_order": ("catalogue", "reversed"),
     "iso_times": ("z", "offset", "fractional"),
     "over_limit": ("cap", "reject"),
+    "american_odds": ("signed", "bare"),
+    "award_detail": ("awards", "futures"),
 }
+
+# Switches that change only the sports endpoints: the market tables' readings matrix (tests/defs/test_readings.py)
+# leaves them out, and tests/engine/test_sports.py lands the sports tables under them.
+SPORTS_ONLY = frozenset({"american_odds", "award_detail"})
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class Readings:
     list_order: str = "catalogue"  # series, events and markets lists: catalogue order, or reversed
     iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, or ...00.000Z
     over_limit: str = "cap"  # a limit above the maximum: capped, or refused (400) above the lowest documented one
+    american_odds: str = "signed"  # a future outcome's odds.american: +350 / -200, or 350 / -200
+    award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
     cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
 
@@ -69,6 +77,11 @@ class Readings:
         alone = [cls(**{name: value}) for name, allowed in CHOICES.items() for value in allowed[1:]]
         flags = [f.name for f in fields(cls) if f.name not in CHOICES]
         return alone + [cls(**{name: True}) for name in flags]
+
+    def changes_markets(self) -> bool:
+        """Whether a switch that the market endpoints read is away from its default."""
+        default = Readings()
+        return any(getattr(self, f.name) != getattr(default, f.name) for f in fields(self) if f.name not in SPORTS_ONLY)
 
     def label(self) -> str:
         """The switches away from their default, as `pmw sandbox --readings` takes them."""

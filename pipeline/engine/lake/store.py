@@ -5,6 +5,9 @@ Layout (hive style, see ARCHITECTURE.md "Storage layout")::
     <root>/<table>/platform=<platform>/date=<YYYY-MM-DD>/data.parquet
     <root>/_rejects/<table>/platform=<platform>/date=<YYYY-MM-DD>/rejects.parquet
 
+The sports tables are partitioned by league instead (``league=<league>/date=...``, `Table.partitioned_by`): every
+method's ``platform`` argument is then the league.
+
 The partition columns ``platform`` and ``date`` live in the path only: the writer drops them and readers
 add them back, so a file can never disagree with the directory it sits in.
 
@@ -48,7 +51,7 @@ import pyarrow.parquet as pq
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 from pipeline.engine.lake import versions as partition_versions
 from pipeline.engine.lake.versions import PartitionVersion
-from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, UTC_TIMESTAMP, Table
+from pipeline.engine.schema import MARKET_PLATFORMS, UTC_TIMESTAMP, Table, lake_tables
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
@@ -127,7 +130,7 @@ class Lake:
         keeps the window in which a crash could pair new data with old rejects to two renames.
         """
         _check_schema(f"table {table}", rows.schema, _table(table).polars_schema)
-        _check_rows_belong(table, rows, _platform(platform), _day(day))
+        _check_rows_belong(table, rows, _partition_value(_table(table), platform), _day(day))
         if rejects is not None:
             _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
         return self.write_partition_batches(table, platform, day, [rows], lambda: rejects, approve)
@@ -153,7 +156,7 @@ class Lake:
         once everything is staged, before anything is published.
         """
         spec = _table(table)
-        platform = _platform(platform)
+        platform = _partition_value(spec, platform)
         day = _day(day)
         data_path = self.partition_path(table, platform, day)
         rejects_path = self._rejects_path(table, platform, day)
@@ -197,7 +200,7 @@ class Lake:
         if frame is None:
             return None
         partition = [
-            pl.lit(_platform(platform), pl.String()).alias("platform"),
+            pl.lit(_partition_value(spec, platform), pl.String()).alias(spec.partitioned_by),
             pl.lit(_day(day), pl.Date()).alias("date"),
         ]
         return frame.with_columns(partition).select(spec.column_names)
@@ -207,7 +210,7 @@ class Lake:
         written. For partitions too large to read whole; like :meth:`read_partition`, through one handle."""
         spec = _table(table)
         partition = [
-            pl.lit(_platform(platform), pl.String()).alias("platform"),
+            pl.lit(_partition_value(spec, platform), pl.String()).alias(spec.partitioned_by),
             pl.lit(_day(day), pl.Date()).alias("date"),
         ]
         try:
@@ -309,22 +312,26 @@ class Lake:
         partitions whose first write never completed are not partitions of this lake and are skipped.
         """
         found = []
-        for data_path in (self.root / _table(table).name).glob(f"platform=*/date=*/{DATA_FILE}"):
-            partition = _parse_partition(data_path.parent)
+        spec = _table(table)
+        for data_path in (self.root / spec.name).glob(f"{spec.partitioned_by}=*/date=*/{DATA_FILE}"):
+            partition = _parse_partition(spec, data_path.parent)
             if partition is not None:
                 found.append(partition)
         return sorted(found)
 
     def glob(self, table: str) -> str:
         """The absolute glob of the table's files, for readers (DuckDB, polars with hive partitioning)."""
-        return str(self.root / _table(table).name / "platform=*" / "date=*" / "*.parquet")
+        spec = _table(table)
+        return str(self.root / spec.name / f"{spec.partitioned_by}=*" / "date=*" / "*.parquet")
 
     def _rejects_path(self, table: str, platform: str, day: date) -> Path:
         return self._inside_root(self._partition_dir(self.root / REJECTS_DIR, table, platform, day) / REJECTS_FILE)
 
     @staticmethod
     def _partition_dir(base: Path, table: str, platform: str, day: date) -> Path:
-        return base / _table(table).name / f"platform={_platform(platform)}" / f"date={_day(day).isoformat()}"
+        spec = _table(table)
+        dimension = f"{spec.partitioned_by}={_partition_value(spec, platform)}"
+        return base / spec.name / dimension / f"date={_day(day).isoformat()}"
 
     def _inside_root(self, path: Path) -> Path:
         """Refuse a path that resolves outside the root, e.g. through a symlinked directory."""
@@ -334,9 +341,10 @@ class Lake:
 
 
 def _table(table: object) -> Table:
-    if not isinstance(table, str) or table not in TABLES:
-        raise ValueError(f"unknown table {table!r}: expected one of {sorted(TABLES)}")
-    return TABLES[table]
+    tables = lake_tables()
+    if not isinstance(table, str) or table not in tables:
+        raise ValueError(f"unknown table {table!r}: expected one of {sorted(tables)}")
+    return tables[table]
 
 
 def _platform(platform: object) -> str:
@@ -346,6 +354,16 @@ def _platform(platform: object) -> str:
     return _PLATFORMS[_PLATFORMS.index(platform)]
 
 
+def _partition_value(spec: Table, value: object) -> str:
+    """The partition's platform (or league, for a table partitioned by league) as a plain str, checked."""
+    if spec.partitioned_by == "platform":
+        return _platform(value)
+    allowed = spec.partition_values
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"unknown {spec.partitioned_by} {value!r}: expected one of {list(allowed)}")
+    return allowed[allowed.index(value)]
+
+
 def _day(day: object) -> date:
     # A datetime is a date too, but its isoformat() would put a time of day in the path.
     if not isinstance(day, date) or isinstance(day, datetime):
@@ -353,15 +371,16 @@ def _day(day: object) -> date:
     return day
 
 
-def _parse_partition(directory: Path) -> tuple[str, date] | None:
-    """(platform, day) from ``platform=<p>/date=<d>``, or None when the names are not canonical."""
-    platform = directory.parent.name.removeprefix("platform=")
+def _parse_partition(spec: Table, directory: Path) -> tuple[str, date] | None:
+    """(platform, day) from ``platform=<p>/date=<d>`` (league for a table partitioned by league), or None when
+    the names are not canonical."""
+    platform = directory.parent.name.removeprefix(f"{spec.partitioned_by}=")
     text = directory.name.removeprefix("date=")
     try:
         day = date.fromisoformat(text)
     except ValueError:
         return None
-    if platform not in _PLATFORMS or day.isoformat() != text:
+    if platform not in spec.partition_values or day.isoformat() != text:
         return None
     return platform, day
 
@@ -383,10 +402,11 @@ def _check_schema(what: str, got: pl.Schema, expected: pl.Schema) -> None:
 
 def _check_rows_belong(table: str, rows: pl.DataFrame, platform: str, day: date) -> None:
     """The partition columns are dropped on write, so a row of another partition would be silently moved."""
-    outside = rows.filter(((pl.col("platform") != platform) | (pl.col("date") != day)).fill_null(True)).height
+    dimension = _table(table).partitioned_by
+    outside = rows.filter(((pl.col(dimension) != platform) | (pl.col("date") != day)).fill_null(True)).height
     if outside:
         raise ValueError(
-            f"table {table}: {outside} of {rows.height} rows are not in partition platform={platform} date={day}"
+            f"table {table}: {outside} of {rows.height} rows are not in partition {dimension}={platform} date={day}"
         )
 
 
@@ -408,21 +428,22 @@ def _exclusive(directory: Path) -> Iterator[None]:
 def _write_rows(file: BinaryIO, spec: Table, platform: str, day: date, batches: Iterable[pl.DataFrame]) -> int:
     """Write the batches as the file's rows, each sorted, checking that together they are; return the count."""
     ordered = _in_sort_order(spec, (_file_frame(spec, batch, platform, day) for batch in batches))
-    return _write_frames(file, ordered, _arrow_schema(spec.polars_schema, drop=PARTITION_COLUMNS))
+    return _write_frames(file, ordered, _arrow_schema(spec.polars_schema, drop=spec.partition_columns))
 
 
 def _file_frame(spec: Table, rows: pl.DataFrame, platform: str, day: date) -> pl.DataFrame:
     """A batch as stored: checked, partition columns dropped, rows in the table's sort order."""
     _check_schema(f"table {spec.name}", rows.schema, spec.polars_schema)
     _check_rows_belong(spec.name, rows, platform, day)
-    return rows.drop(PARTITION_COLUMNS).sort(spec.sort_key, nulls_last=True, maintain_order=True)
+    return rows.drop(spec.partition_columns).sort(spec.sort_key, nulls_last=True, maintain_order=True)
 
 
 def stored_schema(table: str, rejects: bool = False) -> pa.Schema:
     """The Arrow schema of the table's data files (its columns but the partition ones), or of its rejects files."""
     if rejects:
         return _arrow_schema(REJECTS_SCHEMA)
-    return _arrow_schema(_table(table).polars_schema, drop=PARTITION_COLUMNS)
+    spec = _table(table)
+    return _arrow_schema(spec.polars_schema, drop=spec.partition_columns)
 
 
 def _arrow_schema(schema: pl.Schema, drop: tuple[str, ...] = ()) -> pa.Schema:
