@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks import memory, normalisation, queries, request_efficiency
+from benchmarks import memory, normalisation, queries, request_efficiency, request_windows
 from benchmarks.report import Report, write_results
 
 HERE = Path(__file__).resolve().parent
@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, Callable[[bool, Path], Report]] = {
     "normalisation": normalisation.run,
     "memory": memory.run,
     "requests": request_efficiency.run,
+    "windows": request_windows.run,
     "queries": queries.run,
 }
 

@@ -184,3 +184,11 @@ def period_volume(activity: MarketActivity, outcome: int, period_starts: np.ndar
     bins = np.searchsorted(ts, edges)
     cumulative = np.concatenate([[0.0], np.cumsum(size)])
     return cumulative[bins[1:]] - cumulative[bins[:-1]]
+
+
+def size_through(activity: MarketActivity, outcome: int, period_starts: np.ndarray, interval_min: int) -> np.ndarray:
+    """Traded size of one outcome from the market's first trade to the end of each period: the same for a
+    period whatever span a request asks for."""
+    mask = activity.outcome == outcome
+    cumulative = np.concatenate([[0.0], np.cumsum(activity.size[mask])])
+    return cumulative[np.searchsorted(activity.ts[mask], period_starts + interval_min * 60)]

@@ -27,6 +27,8 @@ from pipeline.engine.schema import (
     MAX_PRICE_HISTORY_MARKETS,
     ORDERBOOK_PLATFORMS,
     PRICE_HISTORY_INTERVALS,
+    SPORTS_PLATFORMS,
+    League,
     MarketStatus,
     Platform,
 )
@@ -36,6 +38,7 @@ from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
 from pmw_sandbox.native import NativeApi, is_native
 from pmw_sandbox.readings import Readings
+from pmw_sandbox.sports import Question, SportsWorld
 from pmw_sandbox.world import Record, iso, shared_world
 
 API_VERSION = "2.0.0"
@@ -173,6 +176,7 @@ class SandboxApp:
         self.config = config or SandboxConfig()
         self.world = shared_world(self.config.world)
         self.native = NativeApi(self.world)
+        self.sports = SportsWorld(self.config.world.seed)
         self.clock = clock
         self.cursors = CursorBook(f"sandbox-{self.config.world.seed}".encode(), self.config.cursor_ttl_s, clock)
         self.limiter = (
@@ -199,6 +203,9 @@ class SandboxApp:
             "/price-history": self._price_history,
             "/profile/info": self._profile_info,
             "/profile/trades": self._profile_trades,
+            "/league-info": self._league_info,
+            "/list-futures": lambda query: self._list_sports(query, "future"),
+            "/list-awards": lambda query: self._list_sports(query, "award"),
         }
         self._ledgers: dict[tuple[Platform, datetime], profiles.Ledger] = {}
 
@@ -268,6 +275,8 @@ class SandboxApp:
             return self._market(parts[1], query)
         if len(parts) == 3 and parts[0] == "markets" and parts[2] == "orderbook":
             return self._orderbook(parts[1], query)
+        if len(parts) == 2 and parts[0] in ("futures", "awards"):
+            return self._sports_detail(parts[0], parts[1])
         raise ApiError(404, "NOT_FOUND", f"no endpoint at {path}")
 
     def _error(self, error: ApiError) -> SandboxResponse:
@@ -594,6 +603,70 @@ class SandboxApp:
         if readings.price_points_order == "by_time":
             points.sort(key=lambda point: point["timestamp"])
         return points
+
+    # -- sports ------------------------------------------------------------------------------------
+
+    def _league(self, query: _Query, required: bool) -> League | None:
+        value = query.text("league")
+        if value is None:
+            if required:
+                raise _bad("league", f"is required; expected one of {', '.join(League)}")
+            return None
+        if value not in League.__members__.values():
+            raise _bad("league", f"expected one of {', '.join(League)}, got {value!r}")
+        return League(value)
+
+    def _sports_meta(self, platforms: Sequence[Platform]) -> Record:
+        return {"platforms_queried": [p.value for p in platforms], "request_time": 0,
+                "data_freshness": iso(self.world.as_of), "platform_errors": {}}
+
+    def _league_info(self, query: _Query) -> Record:
+        """One league (`league=`), or, the sandbox's reading of "all leagues are returned", a list of them all."""
+        league = self._league(query, required=False)
+        teams = query.flag("include_teams")
+        leagues = [league] if league is not None else list(League)
+        records = [self.sports.league_record(one, teams) for one in leagues]
+        if self.config.readings.list_order == "reversed":
+            for record in records:
+                record.get("teams", []).reverse()  # type: ignore[union-attr]
+        return {"data": records[0] if league is not None else records, "meta": {"request_time": 0}}
+
+    def _list_sports(self, query: _Query, kind: str) -> Record:
+        league = self._league(query, required=True)
+        platform = query.platform(SPORTS_PLATFORMS)
+        wanted_type = query.text(f"{kind}_type")
+        assert league is not None
+        chosen = [q for q in self.sports.questions[league] if q.kind == kind
+                  and (wanted_type is None or q.type == wanted_type) and (platform is None or platform in q.platforms)]
+        items = [self.sports.list_item(q) for q in self._ordered(chosen)]
+        platforms = [platform] if platform is not None else list(SPORTS_PLATFORMS)
+        return {"data": {f"{kind}s": items}, "meta": self._sports_meta(platforms)}
+
+    def _sports_detail(self, path: str, question_id: str) -> Record:
+        """`/futures/{id}`: a future's detail, today's odds on every platform that lists it. `/awards/{id}` serves
+        an award's in the same shape (reading award_detail=awards), or nothing, the award's detail being served at
+        `/futures/{id}` (award_detail=futures)."""
+        by_futures_path = self.config.readings.award_detail == "futures"
+        kinds = {"futures": ("future", "award") if by_futures_path else ("future",),
+                 "awards": () if by_futures_path else ("award",)}[path]
+        question = next(filter(None, (self.sports.question(kind, question_id) for kind in kinds)), None)
+        if question is None:
+            raise ApiError(404, "NOT_FOUND", f"{path[:-1]} {question_id!r} not found")
+        detail = self._as_read_detail(question)
+        return {"data": detail, "meta": self._sports_meta([Platform(m["platform"]) for m in detail["markets"]])}
+
+    def _as_read_detail(self, question: Question) -> Record:
+        detail = self.sports.detail(question, self.world.config.end_day)
+        readings = self.config.readings
+        for market in detail["markets"]:
+            if readings.list_order == "reversed":
+                market["outcomes"].reverse()
+            if readings.american_odds == "bare":
+                for outcome in market["outcomes"]:
+                    outcome["odds"]["american"] = outcome["odds"]["american"].removeprefix("+")
+        if readings.list_order == "reversed":
+            detail["markets"].reverse()
+        return detail
 
 
 def _as_read(records: list[Record], key: str, market: Any, reading: str) -> None:

@@ -27,7 +27,14 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "iso_times": ("z", "offset", "fractional"),
     "over_limit": ("cap", "reject"),
     "book_order": ("best_first", "best_last"),
+    "american_odds": ("signed", "bare"),
+    "award_detail": ("awards", "futures"),
 }
+
+# Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
+# readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
+# `book_order`, tests/engine/test_sports.py the sports tables under the others.
+NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail"})
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,8 @@ class Readings:
     iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, or ...00.000Z
     over_limit: str = "cap"  # a limit above the maximum: capped, or refused (400) above the lowest documented one
     book_order: str = "best_first"  # an orderbook side's levels: best price first, or best price last
+    american_odds: str = "signed"  # a future outcome's odds.american: +350 / -200, or 350 / -200
+    award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
     cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
 
@@ -71,6 +80,11 @@ class Readings:
         alone = [cls(**{name: value}) for name, allowed in CHOICES.items() for value in allowed[1:]]
         flags = [f.name for f in fields(cls) if f.name not in CHOICES]
         return alone + [cls(**{name: True}) for name in flags]
+
+    def changes_markets(self) -> bool:
+        """Whether a switch that the market endpoints read is away from its default."""
+        default = Readings()
+        return any(getattr(self, f.name) != getattr(default, f.name) for f in fields(self) if f.name not in NOT_MARKETS)
 
     def label(self) -> str:
         """The switches away from their default, as `pmw sandbox --readings` takes them."""

@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 
 from pipeline.engine.schema import MARKET_PLATFORMS, MarketStatus, MarketType, Platform
-from pmw_sandbox.activity import SIDES, USERS_PER_PLATFORM, MarketActivity, period_ohlc, period_volume, simulate
+from pmw_sandbox.activity import (
+    SIDES,
+    USERS_PER_PLATFORM,
+    MarketActivity,
+    period_ohlc,
+    period_volume,
+    simulate,
+    size_through,
+)
 from pmw_sandbox.catalogue import Catalogue, Event, Market, Series, WorldConfig, build_catalogue
 
 Record = dict[str, Any]
@@ -368,7 +376,7 @@ class World:
             if is_polymarket:  # Polymarket points carry the close only; the others equal it.
                 ohlc = np.repeat(ohlc[:, 3:4], 4, axis=1)
             volume = period_volume(act, j, starts, interval_min)
-            open_interest = np.cumsum(volume) * 0.35
+            open_interest = size_through(act, j, starts, interval_min) * 0.35  # whatever span is asked
             for k, t in enumerate(starts.tolist()):
                 o, h, lo, c = (float(v) for v in ohlc[k])
                 points.append(

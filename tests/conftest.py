@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from pmw_sandbox import SandboxApp, SandboxConfig, plug, sandbox_client
+from tests.support.servers import postgres_server, postgres_template, redis_server
 from tests.support.world import PIPELINE_WORLD, WORLD, FakeClock, pipeline_sandbox
 
 
@@ -55,3 +56,19 @@ def client(shared_app: SandboxApp) -> Iterator[httpx.Client]:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[str]:
+    """A PostgreSQL server of this worker's, for the whole session (tests.support.servers); its template
+    folder is made once for every worker."""
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    with postgres_server(postgres_template(shared)) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A Redis server of this worker's, for the whole session (tests.support.servers)."""
+    with redis_server() as url:
+        yield url

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -15,9 +16,11 @@ from pipeline.cli.failures import root_cause
 from pipeline.cli.instance import pmw_instance
 from pipeline.cli.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.schema import TABLES, Source
+from pipeline.engine.sources.window import Window, windows_of
 
 # Dagster's console logger: silent by default, since each partition's line says what went wrong in one line
 # (a failed step's root cause and its path) where Dagster would print each error with its stack trace, 90 lines
@@ -113,10 +116,13 @@ def select_assets(names: Sequence[str] | None) -> list[dg.AssetsDefinition]:
 
 def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, day: date,
                           instance: dg.DagsterInstance, resource: PipelineResource,
-                          verbose: bool = False) -> PartitionReport:
+                          verbose: bool = False, window: Window | None = None) -> PartitionReport:
+    """One Dagster run of the partition; with a `window`, its trades and price history come from the window's
+    sweep (pipeline.engine.sources.window)."""
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
+    tags = {WINDOW_TAG: window.tag} if window is not None else None
     result = dg.materialize(assets, partition_key=key, instance=instance, resources={"pipeline": resource},
-                            run_config=VERBOSE_LOGS if verbose else QUIET_LOGS, raise_on_error=False)
+                            run_config=VERBOSE_LOGS if verbose else QUIET_LOGS, raise_on_error=False, tags=tags)
     report = PartitionReport(platform, day, success=True)
     for asset in assets:
         table = asset.key.to_user_string()
@@ -160,7 +166,9 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
                  verbose: bool = False, progress_stream: TextIO | None = None,
                  progress_every_s: float = PLAIN_EVERY_S) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
-    environment, parsed here once), one Dagster run each, saying a line per partition as it lands (and, when
+    environment, parsed here once), one Dagster run each, the consecutive days of a platform read as one window
+    (pipeline.engine.sources.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
+    partition as it lands (and, when
     `verbose`, letting Dagster print its warnings and errors with their stack traces). Meanwhile progress goes
     to `progress_stream` (default stderr; pipeline.cli.progress): a status line on a terminal, else plain
     lines every `progress_every_s` seconds."""
@@ -171,12 +179,13 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     total = len(days) * len(platforms)
     progress, every_s = progress_for(progress_stream or sys.stderr, total, budget_rate(resource.settings()),
                                      progress_every_s)
+    windows = {day: window for window in windows_of(days, uuid.uuid4().hex[:12]) for day in window.days}
     reports = []
     with logs_above(progress.display):
         for day in days:
             for platform in platforms:
                 with watching(progress, platform, day, every_s):
-                    report = materialise_partition(assets, platform, day, instance, resource, verbose)
+                    report = materialise_partition(assets, platform, day, instance, resource, verbose, windows[day])
                 reports.append(report)
                 say(f"[{len(reports)}/{total}] {report.line()}")
     requests = sum((r.requests for r in reports), Counter())

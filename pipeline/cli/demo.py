@@ -10,11 +10,12 @@ from pathlib import Path
 from pipeline.cli.backfill import run_backfill
 from pipeline.cli.demo_snapshots import example_watchlists, land_watchlists
 from pipeline.cli.demo_world import ui_command, world_env
+from pipeline.cli.sports import land_sports_day, say_widest_spreads
 from pipeline.cli.sql import run_sql
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import DIRECT_SANDBOX, Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import MARKET_PLATFORMS, Source, all_tables
+from pipeline.engine.schema import MARKET_PLATFORMS, Source, lake_tables
 from pipeline.engine.warehouse.views import connect_read_only, ensure_raw_views
 from pmw_sandbox.catalogue import WorldConfig
 
@@ -55,6 +56,10 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
     reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=resource, say=say)
     say("")
     snapshots_landed = land_watchlists(world, first, resource, say=say)
+    sports = settings.source != Source.DIRECT
+    say(f"\nSports, {last}: every league's teams, futures, awards and their odds on five platforms"
+        if sports else "\nSports: left out (PMW_SOURCE=direct; only the unified API serves them)")
+    sports_failed = sports and any(r.error for r in land_sports_day(last, resource, say))
     lake = Lake(settings.lake_dir)
     ensure_raw_views(settings.warehouse_path, lake)
     say("")
@@ -62,7 +67,7 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
     with connect_read_only(settings.warehouse_path) as db:
         say("\nWhat landed (warehouse " + str(settings.warehouse_path) + "):")
         say(f"  {'table':<19} {'platform':<11} {'partitions':>10} {'rows':>9}")
-        for table in all_tables():
+        for table in (name for name, spec in lake_tables().items() if spec.partitioned_by == "platform"):
             counts = db.sql(f"SELECT platform, count(DISTINCT date), count(*) FROM raw.{table} "
                             "GROUP BY platform ORDER BY platform").fetchall()
             for platform, partitions, rows in counts:
@@ -77,11 +82,13 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
         say(f"  {'platform':<11} {'day':<10} {'active':>6} {'new':>4} {'resolved':>8} {'trades':>7} {'volume':>12}")
         for platform, day, active, new, resolved, trades, volume in db.sql(MART_SQL).fetchall():
             say(f"  {platform:<11} {day!s:<10} {active:>6} {new:>4} {resolved:>8} {trades:>7} {volume:>12,.2f}")
+        if sports:
+            say_widest_spreads(db, last, say)
     say(f"\nQuery it yourself (read-only, {settings.warehouse_path}): pmw query \"SELECT count(*) FROM raw.trades\", "
         "or pmw shell for a prompt")
     say(ui_hint(world))
     failed = [r for r in reports if not r.success]
-    return 1 if failed or not models_built or not snapshots_landed else 0
+    return 1 if failed or sports_failed or not models_built or not snapshots_landed else 0
 
 
 def ui_hint(world: WorldConfig) -> str:

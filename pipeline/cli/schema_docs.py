@@ -21,19 +21,23 @@ from pipeline.engine.normalize.mappings import (
     EntityMapping,
 )
 from pipeline.engine.schema import (
+    IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
     MARKET_PLATFORMS,
     MAX_LIMIT,
     ORDERBOOK_PLATFORMS,
+    OVERROUND_TOLERANCE,
+    SPORTS_PLATFORMS,
     TABLES,
     BookSide,
     Field,
+    League,
     MarketStatus,
     MarketType,
     OutcomeSide,
     Platform,
     Source,
     Table,
-    all_tables,
+    lake_tables,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,13 +106,35 @@ def render() -> str:
         "| `outcome_side` | " + ", ".join(f"`{v}`" for v in OutcomeSide) + " |",
         "| `book_side` | " + ", ".join(f"`{v}`" for v in BookSide) + " |",
         "| `_source` | " + ", ".join(f"`{v}`" for v in Source) + " |",
+        "| leagues (partitions of the sports tables) | " + ", ".join(f"`{v}`" for v in League) + " |",
+        "| platforms of the sports tables | " + ", ".join(f"`{v}`" for v in SPORTS_PLATFORMS) + " |",
         "",
         "Page-size caps of the unified API: " + ", ".join(f"{name} {limit}" for name, limit in MAX_LIMIT.items()) + ".",
         "",
     ]
-    parts.extend(render_table(t) + "\n" for t in all_tables().values())
+    tables = lake_tables().values()
+    parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "platform")
+    parts.append(render_sports_intro())
+    parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "league")
     parts.append(render_direct_mappings())
     return "\n".join(parts)
+
+
+def render_sports_intro() -> str:
+    """What the sports tables share: their partitions, their snapshot nature, the tolerances of their checks."""
+    return "\n".join([
+        "## Sports tables",
+        "",
+        "`leagues`, `teams`, `futures`, `awards` and `future_odds` are partitioned by `league` and `date` instead of "
+        "`platform` and `date` (the lake's directories are `league=<league>/date=<day>`). A partition is the day's "
+        "snapshot: the API serves live odds and keeps no history, so a day is landed on that day. Rows belong to "
+        "what the pipeline asked for: `league` is the league asked, and an odds row's `future_id` and `kind` are "
+        "those of the detail asked. The odds checks allow "
+        f"{IMPLIED_PROBABILITY_RELATIVE_TOLERANCE:.0%} for rounding between implied probability, decimal and "
+        f"American odds, and report a platform's book of a future whose implied probabilities sum below "
+        f"{1 - OVERROUND_TOLERANCE:g} (outcomes missing).",
+        "",
+    ])
 
 
 def render_direct_mappings() -> str:
@@ -188,7 +214,7 @@ def _between(text: str, marker: str, body: str) -> str:
 
 def render_readme(readme: str) -> str:
     """README with its generated sections (table reference, checks) brought up to date."""
-    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in all_tables().values())
+    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in lake_tables().values())
     return _between(_between(readme, "schema", tables), "checks", render_checks())
 
 

@@ -15,6 +15,7 @@ from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.sources.factory import Emulator, needs_emulator, open_source
 from pipeline.engine.sources.partition import PartitionSource
+from pipeline.engine.sources.sports import SportsSource, open_sports_source
 
 
 class PipelineResource(dg.ConfigurableResource):
@@ -59,6 +60,13 @@ class PipelineResource(dg.ConfigurableResource):
         """A source session for one platform's partitions (an asset step's)."""
         settings = self.settings()
         with open_source(settings, platform, emulator_for(settings)) as source:
+            yield source
+
+    @contextmanager
+    def sports_source(self) -> Iterator[SportsSource]:
+        """A session of the unified API's sports endpoints (an asset step's)."""
+        settings = self.settings()
+        with open_sports_source(settings, emulator_for(settings)) as source:
             yield source
 
 

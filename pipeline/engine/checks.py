@@ -21,7 +21,13 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalised import CONFLICTING_REPEAT
-from pipeline.engine.schema import BookSide, Table, all_tables
+from pipeline.engine.schema import (
+    IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
+    OVERROUND_TOLERANCE,
+    BookSide,
+    Table,
+    lake_tables,
+)
 
 PREVIEW_ROWS = 5
 EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
@@ -29,9 +35,10 @@ EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
 
 @dataclass(frozen=True)
 class PartitionContext:
-    platform: str
+    platform: str  # the partition's platform, or its league for the sports tables
     day: date
     market_ids: frozenset[str] = frozenset()  # ids of the markets partition, for reference checks
+    team_ids: frozenset[str] = frozenset()  # router ids of the league's teams partition, for future_odds
 
 
 @dataclass(frozen=True)
@@ -165,12 +172,86 @@ def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
     return pl.col([*keys, *(c for c in shown if c not in keys)])
 
 
+# -- the odds of futures and awards ---------------------------------------------------------------------------
+
+
+def _relative_gap(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """|a / b - 1|: how far two prices of one outcome disagree, as a share."""
+    return (a / b - 1).abs()
+
+
+def _american_as_decimal(american: pl.Expr) -> pl.Expr:
+    """American odds (text: `+350`, `350`, `-200`) as decimal odds; null when the text is no such number.
+    +A pays A on 100 staked (decimal 1 + A/100), -A stakes A to win 100 (decimal 1 + 100/A)."""
+    number = american.str.strip_chars().str.strip_prefix("+").cast(pl.Float64, strict=False)
+    return (pl.when(number >= 100).then(1 + number / 100)
+            .when(number <= -100).then(1 + 100 / number.abs()))
+
+
+def _implied_probability_check() -> Check:
+    tolerance = IMPLIED_PROBABILITY_RELATIVE_TOLERANCE
+
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        p, decimal = pl.col("implied_probability"), pl.col("decimal_odds")
+        wrong = p.is_nan() | (p < 0) | (p > 1) | ~(decimal > 1) | (_relative_gap(p * decimal, pl.lit(1.0)) > tolerance)
+        return df.filter(wrong.fill_null(True)).select(_odds_key(), p, decimal)
+
+    return Check("implied_probability_matches_decimal",
+                 f"every implied probability is within [0, 1] and equals 1 / decimal odds within {tolerance:.0%} "
+                 "(decimal odds above 1)", run)
+
+
+def _american_check() -> Check:
+    tolerance = IMPLIED_PROBABILITY_RELATIVE_TOLERANCE
+
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        from_american = _american_as_decimal(pl.col("american_odds"))
+        wrong = _relative_gap(from_american, pl.col("decimal_odds")) > tolerance
+        return df.filter(wrong.fill_null(True)).select(_odds_key(), pl.col("american_odds", "decimal_odds"))
+
+    return Check("american_matches_decimal",
+                 f"the American odds are a number of at least 100 either way (+A or A, -A) and give the decimal "
+                 f"odds within {tolerance:.0%}", run)
+
+
+def _team_of_league_check() -> Check:
+    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        stray = pl.col("team_router_id").is_not_null() & ~pl.col("team_router_id").is_in(list(ctx.team_ids))
+        return df.filter(stray).select(_odds_key(), pl.col("team_router_id"))
+
+    return Check("team_of_the_league", "every outcome's `team_router_id` (when set) is a team of the league's "
+                 "`teams` partition of the day", run)
+
+
+def _field_covered_check() -> Check:
+    floor = 1 - OVERROUND_TOLERANCE
+
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        sums = df.group_by("kind", "future_id", "platform", "market_id").agg(
+            pl.col("implied_probability").sum().alias("probability_sum"), pl.len().alias("outcomes"))
+        return sums.filter(pl.col("probability_sum") < floor).sort("kind", "future_id", "platform")
+
+    # Not blocking: the prices there are still right, and the marts take margins out per platform.
+    return Check("outcomes_cover_the_field",
+                 f"per future (or award) and platform, the implied probabilities sum to at least {floor:g} "
+                 "(1 plus the platform's margin when every outcome is listed); a sum below means outcomes that "
+                 "matter are missing (a warning, not blocking)", run, blocking=False)
+
+
+def _odds_key() -> pl.Expr:
+    return pl.col("kind", "future_id", "platform", "outcome_name")
+
+
+def _odds_checks() -> list[Check]:
+    return [_implied_probability_check(), _american_check(), _team_of_league_check(), _field_covered_check()]
+
+
 def checks_for(table: Table) -> tuple[Check, ...]:
     """The checks of a table: derived from its schema (required columns, key, enums, time column, market
     references, records listed by id), plus the price checks of the tables that hold prices and the size
     check of trades."""
     checks = [_not_null_check(table), _unique_key_check(table)]
-    checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != "platform"]
+    checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != table.partitioned_by]
     if table.name == "markets":
         checks.append(_price_check(lambda: pl.col("current_prices").list.eval(pl.element().struct.field("price"))))
     if table.name in ("trades", "profile_trades"):
@@ -186,6 +267,8 @@ def checks_for(table: Table) -> tuple[Check, ...]:
     if table.name == "orderbook_snapshots":
         checks.append(_price_check(lambda: pl.concat_list(pl.col("best_bid"), pl.col("best_ask")).list.drop_nulls()))
         checks.append(_not_crossed_check())
+    if table.name == "future_odds":
+        checks += _odds_checks()
     if table.time_column is not None:
         checks.append(_inside_day_check(table.time_column))
     if "market_id" in table.column_names and table.references_markets:
@@ -195,7 +278,7 @@ def checks_for(table: Table) -> tuple[Check, ...]:
     return tuple(checks)
 
 
-CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in all_tables().items()}
+CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in lake_tables().items()}
 
 
 def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext, rejects: pl.DataFrame) -> list[CheckOutcome]:

@@ -26,6 +26,8 @@ N = TypeVar("N", int, float)
 DIRECT_SANDBOX = "sandbox"
 SANDBOX_DAYS = 7  # days of history in the in-process sandbox's world (PMW_SANDBOX_DAYS), as WorldConfig.days
 REAL_SOURCE_START = "2025-01-01"  # the first partition by default when the source is a real API
+# PMW_BUDGET_URL: the URL schemes of each store of the request budget (pipeline.engine.sources.budget_store)
+BUDGET_SCHEMES = {"sqlite": ("sqlite",), "postgresql": ("postgresql", "postgres"), "redis": ("redis", "rediss")}
 
 
 class PriceLabel(StrEnum):
@@ -73,6 +75,7 @@ class Settings:
     sandbox_readings: str = ""  # the in-process sandbox's readings of the spec, as `pmw sandbox --readings`
     price_point_label: PriceLabel | None = None  # None: period start, or the in-process sandbox's reading
     rate_limit_db: Path = field(default_factory=lambda: _default_state_dir() / "rate-limit.sqlite")
+    budget_url: Secret | None = None  # PMW_BUDGET_URL: the budget's shared store; None: the file rate_limit_db
     catalogue_ttl_s: float = 3600.0
     http_timeout_s: float = 30.0
     http_deadline_s: float = 120.0  # a request's whole answer, however slowly it trickles in
@@ -100,6 +103,11 @@ class Settings:
     @property
     def cache_dir(self) -> Path:
         return self.data_dir / "cache"
+
+    @property
+    def windows_dir(self) -> Path:
+        """Where a window's sweep waits for its days to land (pipeline.engine.sources.window)."""
+        return self.data_dir / "windows"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -138,6 +146,7 @@ class Settings:
             sandbox_readings=env.get("PMW_SANDBOX_READINGS", ""),
             price_point_label=_price_label(env),
             rate_limit_db=Path(env.get("PMW_RATE_LIMIT_DB") or defaults.rate_limit_db),
+            budget_url=_budget_url(env),
             keep_versions=_integer(env, "PMW_KEEP_VERSIONS", defaults.keep_versions, minimum=0),
             catalogue_ttl_s=float(_integer(env, "PMW_CATALOGUE_TTL_S", int(defaults.catalogue_ttl_s), minimum=0)),
             http_timeout_s=_seconds(env, "PMW_HTTP_TIMEOUT_S", defaults.http_timeout_s, positive=True),
@@ -165,6 +174,22 @@ def _source(env: Mapping[str, str]) -> Source:
     except ValueError:
         allowed = ", ".join(member.value for member in Source)
         raise ConfigError(f"PMW_SOURCE must be one of {allowed}, got {raw!r}") from None
+
+
+def _budget_url(env: Mapping[str, str]) -> Secret | None:
+    """PMW_BUDGET_URL, checked for a known store; it may hold a password, so it is kept as a Secret and never
+    quoted whole in an error."""
+    raw = env.get("PMW_BUDGET_URL")
+    if not raw:
+        return None
+    scheme, separator, rest = raw.partition("://")
+    known = [name for names in BUDGET_SCHEMES.values() for name in names]
+    if not separator or scheme not in known or not rest:
+        shown = f"a URL of scheme {scheme!r}" if separator else "no URL"
+        raise ConfigError(f"PMW_BUDGET_URL must be sqlite:///FILE, postgresql://... or redis://..., got {shown}")
+    if scheme == "sqlite" and not rest.startswith("/"):
+        raise ConfigError("PMW_BUDGET_URL=sqlite:///FILE names a file by its absolute path (three slashes)")
+    return Secret(raw)
 
 
 def _price_label(env: Mapping[str, str]) -> PriceLabel | None:

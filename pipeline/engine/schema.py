@@ -44,6 +44,25 @@ ORDERBOOK_PLATFORMS: tuple[Platform, ...] = (
 )
 
 
+# Platforms the unified API's sports endpoints price futures and awards on (spec: the sports platform filter).
+SPORTS_PLATFORMS: tuple[Platform, ...] = (
+    Platform.POLYMARKET,
+    Platform.KALSHI,
+    Platform.PROPHETX,
+    Platform.NOVIG,
+    Platform.SXBET,
+)
+
+
+class League(StrEnum):
+    """The leagues of the unified API's sports endpoints: the partitions of the sports tables."""
+
+    NFL = "nfl"
+    NBA = "nba"
+    NHL = "nhl"
+    MLB = "mlb"
+
+
 class MarketStatus(StrEnum):
     OPEN = "open"
     PAUSED = "paused"
@@ -211,13 +230,17 @@ class Table:
     # Whether each record is listed under an id of its own, by which paging tells a record sent twice
     # (pipeline.engine.sources.paging); a price point has none, and is never listed again.
     listed_by_id: bool = True
-    # The platforms it has partitions of (the partition column's enum).
+    # The partition dimension beside the day: `platform` (the market, book and trader tables) or `league` (the
+    # sports tables).
+    partitioned_by: Literal["platform", "league"] = "platform"
+    # The platforms a table partitioned by platform has partitions of (the partition column's enum).
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
     # Whether a day's partition accumulates rounds (orderbook snapshots taken through the day), each round a
     # file of its own written once, rather than being replaced whole (pipeline.engine.lake.store).
     rounds: bool = False
     # Whether its `market_id` names a market of the day's markets partition (the `references_partition_markets`
-    # check): not for books and traders' trades, whose markets are those of a watch list or a trader.
+    # check): not for books and traders' trades, whose markets are those of a watch list or a trader, nor for
+    # the sports odds, whose markets are each platform's.
     references_markets: bool = True
 
     def __post_init__(self) -> None:
@@ -229,9 +252,20 @@ class Table:
     def columns(self) -> tuple[Column, ...]:
         documented = [Column(f.name, f.polars_dtype, f.required, f.enum, f.doc, f) for f in self.fields]
         documented_names = {c.name for c in documented}
-        extra = [_partition_column(c, self.platforms) for c in PARTITION_AND_LINEAGE_COLUMNS
-                 if c.name not in documented_names]
+        partition_and_lineage = LEAGUE_PARTITION_AND_LINEAGE_COLUMNS if self.partitioned_by == "league" else (
+            _platform_column(self.platforms), *PARTITION_AND_LINEAGE_COLUMNS[1:])
+        extra = [c for c in partition_and_lineage if c.name not in documented_names]
         return (*documented, *extra, *self.added)
+
+    @property
+    def partition_columns(self) -> tuple[str, str]:
+        """The columns the lake keeps in a partition's path: the dimension, then the day."""
+        return (self.partitioned_by, "date")
+
+    @property
+    def partition_values(self) -> tuple[str, ...]:
+        """The values the partition dimension takes."""
+        return tuple(League) if self.partitioned_by == "league" else self.platforms
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -270,21 +304,22 @@ class Column:
     field: Field | None = None
 
 
+def _platform_column(platforms: tuple[Platform, ...]) -> Column:
+    """The `platform` partition column, its enum being the table's platforms."""
+    return Column("platform", pl.String(), True, tuple(platforms), "partition: the platform")
+
+
 PARTITION_AND_LINEAGE_COLUMNS: tuple[Column, ...] = (
-    Column("platform", pl.String(), True, tuple(MARKET_PLATFORMS), "partition: the platform"),
+    _platform_column(MARKET_PLATFORMS),
     Column("date", pl.Date(), True, None, "partition: the UTC day"),
     Column("_source", pl.String(), True, tuple(Source), "lineage: sandbox, api or direct"),
     Column("_fetched_at", UTC_TIMESTAMP, True, None, "lineage: when the record was fetched (UTC)"),
 )
 
-
-
-def _partition_column(column: Column, platforms: tuple[Platform, ...]) -> Column:
-    """A partition or lineage column, its `platform` enum being the table's platforms."""
-    if column.name != "platform" or platforms == MARKET_PLATFORMS:
-        return column
-    return Column(column.name, column.dtype, column.required, tuple(platforms), column.doc)
-
+LEAGUE_PARTITION_AND_LINEAGE_COLUMNS: tuple[Column, ...] = (
+    Column("league", pl.String(), True, tuple(League), "partition: the league asked for"),
+    *PARTITION_AND_LINEAGE_COLUMNS[1:],
+)
 
 # Rows of trades and price history belong to the market the pipeline asked for, whatever id the server put on
 # them (the unified id, the platform's id, or none): `market_id` is always the partition's market id, and what
@@ -626,10 +661,196 @@ WATCHLIST_TABLES: dict[str, Table] = {
     t.name: t for t in (ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS, PROFILES, PROFILE_TRADES)}
 
 
-def all_tables() -> dict[str, Table]:
-    """Every table of the lake: the daily ingestion's (TABLES) and the watch lists' (WATCHLIST_TABLES). Read
-    when asked, so that a table added to either registry (as tests/architecture's recipe does) is seen."""
-    return {**TABLES, **WATCHLIST_TABLES}
+# -- sports: leagues, teams, futures, awards and their odds, partitioned by league and day ------------------
+# The unified API's sports endpoints (spec: League, Team, Future, Award, PlatformMarkets, Future detail). Each
+# partition is the day's snapshot: what the API served when the partition ran (the odds are live, the API
+# keeps no history), so a day is landed on that day.
+
+SEASON = (_num("year"), _str("start_date", doc="YYYY-MM-DD"), _str("end_date", doc="YYYY-MM-DD"))
+LEAGUE_ENDPOINTS = tuple(
+    Field(name, dtype=pl.Boolean()) for name in ("awards", "futures", "games", "list_games", "list_awards",
+                                                 "list_futures")
+)
+LEAGUE_COUNTS = (_num("teams"), _num("awards"), _num("futures"))
+# A team's id on each platform that lists it (spec: platform_ids, keys P1, P2, P5, P6, P7).
+TEAM_PLATFORM_IDS = tuple(_str(p.value) for p in SPORTS_PLATFORMS)
+TEAM_METADATA = (_str("logo_url"), Field("colors", kind="list", dtype=pl.String()), _num("founded"), _str("stadium"))
+# Each platform's market of a future or award (spec: PlatformMarkets); absent for a platform that lists none.
+PLATFORM_MARKETS = (
+    Field("polymarket", kind="struct", children=(_str("market_id"),
+                                                 Field("clob_token_ids", kind="list", dtype=pl.String()))),
+    Field("kalshi", kind="struct", children=(_str("event_ticker"),)),
+    Field("prophetx", kind="struct", children=(_str("tournament_id"),)),
+    Field("novig", kind="struct", children=(_str("market_slug"),)),
+    Field("sxbet", kind="struct", children=(_num("league_id"),)),
+)
+FUTURE_METADATA = (_str("deadline"), _str("description"), Field("eligible_teams", kind="list", dtype=pl.String()))
+AWARD_METADATA = (_str("deadline"), _str("description"), _str("eligibility"))
+# A future's or award's detail (`/futures/{id}`): its markets, one per platform, each with its outcomes.
+FUTURE_ODDS_FIELDS = (
+    _str("american", required=True, doc="American odds as text: +350, 350 or -200"),
+    _num("decimal", required=True),
+    _num("implied_probability", required=True),
+)
+FUTURE_OUTCOME = (
+    _str("outcome_name", required=True),
+    Field("odds", kind="struct", children=FUTURE_ODDS_FIELDS, required=True),
+    _str("team_router_id", nullable=True),
+    _num("volume_24h", nullable=True),
+    _num("last_trade_price", nullable=True),
+    Field("metadata", kind="json"),
+)
+FUTURE_MARKET = (
+    _str("platform", required=True, enum=tuple(SPORTS_PLATFORMS)),
+    _str("market_id", required=True),
+    Field("outcomes", kind="list", children=FUTURE_OUTCOME, required=True),
+)
+TEAM = (
+    _str("router_id", required=True, doc="the service-wide team id that odds refer to"),
+    _str("name", required=True),
+    _str("abbreviation"),
+    _str("city"),
+    Field("platform_ids", kind="struct", children=TEAM_PLATFORM_IDS,
+          doc="the team's id on each platform; null where the platform does not list it"),
+    Field("metadata", kind="struct", children=TEAM_METADATA),
+    _str("state"),
+    _str("conference"),
+    _str("division"),
+)
+_LEAGUE_WIRE = _str("league", doc="the league code; the stored `league` is the league the pipeline asked for")
+
+LEAGUES = Table(
+    name="leagues",
+    resource="League",
+    doc="The league as `/league-info` describes it on the day: season, endpoints served, counts, status.",
+    primary_key=("league", "date", "id"),
+    time_column=None,
+    sort_key=("id",),
+    partitioned_by="league",
+    listed_by_id=False,
+    fields=(
+        _str("id", required=True, doc="league code as the API writes it"),
+        _str("name", required=True),
+        _str("abbreviation"),
+        _str("sport"),
+        Field("season", kind="struct", children=SEASON),
+        Field("endpoints", kind="struct", children=LEAGUE_ENDPOINTS),
+        Field("counts", kind="struct", children=LEAGUE_COUNTS),
+        _str("status"),
+    ),
+    wire_only=(Field("teams", kind="list", children=TEAM, doc="the league's teams (with include_teams=true), landed "
+                                                             "in `teams`"),),
+)
+
+TEAMS = Table(
+    name="teams",
+    resource="Team",
+    doc="The league's teams on the day: each team's id on every platform that lists it, conference, division.",
+    primary_key=("league", "date", "router_id"),
+    time_column=None,
+    sort_key=("router_id",),
+    partitioned_by="league",
+    listed_by_id=False,
+    fields=TEAM,
+)
+
+FUTURES = Table(
+    name="futures",
+    resource="Future",
+    doc="The league's futures (season-long questions: champion, conference, division) listed on the day, with "
+        "each platform's market reference.",
+    primary_key=("league", "date", "id"),
+    time_column=None,
+    sort_key=("id",),
+    partitioned_by="league",
+    listed_by_id=False,
+    fields=(
+        _str("id", required=True),
+        _str("future_name", required=True),
+        _num("season"),
+        _str("future_type", doc="championship, conference, division, ..."),
+        _str("category"),
+        Field("platform_markets", kind="struct", children=PLATFORM_MARKETS,
+              doc="each platform's market; null for a platform that does not list the future"),
+        Field("metadata", kind="struct", children=FUTURE_METADATA),
+    ),
+    wire_only=(_LEAGUE_WIRE,),
+)
+
+AWARDS = Table(
+    name="awards",
+    resource="Award",
+    doc="The league's awards (MVP, ...) listed on the day, with each platform's market reference.",
+    primary_key=("league", "date", "id"),
+    time_column=None,
+    sort_key=("id",),
+    partitioned_by="league",
+    listed_by_id=False,
+    fields=(
+        _str("id", required=True),
+        _str("award_name", required=True),
+        _num("season"),
+        _str("award_type", doc="mvp, dpoy, opoy, ..."),
+        Field("platform_markets", kind="struct", children=PLATFORM_MARKETS),
+        Field("metadata", kind="struct", children=AWARD_METADATA),
+    ),
+    wire_only=(_LEAGUE_WIRE,),
+)
+
+
+class OddsKind(StrEnum):
+    """What a row of `future_odds` prices: a future or an award (both read as a future's detail)."""
+
+    FUTURE = "future"
+    AWARD = "award"
+
+
+FUTURE_ODDS = Table(
+    name="future_odds",
+    resource="Future detail outcome",
+    doc="The day's snapshot of the odds of every future and award: one row per platform, market and outcome, "
+        "from `/futures/{id}` (and `/awards/{id}`).",
+    primary_key=("league", "date", "kind", "future_id", "platform", "market_id", "outcome_name"),
+    time_column=None,
+    sort_key=("kind", "future_id", "platform", "market_id", "outcome_name"),
+    partitioned_by="league",
+    listed_by_id=False,
+    references_markets=False,
+    fields=(
+        _str("kind", required=True, enum=tuple(OddsKind), doc="future or award"),
+        _str("future_id", required=True, doc="the future's or award's id the pipeline asked the detail of"),
+        _str("platform", required=True, enum=tuple(SPORTS_PLATFORMS), doc="the platform pricing the outcome"),
+        _str("market_id", required=True, doc="the platform's market (`markets[].market_id`)"),
+        _str("outcome_name", required=True),
+        _str("team_router_id", nullable=True, doc="the team the outcome is (a future) or plays for (an award)"),
+        _str("american_odds", required=True,
+             doc="`odds.american`, signed (`+350`, `-200`) whether sent with `+` or not"),
+        _num("decimal_odds", required=True, doc="`odds.decimal`"),
+        _num("implied_probability", required=True,
+             doc="`odds.implied_probability`: the platform's price, its margin included"),
+        _num("volume_24h", nullable=True),
+        _num("last_trade_price", nullable=True),
+        Field("metadata", kind="json", doc="free-form object, as JSON text"),
+    ),
+)
+
+SPORTS_TABLES: dict[str, Table] = {t.name: t for t in (LEAGUES, TEAMS, FUTURES, AWARDS, FUTURE_ODDS)}
+
+
+def lake_tables() -> dict[str, Table]:
+    """Every table of the lake and the warehouse's raw views: the daily ingestion's (TABLES) and the watch lists'
+    (WATCHLIST_TABLES), partitioned by platform and day, then the sports tables (SPORTS_TABLES, league x day).
+    Read at each call, so that a table added to any registry (as tests/architecture's recipe does) is seen."""
+    return {**TABLES, **WATCHLIST_TABLES, **SPORTS_TABLES}
+
+
+# How far the sports checks let the odds stray, and why (pipeline.engine.checks):
+# - an implied probability is 1 / decimal odds and the American odds say the same price, within rounding: the API
+#   rounds decimal odds to cents and American odds to whole numbers, which moves a price by well under 1 %;
+IMPLIED_PROBABILITY_RELATIVE_TOLERANCE = 0.01
+# - a platform's implied probabilities of one future sum to 1 plus its margin; a platform may leave long shots
+#   out, and a sum below 1 - this tolerance means outcomes that matter are missing.
+OVERROUND_TOLERANCE = 0.05
 
 # Envelopes and small objects of the unified API that are not warehouse tables.
 PAGINATION_FIELDS: tuple[Field, ...] = (
@@ -688,6 +909,8 @@ META_FIELDS: dict[str, tuple[str, ...]] = {
     "orderbook": ("request_time",),
     "health": ("request_time",),
     "platforms": ("request_time", "total"),
+    "league_info": ("request_time",),
+    "sports": ("platforms_queried", "request_time", "data_freshness", "platform_errors"),
 }
 
 # Maximum `limit` per list endpoint; a larger value is capped to it (spec: Limits).

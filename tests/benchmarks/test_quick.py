@@ -16,8 +16,8 @@ import pytest
 
 from tests.support.paths import REPO_ROOT
 
-TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Queries:")
-BENCHMARKS = ("normalisation", "memory", "requests", "queries")
+TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Requests per window:", "Queries:")
+BENCHMARKS = ("normalisation", "memory", "requests", "windows", "queries")
 
 
 @pytest.mark.slow

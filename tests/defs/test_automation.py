@@ -38,6 +38,7 @@ from pipeline.defs.automation.sensor import (
 )
 from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, partitions_start
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.sources.window import Window
 from tests.support.frames import sample_frame
 from tests.support.paths import REPO_ROOT
 from tests.support.runs import CODE_LOCATION
@@ -133,6 +134,8 @@ def test_the_schedule_asks_for_yesterday_and_the_lookback(automation_env: None, 
     assert set(partitions_of(requests)) == expected and len(requests) == len(expected)
     assert len({r.run_key for r in requests}) == len(requests)
     assert all(r.tags["dagster/priority"] == "10" and r.tags["pmw/trigger"] == "daily" for r in requests)
+    # the tick's days are one window, swept once per platform (pipeline.engine.sources.window)
+    assert {r.tags["pmw/window"] for r in requests} == {f"{YESTERDAY - timedelta(days=2)}..{YESTERDAY}@daily-{TODAY}"}
     assert daily_ingestion.execution_timezone == "UTC"
     assert daily_ingestion.cron_schedule == "30 0 * * *"
 
@@ -196,6 +199,8 @@ def test_the_budget_decides_how_many_partitions_a_tick_asks_for(
         f"backfill:polymarket:{YESTERDAY}",
         f"backfill:polymarket:{YESTERDAY - timedelta(days=1)}",
     ]
+    windows = {Window.parse(r.tags["pmw/window"]) for r in result.run_requests}  # one sweep for the two days
+    assert [(w.first, w.last) for w in windows] == [(YESTERDAY - timedelta(days=1), YESTERDAY)]
 
 
 def test_once_its_runs_are_queued_the_next_tick_asks_for_nothing_new(
@@ -266,6 +271,14 @@ def test_a_partition_costs_the_median_of_recent_requests_summed_over_its_assets(
     assert model.cost("kalshi") == 5 * 30
     assert model.cost("kalshi", ["trades"]) == 30
     assert model.cost("polymarket") == DEFAULT_PARTITION_COST  # nothing recorded yet
+
+
+def test_a_day_landed_in_a_window_costs_its_share_of_the_window_sweep() -> None:
+    swept = [Sample("kalshi", "trades", 700, 0, 1, window_days=7)]  # the day that swept the window
+    served = [Sample("kalshi", "trades", 0, 0, n, window_days=7) for n in range(2, 8)]  # its other six days
+    alone = [Sample("kalshi", "trades", 250, 0, 9)]
+    assert CostModel.from_samples(["trades"], swept + served).cost("kalshi") == 100
+    assert CostModel.from_samples(["trades"], swept + served + alone).cost("kalshi") == 175  # median of 100, 250
 
 
 def test_the_budget_is_a_tick_plus_the_largest_partition_less_what_is_in_flight_and_reserved() -> None:
@@ -422,7 +435,7 @@ def test_the_sensor_refills_a_landed_partition_whose_files_are_gone_or_unreadabl
 def test_the_code_location_holds_the_schedules_sensors_checks_and_retrying_job() -> None:
     repo = defs.get_repository_def()
     assert {s.name for s in repo.schedule_defs} == {"daily_ingestion", "daily_freshness_checks", "orderbook_rounds",
-                                                    "daily_traders"}
+                                                    "daily_traders", "daily_sports"}
     assert sorted(s.name for s in repo.sensor_defs) == ["backfill_sensor", "sql_models_after_ingestion"]
     job = repo.get_job("ingestion")
     assert job.op_retry_policy == STEP_RETRY_POLICY

@@ -23,7 +23,7 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import FailedIngestionCheck, asset_key, held_back, sql_assets
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import TABLES, all_tables
+from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Relation, load_project
 from tests.defs.test_check_reporting import PARTITION, PLATFORM
 from tests.support.rewritten_markets import markets_rewritten
@@ -31,6 +31,11 @@ from tests.support.runs import DAY, shared_instance
 
 PROJECT = load_project(DEFAULT_SQL_DIR)
 TABLE_KEYS = {dg.AssetKey(table) for table in TABLES}
+# The sports marts read no market table: they are built whatever the market tables' checks say.
+SPORTS_MARTS = {dg.AssetKey(["marts", "future_odds_daily"]), dg.AssetKey(["marts", "platform_margin_daily"])}
+SPORTS_SQL_TESTS = ("future_odds_daily_consensus_in_unit_interval", "future_odds_daily_consensus_sums_to_one",
+                    "future_odds_daily_prices_present", "future_odds_daily_unique_key",
+                    "platform_margin_daily_unique_key")
 # What reads raw.markets, directly or through other models: held back when a check of markets fails.
 READ_MARKETS = {Relation("staging", name) for name in ("stg_markets", "stg_market_days", "stg_market_outcomes")} | {
     Relation("marts", name)
@@ -77,8 +82,10 @@ def test_ingestion_checks_are_reported_not_dagster_blocking_and_the_registry_say
         assert set(specs) == {c.name for c in checks}
         assert not any(spec.blocking for spec in specs.values()), table  # a failed one never fails its step
         # Each means the data is wrong, and holds back the SQL; a source that disagrees with itself (one id sent
-        # with two contents) is a warning: the version landed is one it gave.
-        expected = {"repeats_agree"} if all_tables()[table].listed_by_id else set()
+        # with two contents) is a warning: the version landed is one it gave; so is a platform's book of a future
+        # missing outcomes (its prices are right, the marts take margins out per platform).
+        expected = {"repeats_agree"} if lake_tables()[table].listed_by_id else set()
+        expected |= {"outcomes_cover_the_field"} if table == "future_odds" else set()
         assert {c.name for c in checks if not c.blocking} == expected, table
 
 
@@ -114,11 +121,13 @@ def test_a_failed_markets_check_lands_the_whole_partition_and_holds_back_only_th
         ("staging", "stg_orderbook_snapshots"), ("marts", "orderbook_daily"), ("staging", "stg_profiles"),
         ("staging", "stg_profile_trades"), ("marts", "trader_daily"))}  # they read no markets (and here no rows)
     assert built == {dg.AssetKey(["staging", n]) for n in ("stg_events", "stg_series", "stg_trades",
-                                                            "stg_price_history")} | watch_lists
+                                                            "stg_price_history", "stg_future_odds")} | (
+        watch_lists | SPORTS_MARTS)
     assert _materialised(result) == TABLE_KEYS | built  # the partition whole, and the models not reading markets
     sql_checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations() if e.asset_key not in TABLE_KEYS}
     assert sql_checks == {"trade_prices_in_unit_interval": True, "price_history_in_unit_interval": True,
-                          "orderbook_daily_unique_key": True, "trader_daily_unique_key": True}
+                          "orderbook_daily_unique_key": True, "trader_daily_unique_key": True,
+                          **dict.fromkeys(SPORTS_SQL_TESTS, True)}
     warnings = _warnings(instance, result)
     for relation in READ_MARKETS:
         assert f"{relation} held back: markets.status_enum failed ({PLATFORM} {DAY}, 1 violation)" in warnings

@@ -11,7 +11,7 @@ import pytest
 from benchmarks.request_bound import fewest_requests
 from pipeline.cli.backfill import run_backfill
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.schema import MAX_LIMIT, Platform
+from pipeline.engine.schema import MAX_LIMIT, TABLES, Platform
 from pmw_sandbox.world import World
 from tests.support.runs import DAY
 from tests.support.world import PIPELINE_WORLD
@@ -31,13 +31,15 @@ def test_a_one_day_backfill_stays_within_ten_percent_of_the_fewest_requests(pipe
 
 
 @pytest.mark.slow
-def test_a_several_day_backfill_lists_the_catalogue_once(pipeline_env: Path) -> None:
+def test_a_several_day_backfill_lists_the_catalogue_once_and_sweeps_its_window_once(pipeline_env: Path) -> None:
     first = DAY.replace(day=DAY.day - 2)
     reports = run_backfill(["kalshi"], first, DAY, resource=PipelineResource(), say=lambda _: None)
-    assert len(reports) == 3 and all(r.success for r in reports)
+    assert len(reports) == 3 and all(r.ok for r in reports)
+    assert all(set(r.rows) == set(TABLES) for r in reports)  # every table of every day landed, checks passed
     world = World(PIPELINE_WORLD)
     listed = sum((r.requests for r in reports), Counter())
     assert listed["/markets"] == math.ceil(len(world.markets(Platform.KALSHI)) / MAX_LIMIT["markets"])
     assert listed["/series"] == 1 and listed["/events"] == 1
-    trades_bound = sum(fewest_requests(world, Platform.KALSHI, r.day, catalogue=False)["/trades"] for r in reports)
-    assert listed["/trades"] <= 1.1 * trades_bound
+    window = fewest_requests(world, Platform.KALSHI, first, last=DAY)  # one sweep of the three days
+    assert sum(listed.values()) <= 1.1 * sum(window.values()), (listed, window)
+    assert not list((pipeline_env / "windows").glob("*/*/manifest.json"))  # the window's spools are gone

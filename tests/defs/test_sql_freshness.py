@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import dagster as dg
@@ -23,31 +24,32 @@ MARTS = [dg.AssetKey(["marts", "platform_daily"]), dg.AssetKey(["staging", "stg_
         (Observed(newest_landed=7, oldest_build=9, ingesting=0), "the models are newer than everything"),
         (Observed(newest_landed=9, oldest_build=7, ingesting=2), "waiting: 2 run(s) or backfill(s)"),
         (Observed(newest_landed=9, oldest_build=None, ingesting=1), "waiting: 1 run(s)"),
+        (Observed(newest_landed=9, oldest_build=3, ingesting=0, quiet_s=30), "landed 30 s ago"),
     ],
 )
 def test_the_sensor_waits_for_news_and_for_quiet(observed: Observed, skip: str) -> None:
-    decision = decide(observed)
+    decision = decide(observed, settle_s=120)
     assert isinstance(decision, dg.SkipReason) and skip in (decision.skip_message or "")
 
 
 @pytest.mark.parametrize("oldest_build", [None, 3])
 def test_new_rows_and_quiet_ask_for_one_rebuild_keyed_by_what_landed(oldest_build: int | None) -> None:
-    decision = decide(Observed(newest_landed=9, oldest_build=oldest_build, ingesting=0))
+    decision = decide(Observed(newest_landed=9, oldest_build=oldest_build, ingesting=0, quiet_s=121), settle_s=120)
     assert isinstance(decision, dg.RunRequest)
     assert decision.run_key == "after_ingestion:9"  # the same landed state is never rebuilt twice
 
 
 def test_it_reads_the_newest_landing_the_oldest_build_and_the_runs_under_way() -> None:
     with dg.DagsterInstance.ephemeral() as instance:
-        assert observe(instance, [TRADES], MARTS) == Observed(None, None, 0)
+        assert observe(instance, [TRADES], MARTS, time.time()) == Observed(None, None, 0)
         instance.report_runless_asset_event(dg.AssetMaterialization(MARTS[0]))
         instance.report_runless_asset_event(dg.AssetMaterialization(MARTS[1]))
         instance.report_runless_asset_event(dg.AssetMaterialization(TRADES, partition="2026-11-20|kalshi"))
-        seen = observe(instance, [TRADES], MARTS)
+        seen = observe(instance, [TRADES], MARTS, time.time() + 60)
         assert seen.newest_landed is not None and seen.oldest_build is not None
         assert seen.newest_landed > seen.oldest_build and seen.ingesting == 0
+        assert 60 <= seen.quiet_s < 70
         for job, status, selection in [
-            ("freshness_checks", dg.DagsterRunStatus.QUEUED, None),  # lands no ingestion table
             ("ingestion", dg.DagsterRunStatus.SUCCESS, None),  # done
             ("ingestion", dg.DagsterRunStatus.QUEUED, None),
             ("__ASSET_JOB", dg.DagsterRunStatus.STARTED, {TRADES}),  # a backfill from the UI, say
@@ -57,7 +59,7 @@ def test_it_reads_the_newest_landing_the_oldest_build_and_the_runs_under_way() -
                 dg.DagsterRun(job_name=job, run_id=str(uuid.uuid4()), status=status, asset_selection=selection,
                               remote_job_origin=CODE_LOCATION.get_job_origin(job))
             )
-        assert observe(instance, [TRADES], MARTS).ingesting == 2
+        assert observe(instance, [TRADES], MARTS, time.time()).ingesting == 2
 
 
 def test_the_code_location_rebuilds_every_model_with_the_sensor_on_from_the_start() -> None:

@@ -18,7 +18,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import TABLES, all_tables
+from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.warehouse.views import (
     RAW_SCHEMA,
     View,
@@ -34,7 +34,7 @@ from tests.support.frames import DAY, sample_frame, trades_frame
 from tests.support.paths import REPO_ROOT
 from tests.support.privileges import bound_by_permissions
 
-RAW_VIEWS = [f"{RAW_SCHEMA}.{table}" for table in all_tables()]
+RAW_VIEWS = [f"{RAW_SCHEMA}.{table}" for table in lake_tables()]
 
 
 @pytest.fixture
@@ -125,14 +125,15 @@ def test_empty_views_describe_exactly_like_views_over_files(lake: Lake, warehous
     ensure_raw_views(warehouse, lake)
     empty = {view: describe(warehouse, view) for view in RAW_VIEWS}
     assert all(query(warehouse, f"SELECT count(*) FROM {view}") == [(0,)] for view in RAW_VIEWS)
-    for table, spec in all_tables().items():
+    for table, spec in lake_tables().items():
+        partition = spec.partition_values[0]
         if spec.rounds:
-            lake.write_round(table, "kalshi", DAY, datetime.combine(DAY, time(), UTC),
+            lake.write_round(table, partition, DAY, datetime.combine(DAY, time(), UTC),
                              pl.DataFrame(schema=spec.polars_schema))
         else:
-            lake.write_partition(table, "kalshi", DAY, pl.DataFrame(schema=spec.polars_schema))
+            lake.write_partition(table, partition, DAY, pl.DataFrame(schema=spec.polars_schema))
     ensure_raw_views(warehouse, lake)
-    for table in all_tables():
+    for table in lake_tables():
         assert describe(warehouse, f"raw.{table}") == empty[f"raw.{table}"], table
         [(sql,)] = query(
             warehouse, f"SELECT sql FROM duckdb_views() WHERE schema_name = 'raw' AND view_name = '{table}'"

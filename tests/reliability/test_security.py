@@ -34,7 +34,7 @@ import pytest
 from pipeline.cli.main import build_parser
 from pipeline.engine.config import Secret
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import TABLES, all_tables
+from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.redaction import REDACTED
 from pipeline.engine.sources.unified import is_live_on
@@ -231,7 +231,7 @@ def test_hostile_identifiers_from_the_api_land_as_data_never_as_paths_or_sql(tmp
         views = connection.execute(
             "SELECT schema_name, view_name FROM duckdb_views() WHERE NOT internal ORDER BY ALL"
         ).fetchall()
-        assert views == sorted(("raw", table) for table in all_tables())
+        assert views == sorted(("raw", table) for table in lake_tables())
         for original, hostile in renames.items():
             found = connection.execute("SELECT count(*) FROM raw.markets WHERE id = ?", [hostile]).fetchone()
             assert found == (1,), f"market {hostile!r} must be found by its id"

@@ -20,7 +20,9 @@ dry again:
 
 A partition's cost is the median of the `requests` recorded by recent materialisations of each of its
 assets on that platform, summed over the assets; an asset without history counts `DEFAULT_PARTITION_COST`
-divided by the number of assets.
+divided by the number of assets. Trades and price history landed from a window (the consecutive days of a
+platform that one tick asks for, read in one sweep: pipeline.engine.sources.window) cost their share of the sweep,
+so that the estimate is that of a day within a window, not of a lone day.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class Sample:
     requests: int
     rate_limited: int
     storage_id: int
+    window_days: int = 1  # landed from a window of this many days: its requests are the window's sweep, or none
 
 
 @dataclass(frozen=True)
@@ -82,9 +85,13 @@ class CostModel:
 
     @classmethod
     def from_samples(cls, assets: Sequence[str], samples: Iterable[Sample]) -> CostModel:
-        observed: dict[tuple[str, str], list[int]] = defaultdict(list)
+        """Each sample counts its requests; one landed from a window counts its share of the window's sweep
+        (the sweep's requests over the window's days), and one served by a sweep another day made is left out."""
+        observed: dict[tuple[str, str], list[float]] = defaultdict(list)
         for sample in samples:
-            observed[(sample.platform, sample.asset)].append(sample.requests)
+            if sample.window_days > 1 and sample.requests == 0:
+                continue
+            observed[(sample.platform, sample.asset)].append(sample.requests / sample.window_days)
         return cls(tuple(assets), {key: float(statistics.median(values)) for key, values in observed.items()})
 
     def cost(self, platform: str, assets: Iterable[str] | None = None) -> float:

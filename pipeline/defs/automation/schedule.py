@@ -9,7 +9,9 @@ import dagster as dg
 
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
+from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, partitions_start
+from pipeline.engine.sources.window import Window, windows_of
 
 DAILY_TRIGGER = "daily"
 
@@ -31,12 +33,13 @@ def next_daily_tick(now: datetime, daily_at: time) -> datetime:
     return today if today > now else today + timedelta(days=1)
 
 
-def daily_run_request(ref: PartitionRef, tick_day: date) -> dg.RunRequest:
-    """One partition of one day's tick; the key names the tick, so the look-back re-pulls on later days."""
+def daily_run_request(ref: PartitionRef, tick_day: date, window: Window) -> dg.RunRequest:
+    """One partition of one day's tick; the key names the tick, so the look-back re-pulls on later days. The
+    tick's days of a platform are one window: their trades and price history are read in one sweep."""
     return dg.RunRequest(
         run_key=f"{DAILY_TRIGGER}:{tick_day}:{ref.platform}:{ref.day}",
         partition_key=ref.key,
-        tags={TRIGGER_TAG: DAILY_TRIGGER, PRIORITY_TAG: DAILY_PRIORITY},
+        tags={TRIGGER_TAG: DAILY_TRIGGER, PRIORITY_TAG: DAILY_PRIORITY, WINDOW_TAG: window.tag},
     )
 
 
@@ -50,9 +53,11 @@ def daily_cron(daily_at: time) -> str:
     cron_schedule=daily_cron(AutomationSettings.from_env().daily_at),
     execution_timezone="UTC",
     description="Yesterday for every configured platform, plus the PMW_LOOKBACK_DAYS before it for late data, at "
-    "PMW_DAILY_AT (00:30 UTC by default).",
+    "PMW_DAILY_AT (00:30 UTC by default), each platform's days read as one window.",
 )
 def daily_ingestion(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
     tick = context.scheduled_execution_time or datetime.now(UTC)
     tick_day = tick.astimezone(UTC).date()
-    return [daily_run_request(ref, tick_day) for ref in daily_partitions(tick_day, AutomationSettings.from_env())]
+    refs = daily_partitions(tick_day, AutomationSettings.from_env())
+    windows = {day: w for w in windows_of([ref.day for ref in refs], f"{DAILY_TRIGGER}-{tick_day}") for day in w.days}
+    return [daily_run_request(ref, tick_day, windows[ref.day]) for ref in refs]

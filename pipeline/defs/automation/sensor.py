@@ -3,7 +3,8 @@
 Each tick reads the instance (what landed, what is queued or running, what recent materialisations cost
 and whether they met 429s) and the lake (a partition recorded as landed counts only while its five files are
 there and read), works out the budget (see `budget.py`), and asks for the missing partitions, in the
-configured order, that fit in it. Run keys make a repeated tick idempotent; a partition whose runs failed is
+configured order, that fit in it; a platform's consecutive days among them are one window, whose trades and
+price history are read in one sweep. Run keys make a repeated tick idempotent; a partition whose runs failed is
 asked for again under a new key, at most `MAX_ATTEMPTS` times, and one whose files were lost after it landed
 under a key naming the record it replaces.
 """
@@ -40,8 +41,10 @@ from pipeline.defs.automation.jobs import (
 )
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
+from pipeline.defs.ingestion.windows import WINDOW_DAYS, WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, BackfillOrder
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.sources.window import Window, windows_of
 
 BACKFILL_TRIGGER = "backfill_sensor"
 SAMPLE_SIZE = 20  # recent materialisations per asset behind each cost estimate
@@ -82,6 +85,7 @@ def recent_samples(instance: dg.DagsterInstance) -> list[Sample]:
                     requests=int(metadata.get("requests", 0)),  # type: ignore[arg-type]
                     rate_limited=int(metadata.get("rate_limited_answers", 0)),  # type: ignore[arg-type]
                     storage_id=record.storage_id,
+                    window_days=int(metadata.get(WINDOW_DAYS, 1)),  # type: ignore[arg-type]
                 )
             )
     return samples
@@ -210,7 +214,9 @@ def plan_tick(
         available=budget.available,
         budget=budget.describe(),
     )
-    requests = [_run_request(ref, failures[ref], costs.cost(ref.platform), lost.get(ref)) for ref in chosen]
+    windows = tick_windows(chosen, now)
+    requests = [_run_request(ref, failures[ref], costs.cost(ref.platform), lost.get(ref), windows[ref])
+                for ref in chosen]
     left = missing[len(chosen) :]
     next_up = f"{left[0]} (~{costs.cost(left[0].platform):.0f} requests)" if left else ""
     return Plan(requests, cursor, budget, next_up)
@@ -253,11 +259,24 @@ def daily_partitions_within(settings: AutomationSettings, now: datetime, horizon
     return []
 
 
-def _run_request(ref: PartitionRef, attempt: int, estimate: float, refill_of: int | None) -> dg.RunRequest:
+def tick_windows(chosen: list[PartitionRef], now: datetime) -> dict[PartitionRef, Window]:
+    """The window of each partition a tick asks for: a platform's consecutive days of the tick are one, read
+    in one sweep (pipeline.engine.sources.window), named by the tick."""
+    token = f"{BACKFILL_TRIGGER}-{now.astimezone(UTC).strftime('%Y%m%dT%H%M%S')}"
+    windows = {}
+    for platform in {ref.platform for ref in chosen}:
+        days = [ref.day for ref in chosen if ref.platform == platform]
+        windows |= {PartitionRef(day, platform): w for w in windows_of(days, token) for day in w.days}
+    return windows
+
+
+def _run_request(ref: PartitionRef, attempt: int, estimate: float, refill_of: int | None,
+                 window: Window) -> dg.RunRequest:
     return dg.RunRequest(
         run_key=run_key(ref, attempt, refill_of),
         partition_key=ref.key,
-        tags={TRIGGER_TAG: BACKFILL_TRIGGER, PRIORITY_TAG: BACKFILL_PRIORITY, ESTIMATE_TAG: str(round(estimate))},
+        tags={TRIGGER_TAG: BACKFILL_TRIGGER, PRIORITY_TAG: BACKFILL_PRIORITY, ESTIMATE_TAG: str(round(estimate)),
+              WINDOW_TAG: window.tag},
     )
 
 

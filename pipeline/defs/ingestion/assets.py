@@ -18,6 +18,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from pipeline.defs.ingestion.windows import WINDOW_DAYS, run_window
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, run_checks
 from pipeline.engine.config import Settings, partitions_start, platforms_from_env, source_from_env
@@ -25,9 +26,10 @@ from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
-from pipeline.engine.schema import TABLES, all_tables
+from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.sources.factory import api_pool
-from pipeline.engine.sources.partition import PartitionSource
+from pipeline.engine.sources.partition import Coverage, PartitionSource, WindowSource
+from pipeline.engine.sources.window import Window, WindowSweeps
 from pipeline.engine.warehouse.views import ensure_raw_views
 
 GROUP = "ingestion"
@@ -55,12 +57,12 @@ def partition_of(context: dg.AssetExecutionContext) -> tuple[str, date]:
 def _column_schema(table: str) -> dg.TableSchema:
     return dg.TableSchema(columns=[
         dg.TableColumn(c.name, c.field.type_label() if c.field else str(c.dtype), description=c.doc or None)
-        for c in all_tables()[table].columns
+        for c in lake_tables()[table].columns
     ])
 
 
 def _check_specs(table: str, partitions_def: dg.PartitionsDefinition = PARTITIONS) -> list[dg.AssetCheckSpec]:
-    """Checks partitioned like their asset, so the UI shows a result per (platform, day).
+    """Checks partitioned like their asset, so the UI shows a result per (platform, day), or (league, day).
 
     None is a Dagster-blocking check: a failed one is reported (severity ERROR, with examples) and its step
     succeeds, so the partition's other tables, which read the markets partition, land in the same run. The
@@ -122,20 +124,26 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
 
 def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
                  day: date, chunks: Iterable[Normalised], source: PartitionSource,
-                 market_ids: frozenset[str]) -> Iterator[Landed]:
-    """`land_partition` for a stream of rows too long to hold: written and checked a market at a time."""
+                 market_ids: frozenset[str], window: Window | None = None,
+                 coverage: Coverage | None = None) -> Iterator[Landed]:
+    """`land_partition` for a stream of rows too long to hold: written and checked a market at a time. Landed
+    from a `window`'s sweep, the metadata names the window: the requests of the sweep are those of the
+    window's days together, counted by the partition that swept, and `coverage` is the day's (the source's
+    covers the window)."""
     settings = pipeline.settings()
     lake = Lake(settings.lake_dir, keep_versions=settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)
-    yield from _result(context, settings, landed.written, landed.outcomes, landed.head, source)
+    about = {"window": window.tag, WINDOW_DAYS: len(window.days)} if window is not None else {}
+    yield from _result(context, settings, landed.written, landed.outcomes, landed.head, source, about, coverage)
 
 
 def _result(context: dg.AssetExecutionContext, settings: Settings, written: PartitionWrite,
-            outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource) -> Iterator[Landed]:
+            outcomes: list[CheckOutcome], head: pl.DataFrame, source: PartitionSource,
+            about: Mapping[str, Any] | None = None, coverage: Coverage | None = None) -> Iterator[Landed]:
     """What a materialisation did, as metadata, then its checks' results."""
-    requests, coverage = source.requests(), source.coverage()
+    requests, coverage = source.requests(), coverage if coverage is not None else source.coverage()
     if coverage.incomplete:
         context.log.warning("%s %s %s is incomplete: %d markets could not be read back to the day's start",
                             written.table, written.platform, written.day, len(coverage.incomplete))
@@ -150,6 +158,7 @@ def _result(context: dg.AssetExecutionContext, settings: Settings, written: Part
             "source": settings.source.value,
             **requests.as_metadata(),
             **coverage.as_metadata(),
+            **(about or {}),
             "preview": _preview(head),
         },
     )
@@ -234,24 +243,31 @@ events = _catalogue_member_asset("events", "event_id")
 series = _catalogue_member_asset("series", "series_id")
 
 
-@ingestion_asset("trades", deps=["markets"])
-def trades(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    platform, day = partition_of(context)
-    market_rows = markets_partition(pipeline.lake(), platform, day)
-    with pipeline.source(platform) as source:
-        chunks = source.trades(platform, day, market_rows)
-        ids = frozenset(market_rows["id"].to_list())
-        yield from land_partition_stream(context, pipeline, "trades", platform, day, chunks, source, ids)
+def _per_market_asset(table: str) -> dg.AssetsDefinition:
+    """`trades` or `price_history`: read market by market, for the day alone or from its window's sweep."""
+
+    @ingestion_asset(table, deps=["markets"])
+    def per_market(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
+        platform, day = partition_of(context)
+        market_rows = markets_partition(pipeline.lake(), platform, day)
+        window = run_window(context, platform, day)
+        with pipeline.source(platform) as source:
+            coverage = None
+            if window is not None and window.first < window.last and isinstance(source, WindowSource):
+                sweeps, coverage = WindowSweeps(pipeline.settings().windows_dir), Coverage()
+                chunks = sweeps.day_stream(source, table, platform, window, day, market_rows, coverage)
+            else:
+                window = None
+                chunks = (source.trades if table == "trades" else source.price_history)(platform, day, market_rows)
+            ids = frozenset(market_rows["id"].to_list())
+            yield from land_partition_stream(context, pipeline, table, platform, day, chunks, source, ids, window,
+                                             coverage)
+
+    return per_market
 
 
-@ingestion_asset("price_history", deps=["markets"])
-def price_history(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    platform, day = partition_of(context)
-    market_rows = markets_partition(pipeline.lake(), platform, day)
-    with pipeline.source(platform) as source:
-        chunks = source.price_history(platform, day, market_rows)
-        ids = frozenset(market_rows["id"].to_list())
-        yield from land_partition_stream(context, pipeline, "price_history", platform, day, chunks, source, ids)
+trades = _per_market_asset("trades")
+price_history = _per_market_asset("price_history")
 
 
 INGESTION_ASSETS = [series, events, markets, trades, price_history]

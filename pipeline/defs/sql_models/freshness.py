@@ -4,21 +4,23 @@ The sensor ``sql_models_after_ingestion`` looks every PMW_MARTS_INTERVAL_S secon
 spends no API request). The models are stale when an ingestion table they read has a materialisation newer
 than the oldest of their own latest builds. While a run that lands more (queued or running, whoever launched
 it: the schedule, the backfill sensor, a backfill from the UI, `pmw backfill`) or a backfill from the UI is
-under way, it waits; once none is, it asks for one run of every model. The schedule's six runs of a night or a
-backfill's hundreds therefore end in one rebuild, not one per partition (or per asset of a partition, which is
-what Dagster's eager automation condition would do: it looks at each dependency on its own). The run key names
-the newest landed materialisation, so the same state is never rebuilt twice, even when a model keeps failing.
+under way, it waits; and it waits until the newest landing is two ticks of the backfill sensor old, since that
+sensor feeds the queue a tick at a time and may leave it empty between two ticks. Then it asks for one run of
+every model. The schedule's six runs of a night or a backfill's hundreds therefore end in one rebuild, not one
+per partition (or per asset of a partition, which is what Dagster's eager automation condition would do: it
+looks at each dependency on its own). The run key names the newest landed materialisation, so the same state is
+never rebuilt twice, even when a model keeps failing.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import dagster as dg
 from dagster._core.execution.backfill import BulkActionStatus
 
-from pipeline.defs.automation.jobs import INGESTION_JOB
 from pipeline.engine.config import AutomationSettings
 
 SENSOR_NAME = "sql_models_after_ingestion"
@@ -38,11 +40,13 @@ class Observed:
 
     newest_landed: int | None  # storage id of the newest materialisation of an ingestion table the models read
     oldest_build: int | None  # the oldest of the models' latest materialisations; None while one was never built
-    ingesting: int  # runs and backfills that may land more, queued or under way
+    ingesting: int  # runs (other than builds of the models) and UI backfills queued or under way
+    quiet_s: float = float("inf")  # seconds since the newest materialisation of an ingestion table
 
 
-def decide(observed: Observed) -> dg.RunRequest | dg.SkipReason:
-    """One rebuild of every model once what landed is newer than a build and nothing more is landing."""
+def decide(observed: Observed, settle_s: float) -> dg.RunRequest | dg.SkipReason:
+    """One rebuild of every model once what landed is newer than a build, nothing more is landing, and nothing
+    has landed for `settle_s` seconds."""
     newest, oldest = observed.newest_landed, observed.oldest_build
     if newest is None:
         return dg.SkipReason("nothing has landed yet")
@@ -52,36 +56,41 @@ def decide(observed: Observed) -> dg.RunRequest | dg.SkipReason:
         return dg.SkipReason(
             f"waiting: {observed.ingesting} run(s) or backfill(s) that land ingestion tables are queued or running"
         )
+    if observed.quiet_s < settle_s:
+        return dg.SkipReason(
+            f"waiting: the newest partition landed {observed.quiet_s:.0f} s ago; the backfill sensor may queue more "
+            f"within {settle_s:.0f} s (two of its ticks)"
+        )
     return dg.RunRequest(run_key=f"{TRIGGER}:{newest}", tags={"pmw/trigger": TRIGGER})
 
 
-def observe(instance: dg.DagsterInstance, ingested: Sequence[dg.AssetKey], models: Sequence[dg.AssetKey]) -> Observed:
-    landed = _latest_storage_ids(instance, ingested)
-    built = _latest_storage_ids(instance, models)
+def observe(
+    instance: dg.DagsterInstance, ingested: Sequence[dg.AssetKey], models: Sequence[dg.AssetKey], now: float
+) -> Observed:
+    """What the instance says at `now` (a POSIX timestamp)."""
+    landed = [record for record in _latest_records(instance, ingested) if record is not None]
+    built = [record.storage_id if record else None for record in _latest_records(instance, models)]
+    newest = max(landed, key=lambda record: record.storage_id, default=None)
     return Observed(
-        newest_landed=max((s for s in landed if s is not None), default=None),
+        newest_landed=newest.storage_id if newest else None,
         oldest_build=None if None in built else min(built, default=None),  # type: ignore[type-var]
-        ingesting=_runs_landing(instance, set(ingested))
+        ingesting=_runs_landing(instance, set(models))
         + len(instance.get_backfills(status=BulkActionStatus.REQUESTED)),
+        quiet_s=now - newest.timestamp if newest else float("inf"),
     )
 
 
-def _latest_storage_ids(instance: dg.DagsterInstance, keys: Iterable[dg.AssetKey]) -> list[int | None]:
+def _latest_records(instance: dg.DagsterInstance, keys: Iterable[dg.AssetKey]) -> list[dg.EventLogRecord | None]:
     keys = list(keys)
-    records = {record.asset_entry.asset_key: record.asset_entry for record in instance.get_asset_records(keys)}
-    ids: list[int | None] = []
-    for key in keys:
-        entry = records.get(key)
-        latest = entry.last_materialization_record if entry else None
-        ids.append(latest.storage_id if latest else None)
-    return ids
+    entries = {record.asset_entry.asset_key: record.asset_entry for record in instance.get_asset_records(keys)}
+    return [entries[key].last_materialization_record if key in entries else None for key in keys]
 
 
-def _runs_landing(instance: dg.DagsterInstance, ingested: set[dg.AssetKey]) -> int:
+def _runs_landing(instance: dg.DagsterInstance, models: set[dg.AssetKey]) -> int:
+    """Unfinished runs other than builds of the models: whatever they land (the daily tables, sports, order books),
+    the models may read it."""
     runs = instance.get_runs(filters=dg.RunsFilter(statuses=list(UNFINISHED)))
-    return sum(
-        run.job_name == INGESTION_JOB or bool(run.asset_selection and run.asset_selection & ingested) for run in runs
-    )
+    return sum(not (run.asset_selection and run.asset_selection <= models) for run in runs)
 
 
 def rebuild_sensor(assets: Sequence[dg.AssetsDefinition]) -> dg.SensorDefinition:
@@ -98,6 +107,7 @@ def rebuild_sensor(assets: Sequence[dg.AssetsDefinition]) -> dg.SensorDefinition
         "lands more is queued or running (every PMW_MARTS_INTERVAL_S seconds; it spends no API request).",
     )
     def sql_models_after_ingestion(context: dg.SensorEvaluationContext) -> dg.RunRequest | dg.SkipReason:
-        return decide(observe(context.instance, ingested, models))
+        settle_s = 2 * AutomationSettings.from_env().backfill_interval_s
+        return decide(observe(context.instance, ingested, models, time.time()), settle_s)
 
     return sql_models_after_ingestion

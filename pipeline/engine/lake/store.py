@@ -5,6 +5,9 @@ Layout (hive style, see ARCHITECTURE.md "Storage layout")::
     <root>/<table>/platform=<platform>/date=<YYYY-MM-DD>/data.parquet
     <root>/_rejects/<table>/platform=<platform>/date=<YYYY-MM-DD>/rejects.parquet
 
+The sports tables are partitioned by league instead (``league=<league>/date=...``, `Table.partitioned_by`): every
+method's ``platform`` argument is then the league.
+
 The partition columns ``platform`` and ``date`` live in the path only: the writer drops them and readers
 add them back, so a file can never disagree with the directory it sits in.
 
@@ -57,7 +60,7 @@ import pyarrow.parquet as pq
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 from pipeline.engine.lake import versions as partition_versions
 from pipeline.engine.lake.versions import PartitionVersion
-from pipeline.engine.schema import MARKET_PLATFORMS, UTC_TIMESTAMP, Table, all_tables
+from pipeline.engine.schema import UTC_TIMESTAMP, Table, lake_tables
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
@@ -89,7 +92,6 @@ Approve = Callable[[int | None, int, pl.DataFrame | None], None]
 
 # Characters that would turn the root into a glob pattern of its own in Lake.glob.
 _GLOB_CHARACTERS = frozenset("*?[]{}")
-_PLATFORMS: tuple[str, ...] = tuple(p.value for p in MARKET_PLATFORMS)
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ class Lake:
         keeps the window in which a crash could pair new data with old rejects to two renames.
         """
         _check_schema(f"table {table}", rows.schema, _table(table).polars_schema)
-        _check_rows_belong(table, rows, _platform(platform, _table(table)), _day(day))
+        _check_rows_belong(table, rows, _partition_value(_table(table), platform), _day(day))
         if rejects is not None:
             _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
         return self.write_partition_batches(table, platform, day, [rows], lambda: rejects, approve)
@@ -165,7 +167,7 @@ class Lake:
         spec = _table(table)
         if spec.rounds:
             raise ValueError(f"table {table} is landed in rounds, not replaced whole: use write_round")
-        platform = _platform(platform, spec)
+        platform = _partition_value(spec, platform)
         day = _day(day)
         data_path = self.partition_path(table, platform, day)
         rejects_path = self._rejects_path(table, platform, day)
@@ -213,7 +215,7 @@ class Lake:
         spec = _table(table)
         if not spec.rounds:
             raise ValueError(f"table {table} is replaced whole, not landed in rounds: use write_partition")
-        platform, day = _platform(platform, spec), _day(day)
+        platform, day = _partition_value(spec, platform), _day(day)
         _check_schema(f"table {table}", rows.schema, spec.polars_schema)
         _check_rows_belong(table, rows, platform, day)
         assert spec.time_column is not None
@@ -262,7 +264,7 @@ class Lake:
         if frame is None:
             return None
         partition = [
-            pl.lit(_platform(platform, spec), pl.String()).alias("platform"),
+            pl.lit(_partition_value(spec, platform), pl.String()).alias(spec.partitioned_by),
             pl.lit(_day(day), pl.Date()).alias("date"),
         ]
         return frame.with_columns(partition).select(spec.column_names)
@@ -272,7 +274,7 @@ class Lake:
         written. For partitions too large to read whole; like :meth:`read_partition`, through one handle."""
         spec = _table(table)
         partition = [
-            pl.lit(_platform(platform, spec), pl.String()).alias("platform"),
+            pl.lit(_partition_value(spec, platform), pl.String()).alias(spec.partitioned_by),
             pl.lit(_day(day), pl.Date()).alias("date"),
         ]
         try:
@@ -394,15 +396,16 @@ class Lake:
         spec = _table(table)
         found = set()
         pattern = f"{ROUND_PREFIX}*.parquet" if spec.rounds else DATA_FILE
-        for data_path in (self.root / spec.name).glob(f"platform=*/date=*/{pattern}"):
-            partition = _parse_partition(data_path.parent, spec)
+        for data_path in (self.root / spec.name).glob(f"{spec.partitioned_by}=*/date=*/{pattern}"):
+            partition = _parse_partition(spec, data_path.parent)
             if partition is not None:
                 found.add(partition)
         return sorted(found)
 
     def glob(self, table: str) -> str:
         """The absolute glob of the table's files, for readers (DuckDB, polars with hive partitioning)."""
-        return str(self.root / _table(table).name / "platform=*" / "date=*" / "*.parquet")
+        spec = _table(table)
+        return str(self.root / spec.name / f"{spec.partitioned_by}=*" / "date=*" / "*.parquet")
 
     def _rejects_path(self, table: str, platform: str, day: date) -> Path:
         return self._inside_root(self._partition_dir(self.root / REJECTS_DIR, table, platform, day) / REJECTS_FILE)
@@ -410,7 +413,8 @@ class Lake:
     @staticmethod
     def _partition_dir(base: Path, table: str, platform: str, day: date) -> Path:
         spec = _table(table)
-        return base / spec.name / f"platform={_platform(platform, spec)}" / f"date={_day(day).isoformat()}"
+        dimension = f"{spec.partitioned_by}={_partition_value(spec, platform)}"
+        return base / spec.name / dimension / f"date={_day(day).isoformat()}"
 
     def _inside_root(self, path: Path) -> Path:
         """Refuse a path that resolves outside the root, e.g. through a symlinked directory."""
@@ -420,9 +424,10 @@ class Lake:
 
 
 def _table(table: object) -> Table:
-    if not isinstance(table, str) or table not in all_tables():
-        raise ValueError(f"unknown table {table!r}: expected one of {sorted(all_tables())}")
-    return all_tables()[table]
+    tables = lake_tables()
+    if not isinstance(table, str) or table not in tables:
+        raise ValueError(f"unknown table {table!r}: expected one of {sorted(tables)}")
+    return tables[table]
 
 
 def round_file(round_at: datetime) -> str:
@@ -432,13 +437,13 @@ def round_file(round_at: datetime) -> str:
     return f"{ROUND_PREFIX}{round_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.parquet"
 
 
-def _platform(platform: object, spec: Table | None = None) -> str:
-    """The platform as a plain str (a Platform member is accepted), checked against the table's platforms
-    (MARKET_PLATFORMS when no table is named)."""
-    allowed = _PLATFORMS if spec is None else tuple(p.value for p in spec.platforms)
-    if not isinstance(platform, str) or platform not in allowed:
-        raise ValueError(f"unknown platform {platform!r}: expected one of {list(allowed)}")
-    return allowed[allowed.index(platform)]
+def _partition_value(spec: Table, value: object) -> str:
+    """The partition's platform (or league, for a table partitioned by league) as a plain str (a member of the
+    enum is accepted), checked against the table's partition values."""
+    allowed = [str(v) for v in spec.partition_values]
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"unknown {spec.partitioned_by} {value!r}: expected one of {allowed}")
+    return allowed[allowed.index(value)]
 
 
 def _day(day: object) -> date:
@@ -448,15 +453,16 @@ def _day(day: object) -> date:
     return day
 
 
-def _parse_partition(directory: Path, spec: Table) -> tuple[str, date] | None:
-    """(platform, day) from ``platform=<p>/date=<d>``, or None when the names are not canonical."""
-    platform = directory.parent.name.removeprefix("platform=")
+def _parse_partition(spec: Table, directory: Path) -> tuple[str, date] | None:
+    """(platform, day) from ``platform=<p>/date=<d>`` (league for a table partitioned by league), or None when
+    the names are not canonical."""
+    platform = directory.parent.name.removeprefix(f"{spec.partitioned_by}=")
     text = directory.name.removeprefix("date=")
     try:
         day = date.fromisoformat(text)
     except ValueError:
         return None
-    if platform not in tuple(p.value for p in spec.platforms) or day.isoformat() != text:
+    if platform not in spec.partition_values or day.isoformat() != text:
         return None
     return platform, day
 
@@ -478,10 +484,11 @@ def _check_schema(what: str, got: pl.Schema, expected: pl.Schema) -> None:
 
 def _check_rows_belong(table: str, rows: pl.DataFrame, platform: str, day: date) -> None:
     """The partition columns are dropped on write, so a row of another partition would be silently moved."""
-    outside = rows.filter(((pl.col("platform") != platform) | (pl.col("date") != day)).fill_null(True)).height
+    dimension = _table(table).partitioned_by
+    outside = rows.filter(((pl.col(dimension) != platform) | (pl.col("date") != day)).fill_null(True)).height
     if outside:
         raise ValueError(
-            f"table {table}: {outside} of {rows.height} rows are not in partition platform={platform} date={day}"
+            f"table {table}: {outside} of {rows.height} rows are not in partition {dimension}={platform} date={day}"
         )
 
 
@@ -503,21 +510,22 @@ def _exclusive(directory: Path) -> Iterator[None]:
 def _write_rows(file: BinaryIO, spec: Table, platform: str, day: date, batches: Iterable[pl.DataFrame]) -> int:
     """Write the batches as the file's rows, each sorted, checking that together they are; return the count."""
     ordered = _in_sort_order(spec, (_file_frame(spec, batch, platform, day) for batch in batches))
-    return _write_frames(file, ordered, _arrow_schema(spec.polars_schema, drop=PARTITION_COLUMNS))
+    return _write_frames(file, ordered, _arrow_schema(spec.polars_schema, drop=spec.partition_columns))
 
 
 def _file_frame(spec: Table, rows: pl.DataFrame, platform: str, day: date) -> pl.DataFrame:
     """A batch as stored: checked, partition columns dropped, rows in the table's sort order."""
     _check_schema(f"table {spec.name}", rows.schema, spec.polars_schema)
     _check_rows_belong(spec.name, rows, platform, day)
-    return rows.drop(PARTITION_COLUMNS).sort(spec.sort_key, nulls_last=True, maintain_order=True)
+    return rows.drop(spec.partition_columns).sort(spec.sort_key, nulls_last=True, maintain_order=True)
 
 
 def stored_schema(table: str, rejects: bool = False) -> pa.Schema:
     """The Arrow schema of the table's data files (its columns but the partition ones), or of its rejects files."""
     if rejects:
         return _arrow_schema(REJECTS_SCHEMA)
-    return _arrow_schema(_table(table).polars_schema, drop=PARTITION_COLUMNS)
+    spec = _table(table)
+    return _arrow_schema(spec.polars_schema, drop=spec.partition_columns)
 
 
 def _arrow_schema(schema: pl.Schema, drop: tuple[str, ...] = ()) -> pa.Schema:

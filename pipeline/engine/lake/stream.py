@@ -101,7 +101,12 @@ def cyclic_gc_per_chunk() -> Iterator[None]:
     page it fetched alive until the collector frees it. So while the stream runs, the collector is left
     to its thresholds only rarely (``GC_THRESHOLDS``) and :func:`_day_rows` collects after each chunk;
     the heap from before the stream is frozen, so that those collections go through the new objects only.
+    Within another stream's (a window's sweep runs inside the landing of its first day), it changes nothing:
+    unfreezing there would thaw the outer heap, and every later collection would go through all of it.
     """
+    if gc.get_freeze_count():
+        yield
+        return
     previous = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)

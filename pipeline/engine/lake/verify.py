@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.engine.lake.store import CHECKSUMS_KEY, REJECTS_DIR, Lake, stored_schema
-from pipeline.engine.schema import all_tables
+from pipeline.engine.schema import lake_tables
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,10 @@ class BadFile:
 
 def lake_files(lake: Lake) -> Iterator[tuple[Path, pa.Schema]]:
     """The lake's data and rejects files, table by table, sorted, each with the schema it must have."""
-    for table in all_tables():
+    for table, spec in lake_tables().items():
         for rejects, directory in ((False, lake.root / table), (True, lake.root / REJECTS_DIR / table)):
             schema = stored_schema(table, rejects)
-            for path in sorted(directory.glob("platform=*/date=*/*.parquet")):
+            for path in sorted(directory.glob(f"{spec.partitioned_by}=*/date=*/*.parquet")):
                 yield path, schema
 
 
@@ -62,7 +62,7 @@ def verify_file(path: Path, schema: pa.Schema) -> str | None:
 def verify_lake(lake: Lake) -> Iterator[tuple[Path, BadFile | None]]:
     """Each lake file in turn with what is wrong with it (None when nothing is); first, the partition directories
     and files that cannot even be listed or opened (which a glob would pass over)."""
-    for table in all_tables():
+    for table in lake_tables():
         for path in lake.unreadable(table):
             yield path, BadFile(path, "cannot be listed or opened (permissions, disk)")
     for path, schema in lake_files(lake):

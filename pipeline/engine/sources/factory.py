@@ -19,6 +19,7 @@ import httpx
 from pipeline.engine.config import DIRECT_SANDBOX, ConfigError, PriceLabel, Secret, Settings
 from pipeline.engine.schema import Source
 from pipeline.engine.sources import kalshi, polymarket
+from pipeline.engine.sources.budget_store import BudgetStore
 from pipeline.engine.sources.http import MIB, HttpLayer
 from pipeline.engine.sources.partition import PartitionSource, UnifiedPartitions
 from pipeline.engine.sources.request_budget import RequestBudget
@@ -103,6 +104,11 @@ def _request_limits(settings: Settings) -> dict[str, Any]:
             "max_backoff_s": settings.max_backoff_s, "max_pages": settings.max_pages}
 
 
+def _budget_store(settings: Settings) -> BudgetStore:
+    """Where the request budgets are kept: PMW_BUDGET_URL, else the SQLite file PMW_RATE_LIMIT_DB."""
+    return BudgetStore.of(settings.budget_url, settings.rate_limit_db)
+
+
 @contextmanager
 def open_unified_source(settings: Settings, emulator: Emulator | None = None) -> Iterator[UnifiedSource]:
     """The unified API (PMW_SOURCE=api) or the emulator's (PMW_SOURCE=sandbox)."""
@@ -114,7 +120,7 @@ def open_unified_source(settings: Settings, emulator: Emulator | None = None) ->
         cache_key = emulated.cache_key
     elif settings.source == Source.API:
         assert settings.api_url is not None  # Settings.from_env insists
-        budget = RequestBudget(UNIFIED_API_POOL, settings.rate_limit_per_min, settings.rate_limit_db,
+        budget = RequestBudget(UNIFIED_API_POOL, settings.rate_limit_per_min, _budget_store(settings),
                                window_s=settings.rate_window_s)
         http = HttpLayer(settings.api_url, api_key=settings.api_key, budget=budget, **_request_limits(settings))
         cache_key = f"api:{hashlib.sha256(settings.api_url.encode()).hexdigest()[:16]}"
@@ -140,7 +146,7 @@ def _direct_source(settings: Settings, platform: str, emulator: Emulator | None)
                 url, transport = endpoint.url, endpoint.transport
             else:
                 url = settings.direct_url + path if settings.direct_url else url
-                budget = RequestBudget(name, per_window, settings.rate_limit_db, window_s=window_s, margin_s=1.0)
+                budget = RequestBudget(name, per_window, _budget_store(settings), window_s=window_s, margin_s=1.0)
             return layers.enter_context(
                 HttpLayer(url, budget=budget, transport=transport, **_request_limits(settings))
             )

@@ -89,7 +89,8 @@ class RequestStats:
         }
 
 
-_COLLECTIONS = frozenset({"events", "markets", "series"})  # a segment after one of these is an id ...
+# A segment after one of these is an id ...
+_COLLECTIONS = frozenset({"events", "markets", "series", "futures", "awards"})
 _NOT_IDS = frozenset({"trades", "candlesticks", "orderbook", "keyset"})  # ... unless it names a sub-resource
 
 

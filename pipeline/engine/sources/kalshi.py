@@ -79,9 +79,10 @@ class KalshiPages:
     def series_pages(self, day: date) -> Iterator[RawPage]:
         yield _raw("series", day, self.http.get_json("/series"), "series")
 
-    def trade_pages(self, day: date, tickers: list[str]) -> Iterator[RawPage]:
-        """Each market's trades of the day in turn, from the historical tier for the part before its cutoff."""
-        start, end = day_bounds(day)
+    def trade_pages(self, day: date, tickers: list[str], last: date | None = None) -> Iterator[RawPage]:
+        """Each market's trades of the day (or of the days up to `last`) in turn, from the historical tier for
+        the part before its cutoff."""
+        start, end = day_bounds(day)[0], day_bounds(last or day)[1]
         cutoff = self.cutoff("trades_created_ts")
         paths = (["/historical/trades"] if start < cutoff else []) + (["/markets/trades"] if end > cutoff else [])
         for ticker in tickers:
@@ -93,13 +94,14 @@ class KalshiPages:
                     yield _raw("trades", day, page.body, page.items_key, asked_for=(ticker,),
                                conflicting=page.conflicting)
 
-    def candlestick_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
-        """Each market's hourly candlesticks over the day, in id order (`markets`: rows of the markets table):
-        those the live tier serves a batch at a time, and one by one those settled before the cutoff and those
-        a batch answer leaves out (all of a batch refused with 404)."""
-        start, end = day_bounds(day)
+    def candlestick_pages(self, day: date, markets: pl.DataFrame, last: date | None = None) -> Iterator[RawPage]:
+        """Each market's hourly candlesticks over the day (or the days up to `last`), in id order (`markets`: rows
+        of the markets table): those the live tier serves a batch at a time (as many markets as its candle cap
+        allows over the span), and one by one those settled before the cutoff and those a batch answer leaves
+        out (all of a batch refused with 404)."""
+        start, end = day_bounds(day)[0], day_bounds(last or day)[1]
         query = {"start_ts": start, "end_ts": end, "period_interval": HOURLY}
-        per_request = min(BATCH_TICKERS, BATCH_CANDLES // ((end - start) // (HOURLY * 60) + 1))
+        per_request = max(1, min(BATCH_TICKERS, BATCH_CANDLES // ((end - start) // (HOURLY * 60) + 1)))
         for chunk in _batches(self._tiered(markets), per_request):
             live = [ticker for ticker, _, historical in chunk if not historical]
             body = self._batch_candlesticks(live, query) if live else None
@@ -190,6 +192,26 @@ class KalshiSource:
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
         yield from normalised_stream(self.pages.candlestick_pages(day, markets), markets, source=DIRECT)
+
+    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
+        return set(markets["id"].to_list())
+
+    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
+        _check(platform)
+        listed = kalshi_markets(self.pages.market_pages(first), self.pages.event_pages(first))
+        return Normalised(listed.rows.filter(live_on(first, last)), listed.rejects)
+
+    def window_trades(self, platform: str, first: date, last: date,
+                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Each market's trades from `min_ts` at the window's start to `max_ts` at its end."""
+        _check(platform)
+        tickers = markets["id"].sort().to_list()
+        yield from normalised_stream(self.pages.trade_pages(first, tickers, last), markets, source=DIRECT)
+
+    def window_price_history(self, platform: str, first: date, last: date,
+                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        _check(platform)
+        yield from normalised_stream(self.pages.candlestick_pages(first, markets, last), markets, source=DIRECT)
 
 
 def _raw(entity: str, day: date, body: Any, items_key: str, *, asked_for: tuple[str, ...] = (),

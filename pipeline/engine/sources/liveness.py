@@ -19,23 +19,26 @@ from pipeline.engine.normalize.frames import parse_iso
 TIME_COLUMNS = ("trading_start_at", "created_at", "trading_end_at", "resolved_at")  # what `live_on` reads
 
 
-def live_on(day: date) -> pl.Expr:
-    """Markets tradable at some moment of the day: trading started (or, if the start is unknown, the market was
-    created) before the day ends, and neither the end of trading nor the resolution came before it starts."""
+def live_on(day: date, last: date | None = None) -> pl.Expr:
+    """Markets tradable at some moment of the day (or of some day from `day` to `last`): trading started (or, if
+    the start is unknown, the market was created) before the day ends, and neither the end of trading nor the
+    resolution came before it starts."""
     day_start = datetime.combine(day, datetime.min.time(), UTC)
+    window_end = datetime.combine(last or day, datetime.min.time(), UTC) + timedelta(days=1)
     start = pl.coalesce("trading_start_at", "created_at")
     end = pl.col("trading_end_at")
     stop = pl.min_horizontal(end, pl.col("resolved_at"))  # nulls ignored: no resolution means the end
-    return start.is_null() | end.is_null() | ((start < day_start + timedelta(days=1)) & (stop > day_start))
+    return start.is_null() | end.is_null() | ((start < window_end) & (stop > day_start))
 
 
-def live_records(records: list[Any], day: date) -> list[Any]:
-    """The unified API's market records (as parsed JSON) that `live_on` keeps for the day."""
+def live_records(records: list[Any], day: date, last: date | None = None) -> list[Any]:
+    """The unified API's market records (as parsed JSON) that `live_on` keeps for the day (or the days up to
+    `last`)."""
     objects = records if set(map(type, records)) <= {dict} else [r if type(r) is dict else {} for r in records]
     times = pl.DataFrame([_iso_texts(objects, name) for name in TIME_COLUMNS]).select(
         parse_iso(pl.col(name)).alias(name) for name in TIME_COLUMNS
     )
-    return list(compress(records, times.select(live_on(day)).to_series().to_list()))
+    return list(compress(records, times.select(live_on(day, last)).to_series().to_list()))
 
 
 def _iso_texts(objects: list[dict[str, Any]], name: str) -> pl.Series:

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import polars as pl
 
@@ -22,8 +22,8 @@ from pipeline.engine.config import PriceLabel
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.attribution import attribute
 from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
-from pipeline.engine.schema import MAX_PRICE_HISTORY_MARKETS
 from pipeline.engine.sources.http import RequestStats
+from pipeline.engine.sources.price_plan import price_calls
 from pipeline.engine.sources.unified import HOURLY, UnifiedSource, day_bounds
 
 
@@ -81,6 +81,31 @@ class PartitionSource(Protocol):
         ...
 
 
+@runtime_checkable
+class WindowSource(PartitionSource, Protocol):
+    """A source that reads trades and price history over a window of consecutive days in one sweep: the rows of
+    every day of the window, as `trades` and `price_history` deliver a day's, their `date` the window's first."""
+
+    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
+        """The markets of a day's partition (rows of the `markets` table) whose `table` rows a run of the day
+        alone asks for."""
+        ...
+
+    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
+        """The markets live on some day from `first` to `last`: those of every day of the window, each once."""
+        ...
+
+    def window_trades(self, platform: str, first: date, last: date,
+                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Trades of `markets` (the markets of every day of the window) from `first` to `last`."""
+        ...
+
+    def window_price_history(self, platform: str, first: date, last: date,
+                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Price points of `markets` from `first` to `last`."""
+        ...
+
+
 def combined(stats: list[RequestStats]) -> RequestStats:
     """The request counters of several HTTP layers (one per host) as one."""
     total = RequestStats(by_endpoint=Counter())
@@ -99,10 +124,17 @@ def last_trade_times(markets: pl.DataFrame) -> list[tuple[str, int | None]]:
     return [(market_id, int(last.timestamp()) if last is not None else None) for market_id, last in latest.iter_rows()]
 
 
+def trade_markets(markets: pl.DataFrame, since: int) -> list[str]:
+    """The markets whose trades are asked for from `since` (Unix seconds) on, in id order: all but those whose
+    listing says they last traded before."""
+    return [market for market, latest in last_trade_times(markets) if latest is None or latest >= since]
+
+
 class UnifiedPartitions:
     """The unified API (or the sandbox, which speaks it) as a `PartitionSource`.
 
-    Trades are asked for market by market and price history 10 markets a call; each answer's rows are
+    Trades are asked for market by market and price history 10 markets a call, for one day or, through the
+    `window_` methods, for a window of days at once (`WindowSource`); each answer's rows are
     attributed to the markets asked for (`pipeline.engine.normalize.attribution`), whatever market id they carry, and
     a `MarketsDone` follows as markets complete. Price history is asked for one period beyond the day on each
     side, so that no point of the day is lost whichever way the server reads `start_ts`/`end_ts`; a point's
@@ -119,31 +151,50 @@ class UnifiedPartitions:
         return normalise_pages(table, self.source.member_pages(platform, day, table, ids), source=self.lineage)
 
     def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Each market's trades in turn (except markets whose listing says they last traded before the day),
-        normalised across markets, every record attributed to the market it was asked for."""
-        day_start, _ = day_bounds(day)
-        asked = [market for market, last in last_trade_times(markets) if last is None or last >= day_start]
-        yield from normalised_stream(self.source.trade_pages(platform, day, asked), markets, source=self.lineage)
+        yield from self.window_trades(platform, day, day, markets)
 
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        ordered = markets.sort("id")
-        for batch in ordered.iter_slices(MAX_PRICE_HISTORY_MARKETS):
-            yield from self._price_batch(platform, day, batch)
-            yield MarketsDone(batch["id"][-1])
+        yield from self.window_price_history(platform, day, day, markets)
 
-    def _price_batch(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised]:
-        """The batch's points, attributed; asked again in halves while some cannot be told apart."""
-        start, end = day_bounds(day)
-        period = timedelta(minutes=HOURLY)
-        seconds = int(period.total_seconds())
-        pages = self.source.price_pages(platform, day, markets["id"].to_list(), start - seconds, end + seconds)
+    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
+        """Trades: all but the markets whose listing says they last traded before the day; price history: all."""
+        return set(trade_markets(markets, day_bounds(day)[0]) if table == "trades" else markets["id"].to_list())
+
+    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
+        return normalise_pages("markets", self.source.market_pages(platform, first, last), source=self.lineage)
+
+    def window_trades(self, platform: str, first: date, last: date,
+                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Each market's trades in turn, paged once back to the window's first day (except markets whose
+        listing says they last traded before it), normalised across markets, every record attributed to the
+        market it was asked for."""
+        start, end = day_bounds(first)[0], day_bounds(last)[1]
+        pages = self.source.trade_pages(platform, first, trade_markets(markets, start), (start, end))
+        yield from normalised_stream(pages, markets, source=self.lineage)
+
+    def window_price_history(self, platform: str, first: date, last: date,
+                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """The markets' points over the window, 10 markets a call, cut in time where the cap requires."""
+        seconds = HOURLY * 60
+        start, end = day_bounds(first)[0] - seconds, day_bounds(last)[1] + seconds
+        for call in price_calls(markets, start, end):
+            yield from self._price_batch(platform, first, call.markets, call.start, call.end)
+            if call.last_of_batch:
+                yield MarketsDone(call.markets["id"][-1])
+
+    def _price_batch(self, platform: str, day: date, markets: pl.DataFrame, start: int,
+                     end: int) -> Iterator[Normalised]:
+        """The batch's points between two moments, attributed; asked again in halves while some cannot be told
+        apart."""
+        pages = self.source.price_pages(platform, day, markets["id"].to_list(), start, end)
         attributed, unattributed = attribute(normalise_pages("price_history", pages, source=self.lineage), markets)
         if unattributed and markets.height > 1:
             half = markets.height // 2
-            yield from self._price_batch(platform, day, markets.head(half))
-            yield from self._price_batch(platform, day, markets.slice(half))
+            yield from self._price_batch(platform, day, markets.head(half), start, end)
+            yield from self._price_batch(platform, day, markets.slice(half), start, end)
             return
         if self.price_label == PriceLabel.PERIOD_END:
+            period = timedelta(minutes=HOURLY)
             attributed = Normalised(attributed.rows.with_columns(pl.col("timestamp") - period), attributed.rejects)
         yield attributed
 

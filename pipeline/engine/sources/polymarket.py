@@ -60,10 +60,11 @@ class PolymarketPages:
         self.gamma, self.clob, self.data = gamma, clob, data
         self.coverage = Coverage()
 
-    def market_pages(self, day: date) -> Iterator[RawPage]:
-        """Gamma markets whose dates overlap the day, each once."""
+    def market_pages(self, day: date, last: date | None = None) -> Iterator[RawPage]:
+        """Gamma markets whose dates overlap the day (or the days up to `last`), each once."""
         start = datetime.combine(day, datetime.min.time(), UTC)
-        window = {"end_date_min": _iso(start), "start_date_max": _iso(start + timedelta(days=1))}
+        end = datetime.combine(last or day, datetime.min.time(), UTC) + timedelta(days=1)
+        window = {"end_date_min": _iso(start), "start_date_max": _iso(end)}
         walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
                            keys=field_keys("id"))
         for page in walk.pages():
@@ -78,7 +79,7 @@ class PolymarketPages:
 
     def trade_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
         """Each market's trades in turn (`markets`: rows with `id` and the condition id as `platform_id`),
-        newest first, back to the day's start or as deep as the Data API pages."""
+        newest first, back to the start of `day` (the first of a window) or as deep as the Data API pages."""
         day_start, _ = day_bounds(day)
         for market_id, condition_id in markets.select("id", "platform_id").sort("id").iter_rows():
             query = {"market": condition_id, "takerOnly": TAKER_ONLY}
@@ -92,9 +93,10 @@ class PolymarketPages:
             if walk.capped and oldest < float("inf"):
                 self.coverage.incomplete[market_id] = datetime.fromtimestamp(oldest, UTC)
 
-    def price_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
-        """The CLOB's hourly price history of each outcome token of each market over the day."""
-        start, end = day_bounds(day)
+    def price_pages(self, day: date, markets: pl.DataFrame, last: date | None = None) -> Iterator[RawPage]:
+        """The CLOB's hourly price history of each outcome token of each market over the day (or the days up
+        to `last`)."""
+        start, end = day_bounds(day)[0], day_bounds(last or day)[1]
         outcomes = markets.select("id", pl.col("outcomes").list.eval(pl.element().struct.field("id"))).sort("id")
         for market_id, tokens in outcomes.iter_rows():
             for token in tokens or []:
@@ -134,6 +136,25 @@ class PolymarketSource:
     def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         _check(platform)
         yield from normalised_stream(self.pages.price_pages(day, markets), markets, source=DIRECT)
+
+    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
+        return set(markets["id"].to_list())
+
+    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
+        _check(platform)
+        listed = normalise_pages("markets", self.pages.market_pages(first, last), source=DIRECT)
+        return Normalised(listed.rows.filter(live_on(first, last)), listed.rejects)
+
+    def window_trades(self, platform: str, first: date, last: date,
+                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Each market's trades paged once back to the window's first day."""
+        yield from self.trades(platform, first, markets)
+
+    def window_price_history(self, platform: str, first: date, last: date,
+                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        """Each outcome token's history over the whole window, a request each."""
+        _check(platform)
+        yield from normalised_stream(self.pages.price_pages(first, markets, last), markets, source=DIRECT)
 
 
 def _raw(entity: str, day: date, body: Any, items_key: str | None, *, asked_for: tuple[str, ...] = (),

@@ -1,44 +1,44 @@
-"""A host's request budget: a sliding window shared by every process on the machine.
+"""A request budget: a sliding window shared by every process that keeps it in the same store.
 
-pyrate-limiter over a SQLite file with a file lock, so concurrent Dagster runs together stay inside the API's
-rate limit. The window is a little longer than the API's to absorb the delay between sending and the server's
-clock. The bucket counts only the requests inside the window, so the requests that have left it are purged
-when a budget opens and when it closes, in the caller's thread: pyrate-limiter's own background leaker
-would leave a thread behind for every budget a run opens (one per asset) for the life of the process.
+pyrate-limiter over a SQLite file with a file lock (every process of the machine), or over PostgreSQL or Redis
+(every process of every host naming the server: budget_store.py), so concurrent Dagster runs together stay
+inside the API's rate limit. The window is a little longer than the API's to absorb the delay between sending
+and the server's clock. The bucket counts only the requests inside the window, so the requests that have left
+it are purged when a budget opens and when it closes, in the caller's thread: pyrate-limiter's own background
+leaker would leave a thread behind for every budget a run opens (one per asset) for the life of the process.
 """
 
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from pathlib import Path
 
-from pyrate_limiter import Limiter, Rate, SingleBucketFactory, SQLiteBucket
+from pyrate_limiter import Limiter, Rate, SingleBucketFactory
+
+from pipeline.engine.sources.budget_store import BudgetStore
 
 log = logging.getLogger(__name__)
 
 
 class RequestBudget:
     """At most `per_window` requests in any sliding window of `window_s` seconds (by default a minute, as the
-    unified API counts; PMW_RATE_WINDOW_S), across every process on `db_path`.
+    unified API counts; PMW_RATE_WINDOW_S), across every process using `store` (a Path: a SQLite file).
 
     The window is stretched by `margin_s` so that the server, which counts arrivals rather than sends,
     never sees more than `per_window` inside its own window.
     """
 
-    def __init__(self, name: str, per_window: int, db_path: Path, window_s: float = 60.0,
+    def __init__(self, name: str, per_window: int, store: BudgetStore | Path, window_s: float = 60.0,
                  margin_s: float = 2.0) -> None:
         if per_window < 1:
             raise ValueError(f"a request budget needs at least 1 request per window, got {per_window}")
         if window_s <= 0:
             raise ValueError(f"a request budget needs a window longer than 0 s, got {window_s}")
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.store = store if isinstance(store, BudgetStore) else BudgetStore(path=store)
         window_ms = int((window_s + margin_s) * 1000)
-        bucket = SQLiteBucket.init_from_file(
-            [Rate(per_window, window_ms)], table=f"budget_{name}_{per_window}_{window_ms}", db_path=str(db_path),
-            use_file_lock=True,
-        )
+        bucket, self._disconnect = self.store.open_bucket(f"budget_{name}_{per_window}_{window_ms}",
+                                                          [Rate(per_window, window_ms)])
         self.name, self.per_window, self.window_s = name, per_window, window_s
         self._bucket = bucket
         self._limiter = Limiter(SingleBucketFactory(bucket, schedule_leak=False))
@@ -51,13 +51,13 @@ class RequestBudget:
         return time.perf_counter() - started
 
     def close(self) -> None:
-        """Purge the requests that have left the window and close the SQLite connection."""
+        """Purge the requests that have left the window and close the store's connection."""
         self._purge()
-        self._bucket.close()
+        self._disconnect()
 
     def _purge(self) -> None:
         """Housekeeping, never a reason to fail a run: a purge that finds the file busy is left to the next."""
         try:
             self._bucket.leak(self._bucket.now())
-        except sqlite3.Error as error:
+        except self.store.errors() as error:
             log.warning("request budget %s: expired requests not purged this time (%s)", self.name, error)

@@ -148,12 +148,13 @@ class UnifiedSource:
                  len(listed["series"]), len(listed["events"]), len(listed["markets"]))
         return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting)
 
-    def market_pages(self, platform: str, day: date) -> Iterator[RawPage]:
-        """The catalogue's markets live on the day, as one page (with the conflicting versions live on it)."""
+    def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
+        """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
+        conflicting versions live then)."""
         catalogue = self.catalogue(platform)
-        live = live_records(catalogue.markets, day)
+        live = live_records(catalogue.markets, day, last)
         yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": live}, "markets",
-                      conflicting=live_records(catalogue.conflicting.get("markets", []), day))
+                      conflicting=live_records(catalogue.conflicting.get("markets", []), day, last))
 
     def member_pages(self, platform: str, day: date, kind: str, ids: set[str]) -> Iterator[RawPage]:
         """The catalogue's `events` or `series` with these ids, as one page (with their conflicting versions)."""
@@ -165,17 +166,20 @@ class UnifiedSource:
 
     # -- trades and prices -------------------------------------------------------------------------
 
-    def trade_pages(self, platform: str, day: date, market_ids: Iterable[str]) -> Iterator[RawPage]:
-        """Each market's trades in turn, page by page, until no later page can hold a trade of the day (whichever
-        way the server orders them). Trades of other days come along; the caller keeps the day's.
+    def trade_pages(self, platform: str, day: date, market_ids: Iterable[str],
+                    span: tuple[int, int] | None = None) -> Iterator[RawPage]:
+        """Each market's trades in turn, page by page, until no later page can hold a trade of the day, or of
+        `span` (Unix seconds, start included, end excluded: a window of days) when given, whichever way the
+        server orders them. Trades of other days come along; the caller keeps the day's.
 
         Polymarket's are asked `taker_only=true`: a match is then one row, its taker's, whatever the server's
         default and whether or not it says which row took (`taker`), so no match is counted once per maker."""
         takers = {"taker_only": "true"} if platform == "polymarket" else {}
+        start, end = span or day_bounds(day)
         for market_id in market_ids:
             walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": market_id, **takers},
                                  page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
-                                 stop=PastTheDay(*day_bounds(day)))
+                                 stop=PastTheDay(start, end))
             for page in walk.pages():
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
@@ -202,7 +206,7 @@ class UnifiedSource:
 
 
 class PastTheDay:
-    """Ends a market's trade paging once no later page can hold a trade of the day.
+    """Ends a market's trade paging once no later page can hold a trade of the day (or of a window of days).
 
     The spec does not say in which order `/trades` pages: newest first, the last page that matters is the
     first to reach back before the day; oldest first, the first to reach past it. The order is read from the

@@ -33,7 +33,7 @@ from filelock import FileLock
 
 from pipeline.engine.files import replaced_atomically, some_paths
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import all_tables
+from pipeline.engine.schema import lake_tables
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
 from pipeline.engine.warehouse.views import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
 
@@ -105,7 +105,7 @@ def build(
     models downstream of the model it checks. Models not chosen are read as they were last built.
     """
     lake = Lake(lake_dir)
-    unreadable = [path for table in all_tables() for path in lake.unreadable(table)]
+    unreadable = [path for table in lake_tables() for path in lake.unreadable(table)]
     if unreadable:
         raise LakeUnreadableError(unreadable)
     output = models_dir(lake_dir)

@@ -27,10 +27,11 @@ from typing import Literal, TypeVar
 import sqlglot
 from sqlglot import exp
 
-from pipeline.engine.schema import all_tables
+from pipeline.engine.schema import lake_tables
 from pipeline.engine.warehouse.views import RAW_SCHEMA
 
 TESTS_FOLDER = "tests"
+# Beside the `pipeline` package: the checkout's folder, or the copy a wheel installs in site-packages (pyproject.toml)
 DEFAULT_SQL_DIR = Path(__file__).resolve().parents[3] / "dbt_like_sql"
 Materialized = Literal["view", "table"]
 MATERIALIZATIONS: tuple[Materialized, ...] = ("view", "table")
@@ -150,7 +151,7 @@ def load_project(root: Path) -> Project:
     paths = sorted(root.rglob("*.sql"))
     test_paths = [p for p in paths if p.parent == root / TESTS_FOLDER]
     relations = {_relation_of(root, path): path for path in paths if path not in test_paths}
-    known = set(relations) | {Relation(RAW_SCHEMA, table) for table in all_tables()}
+    known = set(relations) | {Relation(RAW_SCHEMA, table) for table in lake_tables()}
     models = {}
     for relation, path in relations.items():
         sql, comments = _read(path)
@@ -238,10 +239,8 @@ def _reads(path: Path, sql: str, known: set[Relation]) -> tuple[Relation, ...]:
             )
         relation = Relation(table.db, table.name)
         if relation not in known:
-            expected = (
-                f"one of {', '.join(all_tables())}" if relation.is_raw
-                else f"a model {relation.schema}/{relation.name}.sql"
-            )
+            expected = (f"one of {', '.join(lake_tables())}" if relation.is_raw
+                        else f"a model {relation.schema}/{relation.name}.sql")
             raise SqlProjectError(f"{path}: reads {relation}, which is not {expected}")
         reads[relation] = None
     return tuple(reads)

@@ -24,8 +24,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipeline.engine.lake.store import PARTITION_COLUMNS, Lake
-from pipeline.engine.schema import Table, all_tables
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import Table, lake_tables
 
 RAW_SCHEMA = "raw"
 # The comment on every view pmw writes: a build drops the views of its schemas that carry it and are no longer
@@ -210,7 +210,7 @@ class View:
 
 def raw_views(lake: Lake) -> list[View]:
     """The views of schema ``raw`` exactly as ensure_raw_views creates them, for catalogues built elsewhere."""
-    return [View(RAW_SCHEMA, spec.name, _lake_source(spec, lake)) for spec in all_tables().values()]
+    return [View(RAW_SCHEMA, spec.name, _lake_source(spec, lake)) for spec in lake_tables().values()]
 
 
 # What this process last wrote into each warehouse file, with the file's stamp right after: ensure_raw_views
@@ -337,7 +337,7 @@ def _lake_source(spec: Table, lake: Lake) -> str:
     change are rewritten; it never shows them with NULLs.
     """
     hive_types = ", ".join(
-        f"{_literal(column)}: {_literal(duckdb_type(spec.polars_schema[column]))}" for column in PARTITION_COLUMNS
+        f"{_literal(column)}: {_literal(duckdb_type(spec.polars_schema[column]))}" for column in spec.partition_columns
     )
     columns = ", ".join(quote_identifier(name) for name in spec.column_names)
     typed_nulls = ", ".join(

@@ -1,0 +1,102 @@
+"""The unified API's sports endpoints as a source: what one (league, day) partition needs.
+
+One request per list (`/league-info` with the teams, `/list-futures`, `/list-awards`) and one per future or award
+detail: a league costs 3 + futures + awards requests a day. The spec documents no parameters or payloads for
+`/awards/{id}`; an award's detail is asked there first, and at `/futures/{id}` when that path is not served (404),
+which is then asked first for the session's other awards. A future or award listed but whose detail is not found
+becomes a reject with the reason, never a silent gap. Answers of the wrong shape fail the partition, naming the
+endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime
+from typing import Any
+
+from pipeline.engine.config import Settings
+from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize.sports import Detail, Lineage, normalise_odds, normalise_records
+from pipeline.engine.schema import OddsKind
+from pipeline.engine.sources.factory import Emulator, open_unified_source
+from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
+
+NOT_FOUND = 404
+_DETAIL_PATHS = {OddsKind.FUTURE: ("futures",), OddsKind.AWARD: ("awards", "futures")}
+
+
+class SportsSource:
+    """A session of the sports endpoints (one asset step), its rows normalised with the lineage `source`."""
+
+    def __init__(self, http: HttpLayer, source: str) -> None:
+        self.http, self.source = http, source
+        self._award_paths = list(_DETAIL_PATHS[OddsKind.AWARD])
+
+    def league(self, league: str, day: date) -> dict[str, Normalised]:
+        """The league (`leagues`) and its teams (`teams`), from one `/league-info` answer."""
+        body = self._data("/league-info", {"league": league, "include_teams": "true"})
+        found = _the_league(body, league)
+        lineage = self._lineage(league, day)
+        teams = found.get("teams") if isinstance(found.get("teams"), list) else []
+        return {"leagues": normalise_records("leagues", [found], lineage),
+                "teams": normalise_records("teams", teams, lineage)}
+
+    def listed(self, table: str, league: str, day: date) -> Normalised:
+        """The league's `futures` or `awards`, each with its platforms' market references."""
+        endpoint = f"/list-{table}"
+        body = self._data(endpoint, {"league": league})
+        items = body.get(table) if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise ApiError(f"GET {endpoint}: expected 'data.{table}' to be an array")
+        return normalise_records(table, items, self._lineage(league, day))
+
+    def odds(self, league: str, day: date, asked: dict[OddsKind, list[str]]) -> Normalised:
+        """Every asked future's and award's detail, as `future_odds` rows (ids in sorted order, one request each)."""
+        lineage = self._lineage(league, day)
+        details = [self._detail(kind, item) for kind in OddsKind for item in sorted(asked.get(kind, []))]
+        return normalise_odds(details, lineage)
+
+    def requests(self) -> RequestStats:
+        return self.http.stats.snapshot()
+
+    def _detail(self, kind: OddsKind, item: str) -> Detail:
+        paths = self._award_paths if kind == OddsKind.AWARD else list(_DETAIL_PATHS[kind])
+        for path in list(paths):
+            try:
+                body = self.http.get_json(f"/{path}/{item}")
+            except ApiError as error:
+                if error.status != NOT_FOUND:
+                    raise
+                continue
+            if kind == OddsKind.AWARD and path != paths[0]:
+                self._award_paths = [path, *(p for p in paths if p != path)]
+            return Detail(kind.value, item, body.get("data") if isinstance(body, dict) else body)
+        tried = " and ".join(f"/{path}/{{id}}" for path in paths)
+        return Detail(kind.value, item, {"id": item}, problem=f"listed, but {tried} answered 404 (not found)")
+
+    def _data(self, endpoint: str, params: dict[str, str]) -> Any:
+        body = self.http.get_json(endpoint, params)
+        if not isinstance(body, dict) or "data" not in body:
+            raise ApiError(f"GET {endpoint}: expected 'data' in the response")
+        return body["data"]
+
+    def _lineage(self, league: str, day: date) -> Lineage:
+        return Lineage(league, day, self.source, datetime.now(UTC))
+
+
+def _the_league(data: Any, league: str) -> dict[str, Any]:
+    """The asked league from `data`: the League object, or the one with the asked id in a list of them."""
+    candidates = data if isinstance(data, list) else [data]
+    for candidate in candidates:
+        if isinstance(candidate, dict) and (candidate.get("id") == league or len(candidates) == 1):
+            return candidate
+    raise ApiError(f"GET /league-info: the answer holds no league {league!r}")
+
+
+@contextmanager
+def open_sports_source(settings: Settings, emulator: Emulator | None = None) -> Iterator[SportsSource]:
+    """The sports endpoints of the unified API (PMW_SOURCE=api) or the sandbox's; the platforms' own APIs
+    (PMW_SOURCE=direct) serve no sports, which raises ConfigError."""
+    with open_unified_source(settings, emulator) as unified:
+        yield SportsSource(unified.http, settings.source.value)
