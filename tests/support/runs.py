@@ -41,6 +41,7 @@ def materialise(
     day: date = DAY,
     assets: list[str] | None = None,
     instance: dg.DagsterInstance | None = None,
+    tags: dict[str, str] | None = None,
     **resource: str,
 ) -> dg.ExecuteInProcessResult:
     chosen = [a for a in INGESTION_ASSETS if assets is None or a.key.to_user_string() in assets]
@@ -50,6 +51,7 @@ def materialise(
         resources={"pipeline": PipelineResource(**resource)},
         instance=instance or shared_instance(),
         raise_on_error=False,
+        tags=tags,
     )
 
 
