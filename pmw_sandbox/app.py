@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import orjson
 
 from pipeline.engine.schema import (
@@ -31,6 +32,7 @@ from pipeline.engine.schema import (
     MarketStatus,
     Platform,
 )
+from pmw_sandbox import orderbooks, profiles
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
@@ -42,7 +44,8 @@ from pmw_sandbox.world import Record, iso, shared_world
 API_VERSION = "2.0.0"
 DEFAULT_API_KEYS: tuple[str, ...] = ("sandbox-key", "sandbox-key-2")
 STRICT_RATE_LIMIT_PER_MIN = 100
-DEFAULT_PAGE_SIZE = {"series": 25, "events": 25, "markets": 25, "trades": 100, "price_history": 5000}
+DEFAULT_PAGE_SIZE = {"series": 25, "events": 25, "markets": 25, "trades": 100, "price_history": 5000,
+                     "profile_trades": 50}
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,9 @@ class SandboxApp:
         self._malformed_record_sent = False
         self._dice = self.config.faults.roll(0)
         self.started = clock()
+        # The moment of the world whose live answers (orderbooks, traders' profiles and trades) are served (None:
+        # the world's now, `as_of`): a test or the demo moves it to take snapshots at chosen times of the world.
+        self.live_at: datetime | None = None
         self._lock = threading.Lock()
         self._routes: dict[str, Callable[[_Query], Record]] = {
             "/health": self._health,
@@ -195,10 +201,13 @@ class SandboxApp:
             "/markets": self._markets,
             "/trades": self._trades,
             "/price-history": self._price_history,
+            "/profile/info": self._profile_info,
+            "/profile/trades": self._profile_trades,
             "/league-info": self._league_info,
             "/list-futures": lambda query: self._list_sports(query, "future"),
             "/list-awards": lambda query: self._list_sports(query, "award"),
         }
+        self._ledgers: dict[tuple[Platform, datetime], profiles.Ledger] = {}
 
     # -- entry point -------------------------------------------------------------------------------
 
@@ -443,15 +452,65 @@ class SandboxApp:
         return self._single("markets", self.world.market_record(market, raw=query.flag("include_raw")))
 
     def _orderbook(self, market_id: str, query: _Query) -> Record:
-        platform = query.platform(ORDERBOOK_PLATFORMS)
+        """The market's book as the world stands at `live_at`; the platform, when not given, is the first
+        whose market has the id."""
+        asked = query.platform(ORDERBOOK_PLATFORMS)
         raw = query.flag("include_raw")
-        market = self.world.find_market(market_id, platform) if platform in (None, *MARKET_PLATFORMS) else None
-        if market is None:
-            raise ApiError(404, "NOT_FOUND", f"orderbook for market {market_id!r} not found")
-        book = self.world.orderbook(market)
-        if raw:
-            book["metadata"]["_raw"] = {"market": market.platform_id}
-        return {"data": book, "meta": {"request_time": 0}}
+        at = self.live_at or self.world.as_of
+        for platform in [asked] if asked else ORDERBOOK_PLATFORMS:
+            found = orderbooks.book(self.world, platform, market_id, at, crossed=self.config.faults.crossed_book,
+                                    best_last=self.config.readings.book_order == "best_last")
+            if found is not None:
+                if raw:
+                    found["metadata"]["_raw"] = {"market": market_id}
+                return {"data": found, "meta": {"request_time": 0}}
+        raise ApiError(404, "NOT_FOUND", f"orderbook for market {market_id!r} not found")
+
+    def _trader(self, query: _Query) -> tuple[Platform, int]:
+        """The platform and trader a profile request names; 400 for a bad parameter, 404 for no such trader."""
+        platform = query.platform(MARKET_PLATFORMS, required=True)
+        assert platform is not None
+        user = query.text("user")
+        if user is None or len(user) > 100:
+            raise _bad("user", "is required: a wallet address (polymarket) or a nickname (kalshi), 1 to 100 characters")
+        index = profiles.trader_index(platform, user)
+        if index is None:
+            raise ApiError(404, "NOT_FOUND", f"user {user!r} not found on {platform.value}")
+        return platform, index
+
+    def _ledger(self, platform: Platform) -> tuple[datetime, profiles.Ledger]:
+        """The platform's trades up to `live_at`, kept for the last few moments asked about."""
+        at = self.live_at or self.world.as_of
+        key = (platform, at)
+        if key not in self._ledgers:
+            if len(self._ledgers) >= 4:
+                self._ledgers.pop(next(iter(self._ledgers)))
+            self._ledgers[key] = profiles.Ledger.of(self.world, platform, int(at.timestamp()))
+        return at, self._ledgers[key]
+
+    def _profile_info(self, query: _Query) -> Record:
+        """A trader's profile, with their metrics as of `live_at` when include_metrics=true."""
+        with_metrics = query.flag("include_metrics")
+        platform, index = self._trader(query)
+        at, ledger = self._ledger(platform) if with_metrics else (self.live_at or self.world.as_of, None)
+        data = profiles.profile(self.world, platform, index, at, ledger)
+        meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
+        return {"data": data, "meta": meta}
+
+    def _profile_trades(self, query: _Query) -> Record:
+        """A trader's trades up to `live_at`, newest first (oldest first under that reading of /trades)."""
+        query.limit("profile_trades")
+        platform, index = self._trader(query)
+        rows = self._ledger(platform)[1].newest_first(index)
+        if self.config.readings.trades_order == "oldest_first":
+            rows = rows[::-1]
+        items, pagination = self._page(
+            "/profile/trades", "profile_trades", query, len(rows),
+            lambda o, n: [record for market, i in rows[o : o + n]
+                          for record in self.world.trade_records_at(market, np.array([i]))],
+        )
+        meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
+        return {"trades": items, "pagination": pagination, "meta": meta}
 
     def _trades(self, query: _Query) -> Record:
         market_id = query.text("market_id")

@@ -21,6 +21,7 @@ class Faults:
     unknown_fields: bool = False  # records and envelopes carry fields the spec does not document
     cursor_expiry_rate: float = 0.0  # share of cursors that have expired when they come back
     malformed_record: bool = False  # the first trades page served carries one extra, broken trade
+    crossed_book: bool = False  # every orderbook served is crossed: its best YES bid above its best ask
     seed: int = 0
 
     def __post_init__(self) -> None:

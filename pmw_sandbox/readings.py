@@ -26,13 +26,15 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "list_order": ("catalogue", "reversed"),
     "iso_times": ("z", "offset", "fractional"),
     "over_limit": ("cap", "reject"),
+    "book_order": ("best_first", "best_last"),
     "american_odds": ("signed", "bare"),
     "award_detail": ("awards", "futures"),
 }
 
-# Switches that change only the sports endpoints: the market tables' readings matrix (tests/defs/test_readings.py)
-# leaves them out, and tests/engine/test_sports.py lands the sports tables under them.
-SPORTS_ONLY = frozenset({"american_odds", "award_detail"})
+# Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
+# readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
+# `book_order`, tests/engine/test_sports.py the sports tables under the others.
+NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail"})
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Readings:
     list_order: str = "catalogue"  # series, events and markets lists: catalogue order, or reversed
     iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, or ...00.000Z
     over_limit: str = "cap"  # a limit above the maximum: capped, or refused (400) above the lowest documented one
+    book_order: str = "best_first"  # an orderbook side's levels: best price first, or best price last
     american_odds: str = "signed"  # a future outcome's odds.american: +350 / -200, or 350 / -200
     award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
@@ -81,7 +84,7 @@ class Readings:
     def changes_markets(self) -> bool:
         """Whether a switch that the market endpoints read is away from its default."""
         default = Readings()
-        return any(getattr(self, f.name) != getattr(default, f.name) for f in fields(self) if f.name not in SPORTS_ONLY)
+        return any(getattr(self, f.name) != getattr(default, f.name) for f in fields(self) if f.name not in NOT_MARKETS)
 
     def label(self) -> str:
         """The switches away from their default, as `pmw sandbox --readings` takes them."""

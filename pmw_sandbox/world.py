@@ -309,6 +309,11 @@ class World:
         else:
             newest = len(act.ts) - 1 - offset
             chosen = np.arange(newest, max(newest - limit, -1), -1)
+        return self.trade_records_at(market, chosen)
+
+    def trade_records_at(self, market: Market, chosen: np.ndarray) -> list[Record]:
+        """The market's trades at these positions of its activity, in that order."""
+        act = self.activity(market)
         is_polymarket = market.platform == Platform.POLYMARKET
         users = _users(market.platform)
         outcomes = market.outcomes
@@ -391,35 +396,14 @@ class World:
                 )
         return points
 
-    def orderbook(self, market: Market) -> Record:
-        tradable = market.status in (MarketStatus.OPEN, MarketStatus.PAUSED)
-        rng = np.random.default_rng([self.config.seed, market.index, 55])
-        p = float(self._market_stats(market)["last_prices"][0])
-        bids, asks = [], []
-        if tradable:
-            for k in range(1, 6):
-                bid, ask = p - k * market.tick, p + k * market.tick
-                if bid > 0:
-                    bids.append({"price": _price(bid), "size": _money(rng.lognormal(5, 1))})
-                if ask < 1:
-                    asks.append({"price": _price(ask), "size": _money(rng.lognormal(5, 1))})
-        no_bids = [{"price": _price(1 - a["price"]), "size": a["size"]} for a in asks]
-        no_asks = [{"price": _price(1 - b["price"]), "size": b["size"]} for b in bids]
-        return {
-            "market_id": market.id,
-            "platform": market.platform.value,
-            "timestamp": iso(self.as_of),
-            "yes": {"bids": bids, "asks": asks, "depth": _money(sum(x["size"] for x in bids + asks))},
-            "no": {"bids": no_bids, "asks": no_asks, "depth": _money(sum(x["size"] for x in no_bids + no_asks))},
-            "metadata": {
-                "min_order_size": 5.0 if market.platform == Platform.POLYMARKET else 1.0,
-                "tick_size": market.tick,
-                "neg_risk": market.market_type == MarketType.CATEGORICAL,
-            },
-        }
-
     def days(self) -> list[Any]:
         return [self.config.start_day + timedelta(days=i) for i in range(self.config.days)]
+
+
+def users(platform: Platform) -> tuple[Record, ...]:
+    """The platform's traders, as trade records show them: `name` is a wallet address on Polymarket, a nickname
+    on Kalshi."""
+    return _users(platform)
 
 
 @cache

@@ -8,13 +8,14 @@ from datetime import timedelta
 from pathlib import Path
 
 from pipeline.cli.backfill import run_backfill
+from pipeline.cli.demo_snapshots import example_watchlists, land_watchlists
 from pipeline.cli.demo_world import ui_command, world_env
 from pipeline.cli.sports import land_sports_day, say_widest_spreads
 from pipeline.cli.sql import run_sql
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import DIRECT_SANDBOX, Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Source
+from pipeline.engine.schema import MARKET_PLATFORMS, Source, lake_tables
 from pipeline.engine.warehouse.views import connect_read_only, ensure_raw_views
 from pmw_sandbox.catalogue import WorldConfig
 
@@ -36,7 +37,8 @@ def demo_settings(world: WorldConfig) -> Settings:
     """The environment's settings with the sandbox's world as the source: its unified API, or, with
     PMW_SOURCE=direct, its Polymarket- and Kalshi-shaped APIs. The environment is read, never written."""
     direct = os.environ.get("PMW_SOURCE") == Source.DIRECT
-    demo = {"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, **world_env(world)}
+    demo = {"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, **world_env(world),
+            **example_watchlists(os.environ)}
     if direct:
         demo["PMW_DIRECT_URL"] = DIRECT_SANDBOX
     return Settings.from_env({**os.environ, **demo})
@@ -52,6 +54,8 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
     apis = "the platforms' own APIs" if settings.source == Source.DIRECT else "the unified API"
     say(f"pmw demo: sandbox world (seed {world.seed}), {apis} -> {settings.data_dir}/, days {first} .. {last}")
     reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=resource, say=say)
+    say("")
+    snapshots_landed = land_watchlists(world, first, resource, say=say)
     sports = settings.source != Source.DIRECT
     say(f"\nSports, {last}: every league's teams, futures, awards and their odds on five platforms"
         if sports else "\nSports: left out (PMW_SOURCE=direct; only the unified API serves them)")
@@ -62,12 +66,12 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
     models_built = run_sql(resource=resource, say=say)
     with connect_read_only(settings.warehouse_path) as db:
         say("\nWhat landed (warehouse " + str(settings.warehouse_path) + "):")
-        say(f"  {'table':<14} {'platform':<11} {'partitions':>10} {'rows':>9}")
-        for table in TABLES:
+        say(f"  {'table':<19} {'platform':<11} {'partitions':>10} {'rows':>9}")
+        for table in (name for name, spec in lake_tables().items() if spec.partitioned_by == "platform"):
             counts = db.sql(f"SELECT platform, count(DISTINCT date), count(*) FROM raw.{table} "
                             "GROUP BY platform ORDER BY platform").fetchall()
             for platform, partitions, rows in counts:
-                say(f"  {table:<14} {platform:<11} {partitions:>10} {rows:>9}")
+                say(f"  {table:<19} {platform:<11} {partitions:>10} {rows:>9}")
         total_trades = db.sql("SELECT count(*) FROM raw.trades").fetchall()[0][0]
         landed = sum(r.rows.get("trades", 0) for r in reports)
         say(f"\n  SELECT count(*) FROM raw.trades -> {total_trades} (the backfill landed {landed} trades)")
@@ -84,7 +88,7 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
         "or pmw shell for a prompt")
     say(ui_hint(world))
     failed = [r for r in reports if not r.success]
-    return 1 if failed or sports_failed or not models_built else 0
+    return 1 if failed or sports_failed or not models_built or not snapshots_landed else 0
 
 
 def ui_hint(world: WorldConfig) -> str:

@@ -24,14 +24,16 @@ from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
     MARKET_PLATFORMS,
     MAX_LIMIT,
+    ORDERBOOK_PLATFORMS,
     OVERROUND_TOLERANCE,
     SPORTS_PLATFORMS,
-    SPORTS_TABLES,
     TABLES,
+    BookSide,
     Field,
     League,
     MarketStatus,
     MarketType,
+    OutcomeSide,
     Platform,
     Source,
     Table,
@@ -99,6 +101,10 @@ def render() -> str:
         "| `market_type` | " + ", ".join(f"`{v}`" for v in MarketType) + " |",
         "| platform identifiers | " + ", ".join(f"`{v}`" for v in Platform) + " |",
         "| platforms with markets (partitions) | " + ", ".join(f"`{v}`" for v in MARKET_PLATFORMS) + " |",
+        "| platforms with orderbooks (partitions of the orderbook tables) | "
+        + ", ".join(f"`{v}`" for v in ORDERBOOK_PLATFORMS) + " |",
+        "| `outcome_side` | " + ", ".join(f"`{v}`" for v in OutcomeSide) + " |",
+        "| `book_side` | " + ", ".join(f"`{v}`" for v in BookSide) + " |",
         "| `_source` | " + ", ".join(f"`{v}`" for v in Source) + " |",
         "| leagues (partitions of the sports tables) | " + ", ".join(f"`{v}`" for v in League) + " |",
         "| platforms of the sports tables | " + ", ".join(f"`{v}`" for v in SPORTS_PLATFORMS) + " |",
@@ -106,9 +112,10 @@ def render() -> str:
         "Page-size caps of the unified API: " + ", ".join(f"{name} {limit}" for name, limit in MAX_LIMIT.items()) + ".",
         "",
     ]
-    parts.extend(render_table(t) + "\n" for t in TABLES.values())
+    tables = lake_tables().values()
+    parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "platform")
     parts.append(render_sports_intro())
-    parts.extend(render_table(t) + "\n" for t in SPORTS_TABLES.values())
+    parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "league")
     parts.append(render_direct_mappings())
     return "\n".join(parts)
 

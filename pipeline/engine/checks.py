@@ -24,6 +24,7 @@ from pipeline.engine.normalised import CONFLICTING_REPEAT
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
     OVERROUND_TOLERANCE,
+    BookSide,
     Table,
     lake_tables,
 )
@@ -106,12 +107,11 @@ def _price_check(prices: Callable[[], pl.Expr]) -> Check:
     return Check("prices_in_unit_interval", "every price is a number within [0, 1]", run)
 
 
-def _positive_size_check() -> Check:
+def _positive_size_check(why: str) -> Check:
     def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
         return df.filter(pl.col("size").is_nan() | (pl.col("size") <= 0)).select(_key_columns(df, "size"))
 
-    return Check("sizes_positive", "every `size` is a number above 0 (a trade of nothing, or of less, is no trade)",
-                 run)
+    return Check("sizes_positive", f"every `size` is a number above 0 ({why})", run)
 
 
 def _repeats_agree_check(table: Table) -> Check:
@@ -142,10 +142,33 @@ def _references_markets_check() -> Check:
     return Check("references_partition_markets", "every `market_id` is a market of the same partition", run)
 
 
+def _levels_in_order_check() -> Check:
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        book = ["market_id", "snapshot_at", "outcome_side", "book_side"]
+        previous = pl.col("price").shift(1).over(book, order_by="level")
+        is_bid = pl.col("book_side") == BookSide.BID.value
+        out_of_order = pl.when(is_bid).then(pl.col("price") >= previous).otherwise(pl.col("price") <= previous)
+        return df.filter(out_of_order.fill_null(False)).select(
+            *book, "level", "price", previous.alias("previous_level_price"))
+
+    return Check("levels_in_price_order",
+                 "each side of a book goes away from the best price level by level: bids strictly descending, "
+                 "asks strictly ascending", run)
+
+
+def _not_crossed_check() -> Check:
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        return df.filter(pl.col("best_bid") > pl.col("best_ask")).select(
+            "market_id", "snapshot_at", "best_bid", "best_ask", "spread")
+
+    return Check("book_not_crossed",
+                 "a book's best bid is at most its best ask (a crossed book is landed as served, and reported)", run)
+
+
 def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
     """The columns that say which row an example is, then the `shown` ones, as one expression (a list of
     names given to `select` next to an expression would be read as a literal list, not as columns)."""
-    keys = [c for c in ("id", "market_id", "trade_id", "outcome_id", "timestamp") if c in df.columns][:3]
+    keys = [c for c in ("id", "market_id", "snapshot_at", "trade_id", "outcome_id", "timestamp") if c in df.columns][:3]
     return pl.col([*keys, *(c for c in shown if c not in keys)])
 
 
@@ -231,17 +254,24 @@ def checks_for(table: Table) -> tuple[Check, ...]:
     checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != table.partitioned_by]
     if table.name == "markets":
         checks.append(_price_check(lambda: pl.col("current_prices").list.eval(pl.element().struct.field("price"))))
-    if table.name == "trades":
+    if table.name in ("trades", "profile_trades"):
         checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
-        checks.append(_positive_size_check())
+        checks.append(_positive_size_check("a trade of nothing, or of less, is no trade"))
     if table.name == "price_history":
         checks.append(_price_check(lambda: pl.concat_list(
             [pl.col("price").struct.field(f) for f in ("open", "high", "low", "close")])))
+    if table.name == "orderbook_levels":
+        checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
+        checks.append(_positive_size_check("a level with nothing resting at its price is no level"))
+        checks.append(_levels_in_order_check())
+    if table.name == "orderbook_snapshots":
+        checks.append(_price_check(lambda: pl.concat_list(pl.col("best_bid"), pl.col("best_ask")).list.drop_nulls()))
+        checks.append(_not_crossed_check())
     if table.name == "future_odds":
         checks += _odds_checks()
     if table.time_column is not None:
         checks.append(_inside_day_check(table.time_column))
-    if "market_id" in table.column_names and table.partitioned_by == "platform":
+    if "market_id" in table.column_names and table.references_markets:
         checks.append(_references_markets_check())
     if table.listed_by_id:
         checks.append(_repeats_agree_check(table))

@@ -11,6 +11,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from pipeline.engine.schema import MARKET_PLATFORMS, Platform, Source
+from pipeline.engine.watchlists import (
+    ORDERBOOK_WATCHLIST,
+    TRADER_WATCHLIST,
+    WatchItem,
+    WatchlistError,
+    WatchlistKind,
+    read_watchlist,
+)
 
 N = TypeVar("N", int, float)
 
@@ -79,6 +87,10 @@ class Settings:
     max_reject_share: float = 0.5  # share of a partition's records that may be rejected
     allow_shrink: bool = False  # let reruns shrink partitions, to empty included (a deliberate correction)
     keep_versions: int = 3  # replaced versions of each partition the lake keeps for `pmw restore` (0: none)
+    orderbook_watchlist: tuple[WatchItem, ...] = ()  # PMW_ORDERBOOK_WATCHLIST's markets, snapshotted every round
+    trader_watchlist: tuple[WatchItem, ...] = ()  # PMW_TRADER_WATCHLIST's traders
+    orderbook_every_min: int = 60  # minutes between snapshot rounds (PMW_ORDERBOOK_EVERY_MIN)
+    orderbook_top_n: int = 20  # busiest open markets of Polymarket and Kalshi snapshotted each round
 
     @property
     def lake_dir(self) -> Path:
@@ -146,6 +158,10 @@ class Settings:
             max_shrink=_share(env, "PMW_MAX_SHRINK", defaults.max_shrink),
             max_reject_share=_share(env, "PMW_MAX_REJECT_SHARE", defaults.max_reject_share),
             allow_shrink=_flag(env, "PMW_ALLOW_SHRINK"),
+            orderbook_watchlist=_watchlist(env, ORDERBOOK_WATCHLIST),
+            trader_watchlist=_watchlist(env, TRADER_WATCHLIST),
+            orderbook_every_min=_round_minutes(env),
+            orderbook_top_n=_integer(env, "PMW_ORDERBOOK_TOP_N", defaults.orderbook_top_n, minimum=0),
         )
 
 
@@ -213,6 +229,35 @@ def _seconds(env: Mapping[str, str], name: str, default: float, *, positive: boo
         return default
     if value < 0 or (positive and value == 0):
         raise ConfigError(f"{name} must be {'more than 0' if positive else 'at least 0'}, got {value}")
+    return value
+
+
+def _watchlist(env: Mapping[str, str], kind: WatchlistKind) -> tuple[WatchItem, ...]:
+    """The watch list the variable names (an empty tuple when unset); ConfigError naming the file and line."""
+    raw = env.get(kind.variable)
+    if not raw:
+        return ()
+    try:
+        return read_watchlist(Path(raw), kind)
+    except WatchlistError as error:
+        raise ConfigError(str(error)) from None
+
+
+def round_minutes_from_env(env: Mapping[str, str] | None = None) -> int:
+    """PMW_ORDERBOOK_EVERY_MIN alone, for the schedule's cron expression at load time."""
+    return _round_minutes(os.environ if env is None else env)
+
+
+def _round_minutes(env: Mapping[str, str]) -> int:
+    """PMW_ORDERBOOK_EVERY_MIN: minutes between snapshot rounds, which must tile the UTC day evenly (a round at
+    the same times every day, the first at midnight) so that a schedule can say it as a cron expression."""
+    name = "PMW_ORDERBOOK_EVERY_MIN"
+    value = _integer(env, name, Settings.orderbook_every_min)
+    tiles_hour = value < 60 and 60 % value == 0
+    tiles_day = value % 60 == 0 and 24 % (value // 60) == 0 and value <= 1440
+    if not (tiles_hour or tiles_day):
+        raise ConfigError(f"{name} must divide an hour (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30) or be a whole number "
+                          f"of hours dividing a day (60, 120, 180, 240, 360, 480, 720, 1440), got {value}")
     return value
 
 

@@ -230,8 +230,18 @@ class Table:
     # Whether each record is listed under an id of its own, by which paging tells a record sent twice
     # (pipeline.engine.sources.paging); a price point has none, and is never listed again.
     listed_by_id: bool = True
-    # The partition dimension beside the day: `platform` (the market tables) or `league` (the sports tables).
+    # The partition dimension beside the day: `platform` (the market, book and trader tables) or `league` (the
+    # sports tables).
     partitioned_by: Literal["platform", "league"] = "platform"
+    # The platforms a table partitioned by platform has partitions of (the partition column's enum).
+    platforms: tuple[Platform, ...] = MARKET_PLATFORMS
+    # Whether a day's partition accumulates rounds (orderbook snapshots taken through the day), each round a
+    # file of its own written once, rather than being replaced whole (pipeline.engine.lake.store).
+    rounds: bool = False
+    # Whether its `market_id` names a market of the day's markets partition (the `references_partition_markets`
+    # check): not for books and traders' trades, whose markets are those of a watch list or a trader, nor for
+    # the sports odds, whose markets are each platform's.
+    references_markets: bool = True
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.sort_key if c not in self.column_names]
@@ -242,9 +252,9 @@ class Table:
     def columns(self) -> tuple[Column, ...]:
         documented = [Column(f.name, f.polars_dtype, f.required, f.enum, f.doc, f) for f in self.fields]
         documented_names = {c.name for c in documented}
-        lineage = LEAGUE_PARTITION_AND_LINEAGE_COLUMNS if self.partitioned_by == "league" else (
-            PARTITION_AND_LINEAGE_COLUMNS)
-        extra = [c for c in lineage if c.name not in documented_names]
+        partition_and_lineage = LEAGUE_PARTITION_AND_LINEAGE_COLUMNS if self.partitioned_by == "league" else (
+            _platform_column(self.platforms), *PARTITION_AND_LINEAGE_COLUMNS[1:])
+        extra = [c for c in partition_and_lineage if c.name not in documented_names]
         return (*documented, *extra, *self.added)
 
     @property
@@ -255,7 +265,7 @@ class Table:
     @property
     def partition_values(self) -> tuple[str, ...]:
         """The values the partition dimension takes."""
-        return tuple(League) if self.partitioned_by == "league" else tuple(MARKET_PLATFORMS)
+        return tuple(League) if self.partitioned_by == "league" else self.platforms
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -294,8 +304,13 @@ class Column:
     field: Field | None = None
 
 
+def _platform_column(platforms: tuple[Platform, ...]) -> Column:
+    """The `platform` partition column, its enum being the table's platforms."""
+    return Column("platform", pl.String(), True, tuple(platforms), "partition: the platform")
+
+
 PARTITION_AND_LINEAGE_COLUMNS: tuple[Column, ...] = (
-    Column("platform", pl.String(), True, tuple(MARKET_PLATFORMS), "partition: the platform"),
+    _platform_column(MARKET_PLATFORMS),
     Column("date", pl.Date(), True, None, "partition: the UTC day"),
     Column("_source", pl.String(), True, tuple(Source), "lineage: sandbox, api or direct"),
     Column("_fetched_at", UTC_TIMESTAMP, True, None, "lineage: when the record was fetched (UTC)"),
@@ -516,6 +531,136 @@ PRICE_HISTORY = Table(
 
 TABLES: dict[str, Table] = {t.name: t for t in (SERIES, EVENTS, MARKETS, TRADES, PRICE_HISTORY)}
 
+
+class OutcomeSide(StrEnum):
+    """Which outcome's book a level is of: an orderbook has a YES book and a NO book."""
+
+    YES = "yes"
+    NO = "no"
+
+
+class BookSide(StrEnum):
+    BID = "bid"
+    ASK = "ask"
+
+
+_SNAPSHOT_AT = Field("snapshot_at", kind="timestamp", required=True,
+                     doc="the snapshot round's time (UTC): one round takes every book of the platform's list once")
+_BOOK_PLATFORM = _str("platform", required=True, enum=tuple(ORDERBOOK_PLATFORMS), doc="platform identifier")
+_BOOK_MARKET = _str("market_id", required=True, doc="the market whose book was asked for")
+_BEST_BID = "the YES book's highest bid price; null when it has no bid"
+
+ORDERBOOK_LEVELS = Table(
+    name="orderbook_levels",
+    resource="Orderbook",
+    doc="Every price level of the orderbooks of a snapshot round: one row per round, market, outcome side "
+        "(yes/no), book side (bid/ask) and level.",
+    primary_key=("platform", "date", "snapshot_at", "market_id", "outcome_side", "book_side", "level"),
+    time_column="snapshot_at",
+    sort_key=("market_id", "snapshot_at", "outcome_side", "book_side", "level"),
+    added=(SERVED_MARKET_ID,),
+    listed_by_id=False,
+    platforms=ORDERBOOK_PLATFORMS,
+    rounds=True,
+    references_markets=False,
+    fields=(
+        _SNAPSHOT_AT,
+        _BOOK_MARKET,
+        _BOOK_PLATFORM,
+        _str("outcome_side", required=True, enum=tuple(OutcomeSide), doc="the YES book or the NO book"),
+        _str("book_side", required=True, enum=tuple(BookSide), doc="bid or ask"),
+        Field("level", dtype=pl.Int64(), required=True,
+              doc="1 for the best price of its side, then 2, 3, ... away from it"),
+        _num("price", required=True),
+        _num("size", required=True, doc="shares or contracts resting at the price"),
+    ),
+)
+
+ORDERBOOK_SNAPSHOTS = Table(
+    name="orderbook_snapshots",
+    resource="Orderbook",
+    doc="One row per snapshot round and market: the YES book's best prices, spread and depth, and the book's "
+        "trading rules.",
+    primary_key=("platform", "date", "snapshot_at", "market_id"),
+    time_column="snapshot_at",
+    sort_key=("market_id", "snapshot_at"),
+    added=(SERVED_MARKET_ID,),
+    listed_by_id=False,
+    platforms=ORDERBOOK_PLATFORMS,
+    rounds=True,
+    references_markets=False,
+    fields=(
+        _SNAPSHOT_AT,
+        _BOOK_MARKET,
+        _BOOK_PLATFORM,
+        _iso("timestamp", doc="the book's time as the server stated it"),
+        _num("best_bid", nullable=True, doc=_BEST_BID),
+        _num("best_ask", nullable=True, doc="the YES book's lowest ask price; null when it has no ask"),
+        _num("mid", nullable=True, doc="(best_bid + best_ask) / 2; null when a side is empty"),
+        _num("spread", nullable=True, doc="best_ask - best_bid (negative for a crossed book); null when a side "
+                                          "is empty"),
+        _num("best_bid_size", nullable=True, doc="size at the best bid"),
+        _num("best_ask_size", nullable=True, doc="size at the best ask"),
+        _num("bid_depth", required=True, doc="the YES book's bid sizes summed"),
+        _num("ask_depth", required=True, doc="the YES book's ask sizes summed"),
+        Field("bid_levels", dtype=pl.Int64(), required=True, doc="price levels on the YES book's bid side"),
+        Field("ask_levels", dtype=pl.Int64(), required=True, doc="price levels on the YES book's ask side"),
+        _num("min_order_size", doc="the smallest order the platform takes"),
+        _num("tick_size", doc="the price increment"),
+        Field("neg_risk", dtype=pl.Boolean(), doc="a leg of a negative-risk (mutually exclusive) group"),
+    ),
+)
+
+_TRADER = _str("trader", required=True, doc="the watched trader, as the watch list names them: a wallet address "
+                                            "(polymarket) or a nickname (kalshi)")
+
+PROFILES = Table(
+    name="profiles",
+    resource="Profile and metrics",
+    doc="The watched traders' profiles and trading metrics, as the API stated them when the day's partition was "
+        "fetched (`_fetched_at`): one row per trader and day.",
+    primary_key=("platform", "date", "trader"),
+    time_column=None,
+    sort_key=("trader",),
+    listed_by_id=False,
+    fields=(
+        _TRADER,
+        _PLATFORM,
+        _str("user_id", doc="the platform's id of the trader"),
+        _str("display_name"),
+        _str("profile_image"),
+        _str("description"),
+        _iso("joined_at"),
+        _num("follower_count"),
+        _num("following_count"),
+        _num("profile_view_count"),
+        _num("volume", doc="notional the trader has traded"),
+        _num("pnl", doc="profit and loss"),
+        _num("roi", doc="return on investment: pnl over volume"),
+        _num("num_markets_traded"),
+        _num("portfolio_value", doc="value of the positions held"),
+        _num("open_interest", doc="contracts held"),
+    ),
+)
+
+PROFILE_TRADES = Table(
+    name="profile_trades",
+    resource="Trade",
+    doc="The watched traders' trades whose timestamp falls in the day, read from their trade history "
+        "(`/profile/trades`).",
+    primary_key=("platform", "date", "trader", "trade_id"),
+    time_column="timestamp",
+    sort_key=("trader", "timestamp", "trade_id"),
+    references_markets=False,
+    fields=(_TRADER, *TRADES.fields),
+)
+
+# Tables landed from watch lists and snapshot rounds rather than from the day's catalogue: they are in the lake,
+# the raw views, the checks and the docs like TABLES, but not in the daily ingestion (its job, backfill, status).
+WATCHLIST_TABLES: dict[str, Table] = {
+    t.name: t for t in (ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS, PROFILES, PROFILE_TRADES)}
+
+
 # -- sports: leagues, teams, futures, awards and their odds, partitioned by league and day ------------------
 # The unified API's sports endpoints (spec: League, Team, Future, Award, PlatformMarkets, Future detail). Each
 # partition is the day's snapshot: what the API served when the partition ran (the odds are live, the API
@@ -670,6 +815,7 @@ FUTURE_ODDS = Table(
     sort_key=("kind", "future_id", "platform", "market_id", "outcome_name"),
     partitioned_by="league",
     listed_by_id=False,
+    references_markets=False,
     fields=(
         _str("kind", required=True, enum=tuple(OddsKind), doc="future or award"),
         _str("future_id", required=True, doc="the future's or award's id the pipeline asked the detail of"),
@@ -692,9 +838,10 @@ SPORTS_TABLES: dict[str, Table] = {t.name: t for t in (LEAGUES, TEAMS, FUTURES, 
 
 
 def lake_tables() -> dict[str, Table]:
-    """Every table of the lake and the warehouse's raw views: the market tables (platform x day), then the sports
-    tables (league x day). Read at each call, so that a table added to either registry is seen."""
-    return {**TABLES, **SPORTS_TABLES}
+    """Every table of the lake and the warehouse's raw views: the daily ingestion's (TABLES) and the watch lists'
+    (WATCHLIST_TABLES), partitioned by platform and day, then the sports tables (SPORTS_TABLES, league x day).
+    Read at each call, so that a table added to any registry (as tests/architecture's recipe does) is seen."""
+    return {**TABLES, **WATCHLIST_TABLES, **SPORTS_TABLES}
 
 
 # How far the sports checks let the odds stray, and why (pipeline.engine.checks):
@@ -773,6 +920,7 @@ MAX_LIMIT: dict[str, int] = {
     "markets": 250,
     "trades": 1000,
     "price_history": 5000,
+    "profile_trades": 100,
 }
 # The stated maxima disagree between the spec's references: the pagination guide says 1 to 25 for series and
 # events, earlier change records 25 for markets. A server may refuse a `limit` above its own maximum instead of

@@ -21,6 +21,13 @@ from pmw_sandbox import SandboxApp, SandboxConfig, plug
 from pmw_sandbox.faults import Faults
 from tests.support.world import strict_budget_world
 
+WATCHLIST_PLATFORMS = {
+    "orderbook_levels": ("polymarket", "kalshi", "limitless", "manifold"),
+    "orderbook_snapshots": ("polymarket", "kalshi", "limitless", "manifold"),
+    "profiles": ("polymarket", "kalshi"),
+    "profile_trades": ("polymarket", "kalshi"),
+}
+
 
 @pytest.mark.slow
 def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
@@ -35,6 +42,11 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
     lines = run.stdout.splitlines()
     assert "the unified API" in lines[0]
     _assert_every_table_shown(run.stdout)
+    for table, platforms in WATCHLIST_PLATFORMS.items():  # one snapshot round, and the example watch lists
+        for platform in platforms:
+            assert re.search(rf"^\s+{table}\s+{platform}\s+1\s+[1-9]\d*$", run.stdout, re.MULTILINE), (table, platform)
+    for mart in ("orderbook_daily", "trader_daily"):
+        assert re.search(rf"^\s+marts\.{mart}\s+table\s+[1-9][\d,]* rows$", run.stdout, re.MULTILINE), mart
     home = tmp_path / "data" / "dagster_home"
     assert lines[-1].endswith(f"DAGSTER_HOME={home} PMW_SANDBOX_END=2026-11-21 dagster dev -m pipeline.definitions")
     assert (home / "dagster.yaml").read_text() == (Path(__file__).parents[2] / "dagster.yaml").read_text()

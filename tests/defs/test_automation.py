@@ -434,7 +434,8 @@ def test_the_sensor_refills_a_landed_partition_whose_files_are_gone_or_unreadabl
 
 def test_the_code_location_holds_the_schedules_sensors_checks_and_retrying_job() -> None:
     repo = defs.get_repository_def()
-    assert {s.name for s in repo.schedule_defs} == {"daily_ingestion", "daily_freshness_checks", "daily_sports"}
+    assert {s.name for s in repo.schedule_defs} == {"daily_ingestion", "daily_freshness_checks", "orderbook_rounds",
+                                                    "daily_traders", "daily_sports"}
     assert sorted(s.name for s in repo.sensor_defs) == ["backfill_sensor", "sql_models_after_ingestion"]
     job = repo.get_job("ingestion")
     assert job.op_retry_policy == STEP_RETRY_POLICY
@@ -444,6 +445,9 @@ def test_the_code_location_holds_the_schedules_sensors_checks_and_retrying_job()
     assert {k.name for k in repo.get_job("freshness_checks").asset_layer.asset_graph.asset_check_keys} >= {
         "yesterday_landed"
     }
+    for name in ("orderbook_snapshots", "watched_traders"):  # the watch lists' jobs retry like the ingestion's
+        assert repo.get_job(name).op_retry_policy == STEP_RETRY_POLICY
+        assert repo.get_job(name).executor_def.name == "in_process"
 
 
 def test_dagster_yaml_gives_every_api_pool_its_limit_and_turns_on_run_monitoring(tmp_path: Path) -> None:

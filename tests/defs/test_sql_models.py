@@ -20,10 +20,13 @@ from filelock import FileLock
 from pipeline.cli.main import main
 from pipeline.cli.sql import select_models
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.orderbooks.assets import orderbook_round
+from pipeline.defs.profiles.assets import trader_profiles
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sports.assets import SPORTS_ASSETS
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, load_sql_assets, sql_assets
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import lake_tables
 from pipeline.engine.warehouse.build import Built, build, models_dir
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
 from pipeline.engine.warehouse.views import connect_read_only
@@ -71,7 +74,8 @@ def query(data_dir: Path, sql: str) -> pl.DataFrame:
 
 def test_every_sql_file_is_an_asset_keyed_by_folder_and_name_with_lineage_from_the_api() -> None:
     project = load_project(DEFAULT_SQL_DIR)
-    defs = dg.Definitions(assets=[*INGESTION_ASSETS, *SPORTS_ASSETS, *sql_assets(project)],
+    defs = dg.Definitions(assets=[*INGESTION_ASSETS, orderbook_round, trader_profiles, *SPORTS_ASSETS,
+                                  *sql_assets(project)],
                           resources={"pipeline": PipelineResource()})
     graph = defs.resolve_asset_graph()
     sql_files = sorted(p for p in DEFAULT_SQL_DIR.rglob("*.sql") if p.parent.name != "tests")
@@ -82,8 +86,7 @@ def test_every_sql_file_is_an_asset_keyed_by_folder_and_name_with_lineage_from_t
     } | {dg.AssetKey(["marts", "dim_markets"])}
     for relation in project.models:
         upstream = dg.AssetSelection.assets(asset_key(relation)).upstream().resolve(graph)
-        assert upstream & {dg.AssetKey(table) for table in ("markets", "trades", "price_history", "future_odds")}, (
-            relation)
+        assert upstream & {dg.AssetKey(table) for table in lake_tables()}, relation
     tests = sorted(p.stem for p in (DEFAULT_SQL_DIR / "tests").glob("*.sql"))
     sql_checks = [k for k in graph.asset_check_keys if len(k.asset_key.path) == 2]
     assert sorted(k.name for k in sql_checks) == tests

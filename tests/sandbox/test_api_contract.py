@@ -16,12 +16,14 @@ from pipeline.engine.schema import (
     PAGINATION_FIELDS,
     TABLES,
     Field,
+    Platform,
     wire_names,
 )
-from pmw_sandbox import SandboxApp, SandboxConfig, SandboxTransport, sandbox_client
+from pmw_sandbox import SandboxApp, SandboxConfig, SandboxTransport, orderbooks, sandbox_client
 from pmw_sandbox.transport import SANDBOX_BASE_URL
+from pmw_sandbox.world import users
 from tests.support.wire_contract import check_record
-from tests.support.world import STRICT_BUDGET, TEST_RATE_WINDOW_S, WORLD, strict_config
+from tests.support.world import STRICT_BUDGET, TEST_RATE_WINDOW_S, WORLD, strict_budget_world, strict_config
 
 DAY_START = 1_795_219_200  # 2026-11-21T00:00:00Z, the world's last day
 
@@ -154,6 +156,44 @@ def test_orderbook(client: httpx.Client) -> None:
     assert "_raw" in raw["data"]["metadata"]
 
 
+@pytest.mark.parametrize("platform", ["limitless", "manifold"])
+def test_book_only_platforms_serve_their_markets_books(client: httpx.Client, platform: str) -> None:
+    for market_id in orderbooks.BOOK_ONLY_MARKETS[Platform(platform)]:
+        for params in ({"platform": platform}, {}):  # the platform told, or found from the id
+            body = client.get(f"/markets/{market_id}/orderbook", params=params).json()
+            check_record(body["data"], ORDERBOOK_FIELDS)
+            assert body["data"]["platform"] == platform and body["data"]["market_id"] == market_id
+    assert client.get("/markets/btc-above-120k-on-dec-31/orderbook", params={"platform": "manifold"}).status_code == 404
+
+
+def test_traders_profiles_and_their_trades_walked_once_with_the_cursor() -> None:
+    app = SandboxApp(SandboxConfig(world=strict_budget_world(WORLD.end_day)))
+    trader = users(Platform.KALSHI)[3]["name"]
+    with sandbox_client(app) as c:
+        body = c.get("/profile/info", params={"platform": "kalshi", "user": trader, "include_metrics": "true"}).json()
+        assert set(body) == {"data", "meta"} and set(body["data"]) == {"profile", "metrics"}
+        assert body["data"]["metrics"]["num_markets_traded"] > 0
+        assert c.get("/profile/info", params={"platform": "kalshi", "user": trader}).json()["data"]["metrics"] is None
+        assert c.get("/profile/info", params={"platform": "kalshi", "user": "nobody"}).status_code == 404
+        seen, cursor, pages = [], None, 0
+        while True:
+            page = c.get("/profile/trades", params={"platform": "kalshi", "user": trader, "limit": 5,
+                                                    **({"cursor": cursor} if cursor else {})}).json()
+            seen += page["trades"]
+            pages += 1
+            cursor = page["pagination"]["next_cursor"]
+            if not page["pagination"]["has_more"]:
+                break
+    ids = [t["trade_id"] for t in seen]
+    assert pages > 2 and len(ids) == len(set(ids)) == page["pagination"]["total"]
+    assert [t["timestamp"] for t in seen] == sorted((t["timestamp"] for t in seen), reverse=True)
+    assert all(t["user"]["name"] == trader for t in seen)
+    market = app.world.find_market(seen[0]["market_id"])
+    assert market is not None
+    market_trades = app.world.trade_records(market, 0, app.world.trade_count(market))
+    assert seen[0] in market_trades  # a trader's trade is the market's own trade, id and all
+
+
 def test_health_and_platforms(client: httpx.Client) -> None:
     health = client.get("/health").json()
     assert set(health) == {"data", "meta"} and health["data"]["version"] == "2.0.0"
@@ -180,6 +220,8 @@ ENDPOINTS = [
     "/markets/x/orderbook",
     "/trades?market_id=x",
     "/price-history?market_ids=x",
+    "/profile/info?platform=kalshi&user=trader3",
+    "/profile/trades?platform=kalshi&user=trader3",
     "/nowhere",
 ]
 
@@ -228,6 +270,12 @@ def test_error_bodies_are_error_objects(client: httpx.Client) -> None:
         ("/price-history", {"market_ids": "a", "start_ts": "yesterday"}, "start_ts"),
         ("/price-history", {}, "market_ids"),
         ("/trades", {}, "market_id"),
+        ("/markets/x/orderbook", {"platform": "novig"}, "platform"),
+        ("/profile/info", {"user": "trader3"}, "platform"),
+        ("/profile/info", {"platform": "limitless", "user": "x"}, "platform"),
+        ("/profile/info", {"platform": "kalshi"}, "user"),
+        ("/profile/info", {"platform": "kalshi", "user": "x" * 101}, "user"),
+        ("/profile/trades", {"platform": "kalshi", "user": "trader3", "limit": "0"}, "limit"),
     ],
 )
 def test_bad_parameters_get_400_naming_the_parameter(

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pipeline.engine.schema import MarketStatus, MarketType, Platform
-from pmw_sandbox import SandboxApp, SandboxConfig
+from pmw_sandbox import SandboxApp, SandboxConfig, orderbooks
 from pmw_sandbox.activity import period_ohlc
 from pmw_sandbox.catalogue import build_catalogue
 from pmw_sandbox.world import World, shared_world
@@ -143,7 +143,8 @@ def test_trades_stay_inside_the_markets_live_interval(world: World) -> None:
 def test_orderbook_brackets_the_current_price(world: World) -> None:
     open_markets = [m for m in world.markets(Platform.KALSHI) if m.status == MarketStatus.OPEN]
     for m in open_markets:
-        book = world.orderbook(m)
+        book = orderbooks.book(world, m.platform, m.id, world.as_of)
+        assert book is not None
         price = world.current_prices(m)[m.outcomes[0].id]["price"]
         bids, asks = book["yes"]["bids"], book["yes"]["asks"]
         assert bids or asks

@@ -26,7 +26,7 @@ from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.partition import Coverage, PartitionSource, WindowSource
 from pipeline.engine.sources.window import Window, WindowSweeps
@@ -57,12 +57,12 @@ def partition_of(context: dg.AssetExecutionContext) -> tuple[str, date]:
 def _column_schema(table: str) -> dg.TableSchema:
     return dg.TableSchema(columns=[
         dg.TableColumn(c.name, c.field.type_label() if c.field else str(c.dtype), description=c.doc or None)
-        for c in TABLES[table].columns
+        for c in lake_tables()[table].columns
     ])
 
 
-def _check_specs(table: str) -> list[dg.AssetCheckSpec]:
-    """Checks partitioned like their asset, so the UI shows a result per (platform, day).
+def _check_specs(table: str, partitions_def: dg.PartitionsDefinition = PARTITIONS) -> list[dg.AssetCheckSpec]:
+    """Checks partitioned like their asset, so the UI shows a result per (platform, day), or (league, day).
 
     None is a Dagster-blocking check: a failed one is reported (severity ERROR, with examples) and its step
     succeeds, so the partition's other tables, which read the markets partition, land in the same run. The
@@ -75,7 +75,7 @@ def _check_specs(table: str) -> list[dg.AssetCheckSpec]:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*AssetCheckSpec.*")
         return [
-            dg.AssetCheckSpec(check.name, asset=table, description=check.description, partitions_def=PARTITIONS,
+            dg.AssetCheckSpec(check.name, asset=table, description=check.description, partitions_def=partitions_def,
                               blocking=False)
             for check in CHECKS[table]
         ]

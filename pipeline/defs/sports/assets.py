@@ -9,16 +9,15 @@ partition atomically, reports what it did as metadata and runs the table's check
 same step, as the ingestion assets do; a failed check is reported, never a crash.
 """
 
-import warnings
 from collections.abc import Iterator
 from datetime import date
 
 import dagster as dg
 import polars as pl
 
-from pipeline.defs.ingestion.assets import Landed, _check_result, _preview
+from pipeline.defs.ingestion.assets import Landed, _check_result, _check_specs, _column_schema, _preview
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.checks import CHECKS, PartitionContext, run_checks
+from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import partitions_start, source_from_env
 from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake
@@ -42,22 +41,6 @@ def league_and_day(context: dg.AssetExecutionContext) -> tuple[str, date]:
     return keys["league"], date.fromisoformat(keys["date"])
 
 
-def _column_schema(table: str) -> dg.TableSchema:
-    return dg.TableSchema(columns=[
-        dg.TableColumn(c.name, c.field.type_label() if c.field else str(c.dtype), description=c.doc or None)
-        for c in SPORTS_TABLES[table].columns
-    ])
-
-
-def _check_specs(table: str) -> list[dg.AssetCheckSpec]:
-    """The table's checks, partitioned like it (a result per league and day); see the ingestion assets'
-    `_check_specs` for why none is Dagster-blocking and why the preview warning is silenced."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*AssetCheckSpec.*")
-        return [dg.AssetCheckSpec(check.name, asset=table, description=check.description, partitions_def=PARTITIONS,
-                                  blocking=False) for check in CHECKS[table]]
-
-
 def _spec(table: str, deps: list[str] | None = None) -> dg.AssetSpec:
     return dg.AssetSpec(table, deps=deps or [], group_name=GROUP, owners=OWNERS, kinds={"polars", "parquet"},
                         description=SPORTS_TABLES[table].doc,
@@ -70,7 +53,7 @@ def sports_asset(tables: list[str], deps: list[str] | None = None, name: str | N
     return dg.multi_asset(
         name=name or tables[0],
         specs=[_spec(table, deps) for table in tables],
-        check_specs=[spec for table in tables for spec in _check_specs(table)],
+        check_specs=[spec for table in tables for spec in _check_specs(table, PARTITIONS)],
         partitions_def=PARTITIONS,
         pool=api_pool(source_from_env()),
     )

@@ -18,6 +18,15 @@ open of ``data.parquet`` gets the old file or the new one, whole, and a process 
 previous file intact. Readers must use :meth:`Lake.glob` rather than scanning a directory: a directory scan
 would also meet the temporary file of a write in progress.
 
+A table whose partitions accumulate rounds (``Table.rounds``: orderbook snapshots taken through the day) keeps
+each round in a file of its own, named by the round's time, beside the others in the day's directory::
+
+    <root>/<table>/platform=<platform>/date=<YYYY-MM-DD>/round-<YYYYMMDDTHHMMSSZ>.parquet
+
+A round is written like a partition (temporary file, fsync, rename), so a retried round replaces its own file
+and nothing else: earlier rounds are never rewritten and a round never lands twice. A reader of the day lists
+the files and reads each through one handle: it sees every round that had landed, each whole.
+
 A partition too large to hold in memory (a busy day's trades) is written with
 :meth:`Lake.write_partition_batches`: its rows arrive in batches that are written as row groups as they come,
 so memory holds one batch and one row group, not the partition; the same temporary file, fsync and rename
@@ -40,7 +49,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -51,7 +60,7 @@ import pyarrow.parquet as pq
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 from pipeline.engine.lake import versions as partition_versions
 from pipeline.engine.lake.versions import PartitionVersion
-from pipeline.engine.schema import MARKET_PLATFORMS, UTC_TIMESTAMP, Table, lake_tables
+from pipeline.engine.schema import UTC_TIMESTAMP, Table, lake_tables
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
@@ -73,6 +82,7 @@ TIMESTAMP_ENCODING = "DELTA_BINARY_PACKED"
 DATA_FILE = "data.parquet"
 REJECTS_FILE = "rejects.parquet"
 REJECTS_DIR = "_rejects"
+ROUND_PREFIX = "round-"
 REJECTS_SCHEMA = pl.Schema({"raw": pl.String(), "reason": pl.String(), "_fetched_at": UTC_TIMESTAMP})
 
 # A caller's last word before a write is published: called with the partition's rows before the write (None
@@ -82,7 +92,6 @@ Approve = Callable[[int | None, int, pl.DataFrame | None], None]
 
 # Characters that would turn the root into a glob pattern of its own in Lake.glob.
 _GLOB_CHARACTERS = frozenset("*?[]{}")
-_PLATFORMS: tuple[str, ...] = tuple(p.value for p in MARKET_PLATFORMS)
 
 
 @dataclass(frozen=True)
@@ -156,6 +165,8 @@ class Lake:
         once everything is staged, before anything is published.
         """
         spec = _table(table)
+        if spec.rounds:
+            raise ValueError(f"table {table} is landed in rounds, not replaced whole: use write_round")
         platform = _partition_value(spec, platform)
         day = _day(day)
         data_path = self.partition_path(table, platform, day)
@@ -193,10 +204,63 @@ class Lake:
             path=data_path,
         )
 
+    def write_round(self, table: str, platform: str, day: date, round_at: datetime, rows: pl.DataFrame,
+                    rejects: pl.DataFrame | None = None) -> PartitionWrite:
+        """Land one round of a table whose partitions accumulate rounds: its own file in the day's partition,
+        replacing only a previous write of the same round (a retry), never another round.
+
+        Every row must carry the round's time in the table's time column: that is what names the file, so a
+        row of another round would land under the wrong name.
+        """
+        spec = _table(table)
+        if not spec.rounds:
+            raise ValueError(f"table {table} is replaced whole, not landed in rounds: use write_partition")
+        platform, day = _partition_value(spec, platform), _day(day)
+        _check_schema(f"table {table}", rows.schema, spec.polars_schema)
+        _check_rows_belong(table, rows, platform, day)
+        assert spec.time_column is not None
+        stray = rows.filter(pl.col(spec.time_column) != round_at).height
+        if stray:
+            raise ValueError(f"table {table}: {stray} rows are not of the round {round_at.isoformat()}")
+        if rejects is not None:
+            _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
+        name = round_file(round_at)
+        directory = self._partition_dir(self.root, table, platform, day)
+        data_path = self._inside_root(directory / name)
+        rejects_path = self._inside_root(self._partition_dir(self.root / REJECTS_DIR, table, platform, day) / name)
+        directory.mkdir(parents=True, exist_ok=True)
+        has_rejects = rejects is not None and rejects.height > 0
+        with _exclusive(directory):
+            _remove_temp_files(data_path)
+            _remove_temp_files(rejects_path)
+            with _Staging() as staging:
+                written = staging.write(data_path, lambda file: _write_rows(file, spec, platform, day, [rows]))
+                if has_rejects:
+                    assert rejects is not None
+                    rejects_path.parent.mkdir(parents=True, exist_ok=True)
+                    staging.write(rejects_path, lambda file: _write_frames(file, [rejects],
+                                                                           _arrow_schema(REJECTS_SCHEMA)))
+                bytes_written = staging.publish()
+            if not has_rejects:
+                _remove_file(rejects_path)
+        return PartitionWrite(table=table, platform=platform, day=day, rows=written,
+                              rejects=rejects.height if has_rejects and rejects is not None else 0,
+                              bytes_written=bytes_written, path=data_path)
+
+    def round_files(self, table: str, platform: str, day: date) -> list[Path]:
+        """The round files of a partition of a table that accumulates rounds, in round order."""
+        directory = self._partition_dir(self.root, table, platform, day)
+        return sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))
+
     def read_partition(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
         """The partition's rows with ``platform`` and ``date`` added back, or None if never written."""
         spec = _table(table)
-        frame = _read_parquet(self.partition_path(table, platform, day))
+        if spec.rounds:
+            frames = [frame for path in self.round_files(table, platform, day)
+                      if (frame := _read_parquet(path)) is not None]
+            frame = pl.concat(frames) if frames else None
+        else:
+            frame = _read_parquet(self.partition_path(table, platform, day))
         if frame is None:
             return None
         partition = [
@@ -225,6 +289,9 @@ class Lake:
 
     def row_count(self, table: str, platform: str, day: date) -> int | None:
         """The partition's rows, from its file's footer; None if it was never written or cannot be read."""
+        if _table(table).rounds:
+            counts = [_row_count(path) for path in self.round_files(table, platform, day)]
+            return None if not counts or None in counts else sum(c for c in counts if c is not None)
         return _row_count(self.partition_path(table, platform, day))
 
     def rejects_path(self, table: str, platform: str, day: date) -> Path:
@@ -233,7 +300,11 @@ class Lake:
 
     def rejects_count(self, table: str, platform: str, day: date) -> int | None:
         """The partition's rejects, from their file's footer: 0 when its last write had none, None when the file
-        is there but cannot be read."""
+        is there but cannot be read. For a table landed in rounds, the rejects of every round of the day."""
+        if _table(table).rounds:
+            directory = self._partition_dir(self.root / REJECTS_DIR, table, platform, day)
+            counts = [_row_count(path) for path in sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))]
+            return None if None in counts else sum(c for c in counts if c is not None)
         path = self._rejects_path(table, platform, day)
         return _row_count(path) if path.exists() else 0
 
@@ -276,9 +347,14 @@ class Lake:
                 bad.append(directory)
                 return []
 
-        for platform_dir in entries(self.root / _table(table).name):
+        spec = _table(table)
+
+        def is_data(name: str) -> bool:
+            return name == DATA_FILE or (spec.rounds and name.startswith(ROUND_PREFIX) and name.endswith(".parquet"))
+
+        for platform_dir in entries(self.root / spec.name):
             for date_dir in (e for e in entries(Path(platform_dir.path)) if e.is_dir()):
-                for data in (e for e in entries(Path(date_dir.path)) if e.name == DATA_FILE):
+                for data in (e for e in entries(Path(date_dir.path)) if is_data(e.name)):
                     try:
                         Path(data.path).open("rb").close()
                     except OSError:
@@ -302,7 +378,13 @@ class Lake:
         return known[1]
 
     def read_rejects(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
-        """The partition's rejects as written, or None if its last write had none."""
+        """The partition's rejects as written, or None if its last write had none (for a table landed in rounds,
+        those of every round of the day, or None if no round had any)."""
+        if _table(table).rounds:
+            directory = self._partition_dir(self.root / REJECTS_DIR, table, platform, day)
+            paths = sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))
+            frames = [frame for path in paths if (frame := _read_parquet(path)) is not None]
+            return pl.concat(frames) if frames else None
         return _read_parquet(self._rejects_path(table, platform, day))
 
     def partitions(self, table: str) -> list[tuple[str, date]]:
@@ -311,12 +393,13 @@ class Lake:
         Directories that are not valid partition names (an unknown platform, a non-ISO date) and
         partitions whose first write never completed are not partitions of this lake and are skipped.
         """
-        found = []
         spec = _table(table)
-        for data_path in (self.root / spec.name).glob(f"{spec.partitioned_by}=*/date=*/{DATA_FILE}"):
+        found = set()
+        pattern = f"{ROUND_PREFIX}*.parquet" if spec.rounds else DATA_FILE
+        for data_path in (self.root / spec.name).glob(f"{spec.partitioned_by}=*/date=*/{pattern}"):
             partition = _parse_partition(spec, data_path.parent)
             if partition is not None:
-                found.append(partition)
+                found.add(partition)
         return sorted(found)
 
     def glob(self, table: str) -> str:
@@ -347,20 +430,19 @@ def _table(table: object) -> Table:
     return tables[table]
 
 
-def _platform(platform: object) -> str:
-    """The platform as a plain str (a Platform member is accepted), checked against MARKET_PLATFORMS."""
-    if not isinstance(platform, str) or platform not in _PLATFORMS:
-        raise ValueError(f"unknown platform {platform!r}: expected one of {list(_PLATFORMS)}")
-    return _PLATFORMS[_PLATFORMS.index(platform)]
+def round_file(round_at: datetime) -> str:
+    """The file name of a round: its UTC time to the second, which sorts as the rounds do."""
+    if round_at.tzinfo is None:
+        raise ValueError(f"a round's time must be timezone-aware, got {round_at!r}")
+    return f"{ROUND_PREFIX}{round_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.parquet"
 
 
 def _partition_value(spec: Table, value: object) -> str:
-    """The partition's platform (or league, for a table partitioned by league) as a plain str, checked."""
-    if spec.partitioned_by == "platform":
-        return _platform(value)
-    allowed = spec.partition_values
+    """The partition's platform (or league, for a table partitioned by league) as a plain str (a member of the
+    enum is accepted), checked against the table's partition values."""
+    allowed = [str(v) for v in spec.partition_values]
     if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"unknown {spec.partitioned_by} {value!r}: expected one of {list(allowed)}")
+        raise ValueError(f"unknown {spec.partitioned_by} {value!r}: expected one of {allowed}")
     return allowed[allowed.index(value)]
 
 

@@ -1,0 +1,93 @@
+"""The watched traders (PMW_TRADER_WATCHLIST), per platform and day: `profiles` and `profile_trades`.
+
+One multi-asset reads every watched trader of the platform: their profile and metrics (the API states them as
+of the request, so a day's partition holds them as of when it was fetched: the schedule fetches yesterday just
+after midnight) and their trades of the day. Both tables' partitions are replaced whole, atomically, like the
+daily ingestion's, under the same rule against shrinking; re-running a day gives the same trades (each once by
+its id; a trade belongs to the day of its timestamp, so no trade lands in two days). The assets run in the
+`unified_api` pool and through its request budget.
+"""
+
+
+from collections.abc import Iterator
+
+import dagster as dg
+import polars as pl
+
+from pipeline.defs.ingestion.assets import (
+    OWNERS,
+    PARTITIONS,
+    _check_result,
+    _check_specs,
+    _column_schema,
+    _preview,
+    partition_of,
+)
+from pipeline.defs.resources import PipelineResource, emulator_for
+from pipeline.engine.checks import PartitionContext, run_checks
+from pipeline.engine.lake.replacement import ReplacementRule
+from pipeline.engine.lake.store import REJECTS_SCHEMA
+from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize.profiles import normalise_profiles, normalise_trader_trades
+from pipeline.engine.schema import WATCHLIST_TABLES, Source
+from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
+from pipeline.engine.sources.profiles import profile_answer, trader_trades
+from pipeline.engine.warehouse.views import ensure_raw_views
+
+GROUP = "traders"
+TRADER_TABLES = ("profiles", "profile_trades")
+
+
+@dg.multi_asset(
+    name="trader_profiles",
+    specs=[
+        dg.AssetSpec(table, description=WATCHLIST_TABLES[table].doc, group_name=GROUP, owners=OWNERS,
+                     kinds={"polars", "parquet"}, metadata={"dagster/column_schema": _column_schema(table)})
+        for table in TRADER_TABLES
+    ],
+    check_specs=[spec for table in TRADER_TABLES for spec in _check_specs(table)],
+    partitions_def=PARTITIONS,
+    pool=UNIFIED_API_POOL,
+    description="The watched traders' profiles, metrics and trades of the day.",
+)
+def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[
+        dg.MaterializeResult | dg.AssetCheckResult]:
+    platform, day = partition_of(context)
+    settings = pipeline.settings()
+    if settings.source == Source.DIRECT:
+        raise dg.Failure("trader profiles read the unified API: set PMW_SOURCE=api (or sandbox)")
+    traders = [item.id for item in settings.trader_watchlist if item.platform == platform]
+    with open_unified_source(settings, emulator_for(settings)) as unified:
+        answers = [profile_answer(unified.http, platform, trader) for trader in traders]
+        histories = [t for trader in traders if (t := trader_trades(unified.http, platform, trader, day))]
+        requests = unified.http.stats.snapshot()
+    source = settings.source.value
+    results = {
+        "profiles": normalise_profiles(answers, platform, day, source),
+        "profile_trades": _concat([normalise_trader_trades(h.trades, h.conflicting, h.trader, platform, day, source,
+                                                           h.fetched_at) for h in histories], "profile_trades"),
+    }
+    lake = pipeline.lake()
+    rule = ReplacementRule.of(settings)
+    written = {table: lake.write_partition(table, platform, day, result.rows, result.rejects,
+                                           rule.approver(table, platform, day))
+               for table, result in results.items()}
+    ensure_raw_views(settings.warehouse_path, lake)
+    context.log.info("traders %s %s: %d traders, %d trades, %d requests", platform, day, len(traders),
+                     written["profile_trades"].rows, requests.requests)
+    for table, write in written.items():
+        yield dg.MaterializeResult(asset_key=table, metadata={
+            "dagster/row_count": write.rows, "traders": len(traders), "rejects": write.rejects,
+            "bytes_written": write.bytes_written, "path": str(write.path), **requests.as_metadata(),
+            "preview": _preview(results[table].rows)})
+    for table, result in results.items():
+        for outcome in run_checks(table, result.rows, PartitionContext(platform, day), result.rejects):
+            yield _check_result(dg.AssetKey(table), outcome)
+
+
+def _concat(parts: list[Normalised], table: str) -> Normalised:
+    """Several traders' rows and rejects as one (the table's empty frames when there are none)."""
+    schema = WATCHLIST_TABLES[table].polars_schema
+    rows = pl.concat([pl.DataFrame(schema=schema), *(p.rows for p in parts)])
+    rejects = pl.concat([pl.DataFrame(schema=REJECTS_SCHEMA), *(p.rejects for p in parts)])
+    return Normalised(rows, rejects)

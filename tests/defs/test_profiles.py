@@ -1,0 +1,115 @@
+"""Watched traders end to end on the in-process sandbox: two days of profiles and trades, paged in small pages
+with repeated items, each trade once across the days, the unknown trader a reject, the mart's day-on-day change.
+
+(No `from __future__ import annotations`: Dagster reads annotations live.)
+"""
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, date, datetime, time, timedelta
+from functools import cache
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline.cli.sql import run_sql
+from pipeline.defs.profiles.assets import trader_profiles
+from pipeline.defs.resources import PipelineResource
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import MAX_LIMIT, Platform
+from pmw_sandbox import Faults, SandboxApp, SandboxConfig, plug
+from pmw_sandbox.profiles import Ledger
+from pmw_sandbox.world import users
+from tests.support.runs import DAY, shared_instance
+from tests.support.world import strict_budget_world
+
+WORLD = strict_budget_world(DAY)
+DAYS = [DAY - timedelta(days=1), DAY]
+TRADERS = [users(Platform.KALSHI)[i]["name"] for i in (3, 4)]
+UNKNOWN = "nobody-trades-here"
+
+
+@cache
+def _app(seed: int, end: date, faults: str, readings: str, days: int) -> SandboxApp:
+    return SandboxApp(SandboxConfig(world=replace(WORLD, seed=seed, end=end, days=days), faults=Faults.parse(faults)))
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Two days of the watched traders landed (each day's metrics as of the midnight after it), in pages of 7
+    trades whose last 2 come again at the top of the next page."""
+    root = tmp_path_factory.mktemp("profiles")
+    watchlist = root / "traders.csv"
+    watchlist.write_text("".join(f"kalshi,{name}\n" for name in [*TRADERS, UNKNOWN]))
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("PMW_API_URL", "PMW_API_KEY", "PMW_PLATFORMS", "PMW_SANDBOX_FAULTS", "DAGSTER_HOME"):
+            patch.delenv(name, raising=False)
+        for name, value in {"PMW_SOURCE": "sandbox", "PMW_DATA_DIR": str(root / "data"),
+                            "PMW_SANDBOX_SEED": str(WORLD.seed), "PMW_SANDBOX_END": DAY.isoformat(),
+                            "PMW_SANDBOX_DAYS": str(WORLD.days), "PMW_RATE_LIMIT_DB": str(root / "budget.sqlite"),
+                            "PMW_TRADER_WATCHLIST": str(watchlist), "PMW_SANDBOX_FAULTS": "duplicate_items=2"}.items():
+            patch.setenv(name, value)
+        patch.setattr(plug, "sandbox_app", _app)
+        patch.setitem(MAX_LIMIT, "profile_trades", 7)
+        for day in (*DAYS, DAY):  # the last day twice: a rerun lands the same rows
+            assert _land(day).success
+        yield root / "data"
+
+
+def _land(day: date) -> dg.ExecuteInProcessResult:
+    _app(WORLD.seed, DAY, "duplicate_items=2", "", WORLD.days).live_at = datetime.combine(
+        day + timedelta(days=1), time(0, 30), UTC)
+    return dg.materialize([trader_profiles], partition_key=dg.MultiPartitionKey(
+        {"platform": "kalshi", "date": day.isoformat()}), resources={"pipeline": PipelineResource()},
+        instance=shared_instance(), raise_on_error=False)
+
+
+def _world_trade_ids(trader: str, day: date) -> set[str]:
+    app = _app(WORLD.seed, DAY, "duplicate_items=2", "", WORLD.days)
+    index = [u["name"] for u in users(Platform.KALSHI)].index(trader)
+    start = datetime.combine(day, time(), UTC)
+    rows = Ledger.of(app.world, Platform.KALSHI, int(start.timestamp()) + 86_399).newest_first(index)
+    records = [r for market, i in rows for r in app.world.trade_records_at(market, np.array([i]))]
+    return {r["trade_id"] for r in records if r["timestamp"] >= start.timestamp()}
+
+
+def test_each_days_trades_land_once_the_unknown_trader_is_a_reject_and_the_mart_follows(data_dir: Path) -> None:
+    lake = Lake(data_dir / "lake")
+    landed = {day: lake.read_partition("profile_trades", "kalshi", day) for day in DAYS}
+    for day, rows in landed.items():
+        assert rows is not None
+        for trader in TRADERS:
+            mine = rows.filter(pl.col("trader") == trader)["trade_id"]
+            assert mine.n_unique() == mine.len()
+            assert set(mine) == _world_trade_ids(trader, day), (trader, day)
+    first, second = (landed[day] for day in DAYS)
+    assert first is not None and second is not None and not set(first["trade_id"]) & set(second["trade_id"])
+    profiles = lake.read_partition("profiles", "kalshi", DAY)
+    assert profiles is not None and sorted(profiles["trader"]) == sorted(TRADERS)
+    rejects = lake.read_rejects("profiles", "kalshi", DAY)
+    assert rejects is not None and rejects["reason"].str.contains(UNKNOWN).all()
+
+    # The mart: each day's metrics and their change since the day before, and the day's trades.
+    assert run_sql(["+trader_daily"], say=lambda _: None)
+    with duckdb.connect(str(data_dir / "warehouse.duckdb"), read_only=True) as db:
+        mart = db.sql("SELECT trader, day, volume, pnl, volume_change, pnl_change, trades FROM marts.trader_daily "
+                      "ORDER BY trader, day").pl()
+    both = pl.concat(_partitions(lake, "profiles"))
+    expected = both.sort("trader", "date").select(
+        "trader", pl.col("date").alias("day"), "volume", "pnl",
+        (pl.col("volume") - pl.col("volume").shift(1)).over("trader").alias("volume_change"),
+        (pl.col("pnl") - pl.col("pnl").shift(1)).over("trader").alias("pnl_change"))
+    assert mart.drop("trades").equals(expected)
+    trades = pl.concat(_partitions(lake, "profile_trades"))
+    counted = trades.group_by("trader", pl.col("date").alias("day")).len("trades")
+    assert mart.join(counted, on=["trader", "day"], how="left").select(
+        (pl.col("trades") == pl.col("trades_right").fill_null(0)).all()).item()
+
+
+def _partitions(lake: Lake, table: str) -> list[pl.DataFrame]:
+    frames = [lake.read_partition(table, "kalshi", day) for day in DAYS]
+    return [frame for frame in frames if frame is not None]
