@@ -61,6 +61,13 @@ def _column_schema(table: str) -> dg.TableSchema:
     ])
 
 
+def table_spec(table: str, group: str, deps: list[str] | None = None) -> dg.AssetSpec:
+    """The spec of a lake table landed by a multi-asset (sports, order books, traders): its doc, group, owners and
+    column schema, read from the schema module."""
+    return dg.AssetSpec(table, deps=deps or [], group_name=group, owners=OWNERS, kinds={"polars", "parquet"},
+                        description=lake_tables()[table].doc, metadata={"dagster/column_schema": _column_schema(table)})
+
+
 def _check_specs(table: str, partitions_def: dg.PartitionsDefinition = PARTITIONS) -> list[dg.AssetCheckSpec]:
     """Checks partitioned like their asset, so the UI shows a result per (platform, day), or (league, day).
 

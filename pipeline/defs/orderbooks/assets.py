@@ -21,19 +21,18 @@ import dagster as dg
 import polars as pl
 
 from pipeline.defs.ingestion.assets import (
-    OWNERS,
     _check_result,
     _check_specs,
-    _column_schema,
     _preview,
     partition_of,
+    table_spec,
 )
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake, PartitionWrite
 from pipeline.engine.normalize.orderbooks import normalise_round
-from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, WATCHLIST_TABLES, Source
+from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, Source
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
 from pipeline.engine.sources.orderbooks import busiest_open, round_list, take_round
 from pipeline.engine.warehouse.views import ensure_raw_views
@@ -78,11 +77,7 @@ def round_markets(settings: Settings, lake: Lake, platform: str, day: date) -> l
 
 @dg.multi_asset(
     name="orderbook_round",
-    specs=[
-        dg.AssetSpec(table, description=WATCHLIST_TABLES[table].doc, group_name=GROUP, owners=OWNERS,
-                     kinds={"polars", "parquet"}, metadata={"dagster/column_schema": _column_schema(table)})
-        for table in ORDERBOOK_TABLES
-    ],
+    specs=[table_spec(table, GROUP) for table in ORDERBOOK_TABLES],
     check_specs=[spec for table in ORDERBOOK_TABLES for spec in _check_specs(table, ORDERBOOK_PARTITIONS)],
     partitions_def=ORDERBOOK_PARTITIONS,
     pool=UNIFIED_API_POOL,

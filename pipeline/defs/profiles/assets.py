@@ -15,13 +15,12 @@ import dagster as dg
 import polars as pl
 
 from pipeline.defs.ingestion.assets import (
-    OWNERS,
     PARTITIONS,
     _check_result,
     _check_specs,
-    _column_schema,
     _preview,
     partition_of,
+    table_spec,
 )
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
@@ -40,11 +39,7 @@ TRADER_TABLES = ("profiles", "profile_trades")
 
 @dg.multi_asset(
     name="trader_profiles",
-    specs=[
-        dg.AssetSpec(table, description=WATCHLIST_TABLES[table].doc, group_name=GROUP, owners=OWNERS,
-                     kinds={"polars", "parquet"}, metadata={"dagster/column_schema": _column_schema(table)})
-        for table in TRADER_TABLES
-    ],
+    specs=[table_spec(table, GROUP) for table in TRADER_TABLES],
     check_specs=[spec for table in TRADER_TABLES for spec in _check_specs(table)],
     partitions_def=PARTITIONS,
     pool=UNIFIED_API_POOL,

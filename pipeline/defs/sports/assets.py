@@ -15,14 +15,14 @@ from datetime import date
 import dagster as dg
 import polars as pl
 
-from pipeline.defs.ingestion.assets import Landed, _check_result, _check_specs, _column_schema, _preview
+from pipeline.defs.ingestion.assets import Landed, _check_result, _check_specs, _preview, table_spec
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import partitions_start, source_from_env
 from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import Normalised
-from pipeline.engine.schema import SPORTS_TABLES, League, OddsKind
+from pipeline.engine.schema import League, OddsKind
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.warehouse.views import ensure_raw_views
@@ -41,18 +41,12 @@ def league_and_day(context: dg.AssetExecutionContext) -> tuple[str, date]:
     return keys["league"], date.fromisoformat(keys["date"])
 
 
-def _spec(table: str, deps: list[str] | None = None) -> dg.AssetSpec:
-    return dg.AssetSpec(table, deps=deps or [], group_name=GROUP, owners=OWNERS, kinds={"polars", "parquet"},
-                        description=SPORTS_TABLES[table].doc,
-                        metadata={"dagster/column_schema": _column_schema(table)})
-
-
 def sports_asset(tables: list[str], deps: list[str] | None = None, name: str | None = None) -> dg.AssetsDefinition:
     """The decorator of a step landing `tables` for a (league, day): in the unified API's pool, each table with its
     schema as column metadata and its checks."""
     return dg.multi_asset(
         name=name or tables[0],
-        specs=[_spec(table, deps) for table in tables],
+        specs=[table_spec(table, GROUP, deps) for table in tables],
         check_specs=[spec for table in tables for spec in _check_specs(table, PARTITIONS)],
         partitions_def=PARTITIONS,
         pool=api_pool(source_from_env()),

@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize.answers import unwrap
 from pipeline.engine.normalize.frames import parse_iso, read, rejects_frame, value_reason
 from pipeline.engine.schema import ORDERBOOK_FIELDS, ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS, BookSide, OutcomeSide
 
@@ -51,10 +52,9 @@ class RoundRows:
 def normalise_round(answers: list[BookAnswer], platform: str, day: date, round_at: datetime,
                     source: str) -> RoundRows:
     """The rows of one platform's snapshot round, landed in the partition (platform, day)."""
-    enveloped = [(a, a.body.get("data") if isinstance(a.body, dict) else None) for a in answers]
-    no_data = [(a.body, _no_book(a.body)) for a, data in enveloped if not isinstance(data, dict)]
-    asked = {id(data): a for a, data in enveloped if isinstance(data, dict)}
-    native = read(ORDERBOOK_FIELDS, [data for _, data in enveloped if isinstance(data, dict)])
+    held, no_data = unwrap(answers, "orderbook")
+    asked = {id(data): a for a, data in held}
+    native = read(ORDERBOOK_FIELDS, [data for _, data in held])
     answer_of = [asked[id(record)] for record in native.kept]
     frame = native.frame.with_columns(
         pl.Series(_ASKED, [a.market_id for a in answer_of], pl.String),
@@ -76,14 +76,6 @@ def normalise_round(answers: list[BookAnswer], platform: str, day: date, round_a
         levels=Normalised(_levels(books), empty_rejects),
         snapshots=Normalised(_snapshots(books), rejects_frame(rejected, fetched)),
     )
-
-
-def _no_book(body: Any) -> str:
-    """Why an answer holds no book: the API's error (a market it does not know), or no `data` object."""
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        return f"no orderbook: the API answered {error.get('code')}: {error.get('message')}"
-    return "no `data` object in the orderbook answer"
 
 
 def _books(frame: pl.DataFrame, platform: str, day: date, round_at: datetime, source: str) -> pl.DataFrame:

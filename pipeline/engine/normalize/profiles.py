@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
+from pipeline.engine.normalize.answers import unwrap
 from pipeline.engine.normalize.frames import iso_text, number, read, rejects_frame, rows, struct, text, value_reason
 from pipeline.engine.normalize.unified import normalise
 from pipeline.engine.schema import PROFILE_TRADES, PROFILES
@@ -42,10 +43,9 @@ class ProfileAnswer:
 
 def normalise_profiles(answers: list[ProfileAnswer], platform: str, day: date, source: str) -> Normalised:
     """One row per trader whose answer holds a profile; the other answers are rejects with the reason."""
-    enveloped = [(a, a.body.get("data") if isinstance(a.body, dict) else None) for a in answers]
-    no_data = [(a.body, _no_profile(a.body)) for a, data in enveloped if not isinstance(data, dict)]
-    answer_of = {id(data): a for a, data in enveloped if isinstance(data, dict)}
-    native = read(PROFILE_ANSWER, [data for _, data in enveloped if isinstance(data, dict)])
+    held, no_data = unwrap(answers, "profile")
+    answer_of = {id(data): a for a, data in held}
+    native = read(PROFILE_ANSWER, [data for _, data in held])
     kept = [answer_of[id(record)] for record in native.kept]
     frame = native.frame.with_columns(
         pl.Series("trader", [a.trader for a in kept], pl.String),
@@ -67,13 +67,6 @@ def normalise_profiles(answers: list[ProfileAnswer], platform: str, day: date, s
     landed = rows(PROFILES, columns, lineage).with_columns(columns["_fetched_at"])
     fetched = max((a.fetched_at for a in answers), default=datetime.now(UTC))
     return Normalised(landed, rejects_frame(rejected, fetched))
-
-
-def _no_profile(body: Any) -> str:
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        return f"no profile: the API answered {error.get('code')}: {error.get('message')}"
-    return "no `data` object in the profile answer"
 
 
 def normalise_trader_trades(records: list[dict[str, Any]], conflicting: list[Any], trader: str, platform: str,
