@@ -14,7 +14,7 @@ PROGRESS_EVERY = 500  # files
 
 def run_verify(settings: Settings, say: Callable[[str], None] = print) -> bool:
     """Read every data and rejects file of the lake back; say which cannot be trusted; True if none."""
-    lake = Lake(settings.lake_dir)
+    lake = Lake.of(settings)
     say(f"pmw verify: every file of {lake.root}, each page against its checksum")
     checked, bad = 0, 0
     for path, problem in verify_lake(lake):

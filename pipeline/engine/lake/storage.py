@@ -37,13 +37,12 @@ from typing import Any, BinaryIO
 import duckdb
 import pyarrow.parquet as pq
 
+from pipeline.engine.config import LAKE_SCHEMES
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 
 # A location as readers name it: a local file's path, or an object's URL.
 Location = Path | str
 LOCAL_SCHEME = "file"
-# URL schemes of the object stores, and the package (an extra of pm-warehouse) that serves each through fsspec.
-OBJECT_SCHEMES: dict[str, str] = {"s3": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure"}
 # Characters that would turn the root into a glob pattern of its own in Lake.glob.
 _GLOB_CHARACTERS = frozenset("*?[]{}")
 DATA_LAST = "data.parquet"  # a version's data is copied last: a version without it is incomplete
@@ -348,5 +347,5 @@ def object_filesystem(scheme: str) -> Any:
     try:
         return fsspec.filesystem(scheme, **options)
     except ImportError as error:
-        extra = OBJECT_SCHEMES.get(scheme, scheme)
+        extra = LAKE_SCHEMES.get(scheme, scheme)
         raise ImportError(f"a lake at {scheme}:// needs `pip install 'pm-warehouse[{extra}]'` ({error})") from error

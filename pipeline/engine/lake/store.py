@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -60,6 +61,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.engine.files import fsync_file
 from pipeline.engine.lake import versions as partition_versions
 from pipeline.engine.lake.storage import LakeStore, LocalStore, Location, open_store
 from pipeline.engine.lake.versions import PartitionVersion
@@ -391,8 +393,19 @@ class Lake:
     def glob(self, table: str) -> str:
         """The absolute glob (path or URL) of the table's files, for readers (DuckDB, polars with hive
         partitioning)."""
-        spec = _table(table)
-        return f"{self.url}/{spec.name}/{spec.partitioned_by}=*/date=*/*.parquet"
+        return table_glob(self.url, table)
+
+    @contextmanager
+    def replacing(self, key: str) -> Iterator[Path]:
+        """A local temporary path to write the lake file `key`'s new content to (a built model's table); on a clean
+        exit it is flushed and published whole over `key`, on an error removed (`key` untouched)."""
+        temporary = self.store.temporary(key)
+        try:
+            yield temporary
+            fsync_file(temporary)
+            self.store.publish(temporary, key)
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def _data_key(self, table: str, platform: str, day: date) -> str:
         return f"{_partition_key(table, platform, day)}/{DATA_FILE}"
@@ -428,6 +441,12 @@ class LakeSettings(Protocol):
 
     @property
     def data_dir(self) -> Path: ...
+
+
+def table_glob(root: str, table: str) -> str:
+    """The glob of a table's files in the lake whose root (path or URL) is `root`."""
+    spec = _table(table)
+    return f"{root}/{spec.name}/{spec.partitioned_by}=*/date=*/*.parquet"
 
 
 def _partition_key(table: str, platform: str, day: date) -> str:
