@@ -247,12 +247,13 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
                lake: Lake | None = None) -> bool:
     """Make the file's views in the schemas of ``views`` exactly ``views``; return whether the file was written.
 
-    ``built`` is a connection in which ``views`` already exist (reading ``lake``, wherever it lives) (the session that built them): DuckDB's
+    ``built`` is a connection in which ``views`` already exist (the session that built them): DuckDB's
     catalogue there says what each view is once parsed (its SQL and its columns), and the file is opened
     read-write only when its own catalogue differs. Runs that change no view definition therefore never
     take the write lock, and a run that must but finds the file held elsewhere (an analyst's read-only
     session) logs a warning and carries on, like ensure_raw_views: views over files keep serving whatever
     the files hold, and the next run that finds the file free brings the definitions up to date.
+    ``lake``: the lake the views read, wherever it lives.
     The views pmw wrote earlier in those schemas (marked with OWNED_VIEW_COMMENT) that are not in ``views`` are
     dropped; an analyst's own views there (unmarked) and tables are left alone, unless one has the name of a
     view in ``views``, which replaces it.
