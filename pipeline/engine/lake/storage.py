@@ -31,6 +31,7 @@ import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
+from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -337,11 +338,22 @@ def open_store(url: str | None, data_dir: Path) -> LakeStore:
 
 def object_filesystem(scheme: str) -> Any:
     """The fsspec file system of an object store's scheme, configured by the usual environment variables; its
-    listings never cached (other hosts write the lake). ImportError names the extra that installs it."""
+    listings never cached (other hosts write the lake). One per process and environment: a client costs tens of
+    milliseconds to make, and every asset opens the lake. ImportError names the extra that installs it."""
+    variables = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_CREDENTIAL_PREFIXES)))
+    return _filesystem(scheme, os.getpid(), variables)
+
+
+# The environment variables that configure the object stores' clients (endpoint, credentials, region, ...).
+_CREDENTIAL_PREFIXES = ("AWS_", "GOOGLE_", "GCS", "AZURE_")
+
+
+@cache
+def _filesystem(scheme: str, _pid: int, variables: tuple[tuple[str, str], ...]) -> Any:
     import fsspec
 
     options: dict[str, Any] = {"use_listings_cache": False, "skip_instance_cache": True}
-    region = os.environ.get("AWS_REGION")
+    region = dict(variables).get("AWS_REGION")
     if scheme == "s3" and region:  # botocore reads AWS_DEFAULT_REGION only; AWS_REGION is the other SDKs' name
         options["client_kwargs"] = {"region_name": region}
     try:
