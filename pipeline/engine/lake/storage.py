@@ -244,9 +244,10 @@ class LocalStore(LakeStore):
 class ObjectStore(LakeStore):
     """A lake in an object store's bucket (under a prefix), through an fsspec file system."""
 
-    def __init__(self, url: str, filesystem: Any, local: Path) -> None:
+    def __init__(self, url: str, filesystem: Any, local: Path, scheme: str = "") -> None:
         self.url = url.rstrip("/")
         self.fs = filesystem
+        self.scheme = scheme
         self.root = filesystem._strip_protocol(self.url).rstrip("/")
         self.local = Path(local).resolve()
 
@@ -322,7 +323,10 @@ class ObjectStore(LakeStore):
         return []
 
     def attach(self, connection: duckdb.DuckDBPyConnection) -> None:
-        connection.register_filesystem(self.fs)
+        """A file system of the connection's own, whose listings answer the size and date that DuckDB asks of every
+        file it opens (two requests a file otherwise) until the connection ends or READER_LISTINGS_S pass: a
+        query sees the lake as listed when it started, as a local glob does."""
+        connection.register_filesystem(_new_filesystem(self.scheme, _variables(), listings_cached=True))
 
 
 def open_store(url: str | None, data_dir: Path) -> LakeStore:
@@ -333,26 +337,40 @@ def open_store(url: str | None, data_dir: Path) -> LakeStore:
     scheme = url.partition("://")[0]
     if scheme == LOCAL_SCHEME:
         return LocalStore(Path(url.removeprefix("file://")))
-    return ObjectStore(url, object_filesystem(scheme), data_dir / "lake-local")
+    return ObjectStore(url, object_filesystem(scheme), data_dir / "lake-local", scheme)
 
 
 def object_filesystem(scheme: str) -> Any:
     """The fsspec file system of an object store's scheme, configured by the usual environment variables; its
     listings never cached (other hosts write the lake). One per process and environment: a client costs tens of
     milliseconds to make, and every asset opens the lake. ImportError names the extra that installs it."""
-    variables = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_CREDENTIAL_PREFIXES)))
-    return _filesystem(scheme, os.getpid(), variables)
+    return _filesystem(scheme, os.getpid(), _variables())
+
+
+def _variables() -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_CREDENTIAL_PREFIXES)))
 
 
 # The environment variables that configure the object stores' clients (endpoint, credentials, region, ...).
 _CREDENTIAL_PREFIXES = ("AWS_", "GOOGLE_", "GCS", "AZURE_")
 
 
+# How long a DuckDB connection's file system trusts its listings (ObjectStore.attach).
+READER_LISTINGS_S = 60.0
+
+
 @cache
 def _filesystem(scheme: str, _pid: int, variables: tuple[tuple[str, str], ...]) -> Any:
+    return _new_filesystem(scheme, variables, listings_cached=False)
+
+
+def _new_filesystem(scheme: str, variables: tuple[tuple[str, str], ...], listings_cached: bool) -> Any:
+    """A file system of `scheme` for these variables; `listings_cached`: trusting its listings READER_LISTINGS_S."""
     import fsspec
 
-    options: dict[str, Any] = {"use_listings_cache": False, "skip_instance_cache": True}
+    options: dict[str, Any] = {"use_listings_cache": listings_cached, "skip_instance_cache": True}
+    if listings_cached:
+        options["listings_expiry_time"] = READER_LISTINGS_S
     region = dict(variables).get("AWS_REGION")
     if scheme == "s3" and region:  # botocore reads AWS_DEFAULT_REGION only; AWS_REGION is the other SDKs' name
         options["client_kwargs"] = {"region_name": region}
