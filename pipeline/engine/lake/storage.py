@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -248,6 +250,7 @@ class ObjectStore(LakeStore):
         self.url = url.rstrip("/")
         self.fs = filesystem
         self.scheme = scheme
+        self._snapshots: weakref.WeakSet[_Snapshot] = weakref.WeakSet()  # of the connections attached
         self.root = filesystem._strip_protocol(self.url).rstrip("/")
         self.local = Path(local).resolve()
 
@@ -259,6 +262,8 @@ class ObjectStore(LakeStore):
 
     def publish(self, temporary: Path, key: str) -> None:
         self.fs.put_file(str(temporary), self._full(key))
+        for snapshot in list(self._snapshots):
+            snapshot.forget(self._full(key))
 
     def open_read(self, key: str) -> BinaryIO | None:
         copy = temporary_beside(self.local_path(key))
@@ -288,7 +293,7 @@ class ObjectStore(LakeStore):
 
     def glob(self, pattern: str) -> list[str]:
         prefix = f"{self.root}/"
-        return sorted(found.removeprefix(prefix) for found in self.fs.glob(self._full(pattern)))
+        return [found.removeprefix(prefix) for found in matching(self.fs, self._full(pattern))]
 
     def remove(self, key: str) -> None:
         with suppress(FileNotFoundError):
@@ -323,10 +328,11 @@ class ObjectStore(LakeStore):
         return []
 
     def attach(self, connection: duckdb.DuckDBPyConnection) -> None:
-        """A file system of the connection's own, whose listings answer the size and date that DuckDB asks of every
-        file it opens (two requests a file otherwise) until the connection ends or READER_LISTINGS_S pass: a
-        query sees the lake as listed when it started, as a local glob does."""
-        connection.register_filesystem(_new_filesystem(self.scheme, _variables(), listings_cached=True))
+        """A file system of the connection's own (`_Snapshot`), which looks at each object once for the connection."""
+        filesystem = _new_filesystem(self.scheme, _variables(), listings_cached=True)
+        filesystem.pmw_snapshot = snapshot = _Snapshot(filesystem)
+        self._snapshots.add(snapshot)
+        connection.register_filesystem(filesystem)
 
 
 def open_store(url: str | None, data_dir: Path) -> LakeStore:
@@ -355,8 +361,76 @@ def _variables() -> tuple[tuple[str, str], ...]:
 _CREDENTIAL_PREFIXES = ("AWS_", "GOOGLE_", "GCS", "AZURE_")
 
 
-# How long a DuckDB connection's file system trusts its listings (ObjectStore.attach).
+# How long a DuckDB connection's file system trusts its listings of folders (ObjectStore.attach).
 READER_LISTINGS_S = 60.0
+
+
+class _Snapshot:
+    """A DuckDB connection's file system answering each glob once, and each object's size and date once.
+
+    DuckDB globs a table's files whenever a query binds its view, and asks each file's size and date before it reads
+    it: against an object store that was a listing per folder a view and two requests a file, over a thousand for one
+    build of the models. A connection (a build, one statement of `pmw query` or `pmw shell`) now sees the lake's
+    objects as they were the first time it looked at each (one listing a table), as a query over a local glob sees
+    the files there when it starts; whatever this process publishes meanwhile (a build's tables) is looked at again
+    (`forget`).
+    """
+
+    def __init__(self, filesystem: Any) -> None:
+        self.filesystem = filesystem
+        self.listed: dict[str, dict[str, dict[str, Any]]] = {}  # glob pattern -> the objects it matched
+        self.found: dict[str, dict[str, Any]] = {}  # object -> its details
+        self.info = filesystem.info
+        filesystem.glob, filesystem.info = self.snapshot_glob, self.snapshot_info
+        filesystem.size = lambda path: self.snapshot_info(path)["size"]
+
+    def snapshot_glob(self, path: str, **kwargs: Any) -> Any:
+        pattern = self.filesystem._strip_protocol(path)
+        if pattern not in self.listed:
+            if _has_magic(pattern):
+                self.listed[pattern] = matching(self.filesystem, pattern)
+            else:
+                try:
+                    self.listed[pattern] = {pattern: self.snapshot_info(pattern)}
+                except FileNotFoundError:
+                    self.listed[pattern] = {}
+            self.found.update(self.listed[pattern])
+        found = self.listed[pattern]
+        return found if kwargs.get("detail") else list(found)
+
+    def snapshot_info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        name = self.filesystem._strip_protocol(path)
+        if name not in self.found:
+            self.found[name] = self.info(path, **kwargs)
+        return self.found[name]
+
+    def forget(self, path: str) -> None:
+        self.found.pop(path, None)
+        for pattern in [p for p in self.listed if path.startswith(_literal_prefix(p))]:
+            del self.listed[pattern]
+
+
+def matching(filesystem: Any, pattern: str) -> dict[str, dict[str, Any]]:
+    """The objects a glob pattern (without protocol) matches, sorted, from one recursive listing of the folder before
+    its first wildcard (fsspec's glob lists every folder of every level apart: a request a day of a table)."""
+    from fsspec.utils import glob_translate
+
+    root = _literal_prefix(pattern).rsplit("/", 1)[0]
+    try:
+        found = filesystem.find(root, detail=True)
+    except FileNotFoundError:
+        found = {}
+    regex = re.compile(glob_translate(pattern))
+    return {name: details for name, details in sorted(found.items()) if regex.match(name)}
+
+
+def _has_magic(pattern: str) -> bool:
+    return any(character in pattern for character in "*?[")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """A pattern up to its first wildcard."""
+    return re.split(r"[*?\[]", pattern, maxsplit=1)[0]
 
 
 @cache
