@@ -127,7 +127,7 @@ def relocate_views(warehouse_path: Path, lake: Lake) -> list[str]:
     connection = _open_for_writing(warehouse_path, "views left reading the other lake", lake)
     if connection is None:
         raise WarehouseHeld(
-            f"the views of {warehouse_path} read the lake {old_root}, not {lake.root} (the data dir was moved or "
+            f"the views of {warehouse_path} read the lake {old_root}, not {lake.url} (the data dir was moved or "
             "copied), and another process holds the file, so they cannot be pointed at this lake now; close the "
             "other session and run again"
         )
