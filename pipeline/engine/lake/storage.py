@@ -20,7 +20,7 @@ write one partition at once because Dagster runs one run per partition, not beca
 fsspec over obstore: DuckDB's httpfs extension is downloaded from DuckDB's own site, which CI cannot reach (its
 PyPI build, duckdb-extension-httpfs, is built for DuckDB 1.5 and refuses DuckDB 2.0), and
 `DuckDBPyConnection.register_filesystem` takes an fsspec file system: with fsspec one library writes the lake,
-reads it and serves it to the warehouse's views (`attach`).
+reads it and serves it to the warehouse's views (`attach`, each DuckDB connection with a `_Snapshot` of its own).
 """
 
 from __future__ import annotations
@@ -330,7 +330,7 @@ class ObjectStore(LakeStore):
     def attach(self, connection: duckdb.DuckDBPyConnection) -> None:
         """A file system of the connection's own (`_Snapshot`), which looks at each object once for the connection."""
         filesystem = _new_filesystem(self.scheme, _variables(), listings_cached=True)
-        filesystem.pmw_snapshot = snapshot = _Snapshot(filesystem)
+        filesystem.pmw_snapshot = snapshot = _Snapshot(filesystem)  # as long-lived as the connection's file system
         self._snapshots.add(snapshot)
         connection.register_filesystem(filesystem)
 
