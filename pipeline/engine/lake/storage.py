@@ -26,6 +26,7 @@ reads it and serves it to the warehouse's views (`attach`, each DuckDB connectio
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import re
 import shutil
@@ -361,8 +362,11 @@ def _variables() -> tuple[tuple[str, str], ...]:
 _CREDENTIAL_PREFIXES = ("AWS_", "GOOGLE_", "GCS", "AZURE_")
 
 
-# How long a DuckDB connection's file system trusts its listings of folders (ObjectStore.attach).
+# How long a DuckDB connection's file system trusts its listings of folders (ObjectStore.attach), and which objects it
+# holds in memory once read: each up to HELD_OBJECT_BYTES (a day's markets, a mart), up to HELD_BYTES in all.
 READER_LISTINGS_S = 60.0
+HELD_OBJECT_BYTES = 8 * 2**20
+HELD_BYTES = 256 * 2**20
 
 
 class _Snapshot:
@@ -380,9 +384,11 @@ class _Snapshot:
         self.filesystem = filesystem
         self.listed: dict[str, dict[str, dict[str, Any]]] = {}  # glob pattern -> the objects it matched
         self.found: dict[str, dict[str, Any]] = {}  # object -> its details
-        self.info = filesystem.info
+        self.info, self.open = filesystem.info, filesystem.open
+        self.held: dict[str, bytes] = {}  # the small objects read so far: a build reads each many times
         filesystem.glob, filesystem.info = self.snapshot_glob, self.snapshot_info
         filesystem.size = lambda path: self.snapshot_info(path)["size"]
+        filesystem.open = self.snapshot_open
 
     def snapshot_glob(self, path: str, **kwargs: Any) -> Any:
         pattern = self.filesystem._strip_protocol(path)
@@ -404,7 +410,19 @@ class _Snapshot:
             self.found[name] = self.info(path, **kwargs)
         return self.found[name]
 
+    def snapshot_open(self, path: str, mode: str = "rb", **kwargs: Any) -> Any:
+        """A small object read once (in one GET) and held for the connection; a large one read as it goes."""
+        name = self.filesystem._strip_protocol(path)
+        if mode != "rb" or self.snapshot_info(name)["size"] > HELD_OBJECT_BYTES:
+            return self.open(path, mode, **kwargs)
+        if name not in self.held:
+            if sum(map(len, self.held.values())) > HELD_BYTES:
+                self.held.clear()
+            self.held[name] = self.filesystem.cat_file(name)
+        return io.BytesIO(self.held[name])
+
     def forget(self, path: str) -> None:
+        self.held.pop(path, None)
         self.found.pop(path, None)
         for pattern in [p for p in self.listed if path.startswith(_literal_prefix(p))]:
             del self.listed[pattern]
