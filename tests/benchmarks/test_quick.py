@@ -16,8 +16,8 @@ import pytest
 
 from tests.support.paths import REPO_ROOT
 
-TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Requests per window:", "Queries:")
-BENCHMARKS = ("normalisation", "memory", "requests", "windows", "queries")
+TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Requests per window:", "Queries:", "Snapshot rounds")
+BENCHMARKS = ("normalisation", "memory", "requests", "windows", "queries", "snapshots")
 
 
 @pytest.mark.slow
