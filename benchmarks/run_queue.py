@@ -84,6 +84,9 @@ def instance_config(dequeue_interval_s: float) -> dict[str, Any]:
     config.pop("run_monitoring", None)  # its daemon does not run here, and no run dies
     return {
         **config,
+        # A run worker process captures its own stdout and stderr; runs in threads of one process cannot each
+        # capture the process's, and the capture's clean-up then stalls a run for a minute.
+        "compute_logs": {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager"},
         "run_coordinator": {"module": "dagster.core.run_coordinator", "class": "QueuedRunCoordinator",
                             "config": {"dequeue_interval_seconds": max(1, round(dequeue_interval_s))}},
         "run_launcher": {"module": __name__, "class": ThreadRunLauncher.__name__},
