@@ -146,7 +146,7 @@ class RunQueue:
                 raise RuntimeError(f"runs failed: {failed}")
             if all(r and r.status in statuses for r in runs):
                 return
-            time.sleep(0.02)
+            time.sleep(0.1)
         raise TimeoutError(f"runs {run_ids} not {sorted(s.value for s in statuses)} within {timeout_s} s")
 
     def stop(self, timeout_s: float = 60.0) -> None:

@@ -12,11 +12,13 @@ In a fresh process with a private data directory:
 2. the day landed alone: each daily run's time from queued to started and to ended, and its budget waits;
 3. hourly rounds, the day landed again in the first two hours: once queued at the round's tick just after the
    round's runs (the two schedules ticking together), once queued while a round's run is running (the worst
-   case: the round already holds the `unified_api` pool).
+   case: the round already holds the `unified_api` pool);
+4. (full mode) the day landed alone once more: a daily run's twin alone is the mean of phases 2 and 4, so that a
+   drift of the machine's speed over the benchmark does not pass for the rounds' doing.
 
 The rounds can delay a daily run in two ways only: a round holds the pool while the daily run is queued, and the
 rounds' requests stay in the budget's window after they ended. So a daily run's delay is the time it was queued
-while a round ran (`held`) plus its extra seconds waiting for the budget next to its twin of phase 2 (`budget`);
+while a round ran (`held`) plus its extra seconds waiting for the budget next to its twin alone (`budget`);
 its extra time from queued to ended is shown too, with the shared machine's noise in it. The bound (README, "How
 the budget is split"): the daily run waits at most for the round already running when it is queued, so the delay
 is at most that round run's wall time plus (N + W) / 100 of the budget's window (the rate window plus the budget's
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -59,6 +62,7 @@ class Scale:
     markets_per_event: int
     warm_up: bool  # land the day once before measuring it alone, so that every measured landing is a re-run
     settle: bool  # wait a budget window between the phases, so that each starts with the whole budget
+    alone_after: bool  # land the day alone once more after the rounds: the twin is the mean of both alone landings
 
     @property
     def hour_s(self) -> float:
@@ -66,11 +70,11 @@ class Scale:
 
 
 FULL = Scale(window_s=2.0, hours=2, platforms=PLATFORMS, events_per_series=3, markets_per_event=15, warm_up=True,
-             settle=True)
+             settle=True, alone_after=True)
 # Quick: one platform's day in a world of 9 markets, alone and then queued while the one round runs; its Dagster
 # instance and data in memory (/dev/shm) where there is one: it proves the benchmark runs, its figures mean nothing.
 QUICK = Scale(window_s=0.25, hours=1, platforms=("kalshi",), events_per_series=1, markets_per_event=3,
-              warm_up=False, settle=False)
+              warm_up=False, settle=False, alone_after=False)
 MEMORY_DIR = Path("/dev/shm")
 
 
@@ -233,14 +237,21 @@ def _phases(scale: Scale) -> dict[str, Any]:
                 queue.wait_until(hour_rounds[:1], {dg.DagsterRunStatus.STARTED}, timeout_s=scale.hour_s)
                 beside[WHILE_RUNNING] = queue_day("while-running")
             queue.wait_until(hour_rounds + [r for ids in beside.values() for r in ids], done, timeout_s=600)
+        twins = [[run_id] for run_id in alone]
+        if scale.alone_after:
+            time.sleep(settle_s)
+            after = queue_day("alone-after")
+            queue.wait_until(after, done, timeout_s=600)
+            twins = [[before, later] for before, later in zip(alone, after, strict=True)]
         records = {r.dagster_run.run_id: r for r in queue.instance.get_run_records()}
         round_markets = _round_markets(queue.instance, rounds)
-        waited = {run_id: _budget_waited(queue.instance, run_id) for ids in [alone, *beside.values()] for run_id in ids}
+        waited = {run_id: _budget_waited(queue.instance, run_id)
+                  for ids in [*twins, *beside.values()] for run_id in ids}
 
     spans = {run_id: _span(records[run_id]) for run_id in records}
     daily = [_daily_figures(name, run_id, twin, spans, [spans[r] for r in rounds], waited, budget_window_s,
                             records[run_id].dagster_run.tags["dagster/partition/platform"])
-             for name, ids in beside.items() for run_id, twin in zip(ids, alone, strict=True)]
+             for name, ids in beside.items() for run_id, twin in zip(ids, twins, strict=True)]
     ordered = sorted((start, end) for _, start, end in spans.values())
     return {"daily": daily, "rounds": len(rounds), "round_markets": round_markets,
             "round_requests": sum(round_markets), "budget_window_s": budget_window_s, "runs": len(records),
@@ -255,26 +266,28 @@ def _span(record: Any) -> Span:
     return record.create_timestamp.timestamp(), record.start_time, record.end_time
 
 
-def _daily_figures(scenario: str, run_id: str, twin: str, spans: dict[str, Span], round_spans: list[Span],
+def _daily_figures(scenario: str, run_id: str, twins: list[str], spans: dict[str, Span], round_spans: list[Span],
                    waited: dict[str, float], budget_window_s: float, platform: str) -> dict[str, Any]:
-    """A daily run beside the rounds next to its twin alone: what the rounds cost it, against the bound.
+    """A daily run beside the rounds next to its twins alone (the mean of them): what the rounds cost it, against
+    the bound.
 
     Held: the time it spent queued while a round run held the pool (the rounds it waited for). Budget: its extra
     seconds waiting for the request budget (the rounds' requests stay in the budget's window for a window).
     The bound: the wall time of the round it waited for, plus (N + W) / 100 of the budget's window."""
     queued, start, end = spans[run_id]
-    twin_queued, twin_start, twin_end = spans[twin]
+    wait_alone = statistics.mean(spans[t][1] - spans[t][0] for t in twins)
+    runs_alone = [spans[t][2] - spans[t][1] for t in twins]
     held = [min(r_end, start) - max(r_start, queued) for _, r_start, r_end in round_spans
             if r_start < start and r_end > queued]
     held_by = [r_end - r_start for _, r_start, r_end in round_spans if r_start < start and r_end > queued]
-    budget_s = waited[run_id] - waited[twin]
+    budget_s = waited[run_id] - statistics.mean(waited[t] for t in twins)
     delay_s = sum(held) + budget_s
     bound_s = max(held_by, default=0.0) + BOUND_REQUESTS / 100 * budget_window_s
     return {
         "scenario": scenario, "platform": platform,
-        "wait_alone_s": round(twin_start - twin_queued, 2), "wait_s": round(start - queued, 2),
-        "run_alone_s": round(twin_end - twin_start, 2), "run_s": round(end - start, 2),
-        "extra_s": round((end - queued) - (twin_end - twin_queued), 2),
+        "wait_alone_s": round(wait_alone, 2), "wait_s": round(start - queued, 2),
+        "run_alone_s": round(statistics.mean(runs_alone), 2), "runs_alone_s": [round(r, 2) for r in runs_alone],
+        "run_s": round(end - start, 2), "extra_s": round((end - queued) - wait_alone - statistics.mean(runs_alone), 2),
         "rounds_waited_for": len(held), "held_s": round(sum(held), 2), "budget_s": round(budget_s, 2),
         "delay_s": round(delay_s, 2), "bound_s": round(bound_s, 2), "ratio": round(delay_s / bound_s, 2),
     }
