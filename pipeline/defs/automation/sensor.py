@@ -35,7 +35,9 @@ from pipeline.defs.automation.jobs import (
     ASSET_NAMES,
     BACKFILL_PRIORITY,
     ESTIMATE_TAG,
+    ORDERBOOK_JOB,
     PRIORITY_TAG,
+    TRADERS_JOB,
     TRIGGER_TAG,
     ingestion_job,
     register_api_pools,
@@ -43,8 +45,6 @@ from pipeline.defs.automation.jobs import (
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, WINDOW_TAG
-from pipeline.defs.orderbooks.schedule import ORDERBOOK_JOB
-from pipeline.defs.profiles.schedule import TRADERS_JOB
 from pipeline.engine.config import AutomationSettings, BackfillOrder
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.sources.window import Window, windows_of
@@ -134,18 +134,18 @@ def runs_in_flight(instance: dg.DagsterInstance) -> list[InFlight]:
 
 def watch_lists_in_flight(instance: dg.DagsterInstance) -> float:
     """The requests that queued and running snapshot rounds and traders' days have still to make: for each run, the
-    median of its job's recent requests on its platform (WATCH_LIST_JOBS' default before any), none once landed."""
+    median of the requests its job's recent runs recorded on its platform (WATCH_LIST_JOBS' default before any),
+    none once it has landed."""
     total = 0.0
     for job, (asset, default) in WATCH_LIST_JOBS.items():
         runs = [run for run in instance.get_runs(filters=dg.RunsFilter(job_name=job, statuses=list(NOT_FINISHED)))
                 if not (run.status in STARTED and asset in _landed_in_run(instance, run.run_id))]
-        if not runs:
-            continue
         recorded: dict[str, list[float]] = defaultdict(list)
-        for record in instance.fetch_materializations(dg.AssetKey(asset), limit=SAMPLE_SIZE).records:
+        for record in instance.fetch_materializations(dg.AssetKey(asset), limit=SAMPLE_SIZE).records if runs else ():
             requests = record.asset_materialization.metadata.get("requests") if record.asset_materialization else None
             if record.partition_key is not None and requests is not None:
-                recorded[PartitionRef.parse(record.partition_key).platform].append(float(requests.value))  # type: ignore[arg-type]
+                platform = PartitionRef.parse(record.partition_key).platform
+                recorded[platform].append(float(requests.value))  # type: ignore[arg-type]
         for run in runs:
             partition = run.tags.get(PARTITION_TAG)
             costs = recorded.get(PartitionRef.parse(partition).platform) if partition else None
