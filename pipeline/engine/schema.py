@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache, cached_property
 from typing import Literal
 
 import polars as pl
@@ -88,6 +89,7 @@ TimeFormat = Literal["iso", "unix_s"]
 UTC_TIMESTAMP = pl.Datetime("us", "UTC")
 
 
+@cache
 def snake_case(name: str) -> str:
     """`marketId` -> `market_id`, `clobTokenIds` -> `clob_token_ids`; snake_case names are unchanged."""
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
@@ -248,8 +250,9 @@ class Table:
         if unknown:
             raise ValueError(f"table {self.name}: sort_key names unknown columns {unknown}")
 
-    @property
+    @cached_property
     def columns(self) -> tuple[Column, ...]:
+        """Every column, in order (computed once: schema, checks and writers ask for it on every partition)."""
         documented = [Column(f.name, f.polars_dtype, f.required, f.enum, f.doc, f) for f in self.fields]
         documented_names = {c.name for c in documented}
         partition_and_lineage = LEAGUE_PARTITION_AND_LINEAGE_COLUMNS if self.partitioned_by == "league" else (
@@ -267,7 +270,7 @@ class Table:
         """The values the partition dimension takes."""
         return tuple(League) if self.partitioned_by == "league" else self.platforms
 
-    @property
+    @cached_property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 

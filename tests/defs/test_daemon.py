@@ -36,10 +36,11 @@ REPO = REPO_ROOT
 BIN = Path(sys.executable).parent  # the environment's dagster and dagster-daemon commands
 SECRET = "sk-daemon-test-5b1e"
 PLATFORMS = ("polymarket", "kalshi")
-# The night's tick (the test's PMW_DAILY_AT) is the first whole minute at least this long after the schedule was
-# switched on. Dagster's scheduler launches every tick since a schedule was switched on, from its cron as the code
-# location loaded by the daemon has it, so the daemon may start after the tick.
-LEAD_S = 2
+# The night's tick (the test's PMW_DAILY_AT) is the whole minute in which the schedule is switched on. Dagster's
+# scheduler launches every tick since a schedule was switched on (its recorded start), from its cron as the code
+# location loaded by the daemon has it; the test records the start just before that minute, as if the schedule had
+# been switched on a moment earlier, so that the daemon launches the night as it starts instead of the test waiting
+# up to a minute for the next one.
 BACKFILL_INTERVAL_S = 5
 SETTLE_S = 2 * BACKFILL_INTERVAL_S  # how long the marts' sensor waits after a landing (two backfill-sensor ticks)
 DEADLINE_S = 200
@@ -162,8 +163,19 @@ def _runs(instance: dg.DagsterInstance, **tags: str) -> list[dg.RunRecord]:
     return list(instance.get_run_records(filters=dg.RunsFilter(tags=tags)))
 
 
-def _daily_tick(switched_on: datetime) -> datetime:
-    return (switched_on + timedelta(seconds=LEAD_S + 60)).replace(second=0, microsecond=0)
+def _switched_on_before_this_minute(instance: dg.DagsterInstance) -> datetime:
+    """The whole minute now begun (the night's tick), with the daily schedule's recorded start moved to just before
+    it. The state's classes are Dagster's internals: no public API moves a schedule's start."""
+    from dagster._core.scheduler.instigation import InstigatorType, ScheduleInstigatorData
+
+    tick = datetime.now(UTC).replace(second=0, microsecond=0)
+    (state,) = [s for s in instance.all_instigator_state(instigator_type=InstigatorType.SCHEDULE)
+                if s.instigator_name == "daily_ingestion"]
+    recorded = state.instigator_data
+    assert isinstance(recorded, ScheduleInstigatorData)
+    instance.update_instigator_state(state.with_data(
+        ScheduleInstigatorData(recorded.cron_schedule, start_timestamp=tick.timestamp() - 1)))
+    return tick
 
 
 def _wait_for_the_night(
@@ -226,7 +238,7 @@ def test_a_night_backfill_then_schedule_inside_the_strict_budget_and_the_marts_r
         # Switching the schedule on reads no API: the URL can wait for the world, which needs the night.
         _dagster_cli(_env("http://127.0.0.1:9", tmp_path, home, dagster_database), "schedule", "start",
                      "daily_ingestion", "-w", str(workspace))
-        tick = _daily_tick(datetime.now(UTC))
+        tick = _switched_on_before_this_minute(instance)
         night = tick.date() - timedelta(days=1)  # the schedule's yesterday
         window = {PartitionRef(night - timedelta(days=1), p) for p in PLATFORMS}  # the backfill sensor's
         # Three times the markets of the strict-budget world: the window's two partitions take about 126 requests,
