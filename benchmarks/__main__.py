@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks import memory, normalisation, queries, request_efficiency, request_windows
+from benchmarks import memory, normalisation, queries, request_efficiency, request_windows, snapshot_rounds
 from benchmarks.report import Report, write_results
 
 HERE = Path(__file__).resolve().parent
@@ -25,6 +25,7 @@ BENCHMARKS: dict[str, Callable[[bool, Path], Report]] = {
     "requests": request_efficiency.run,
     "windows": request_windows.run,
     "queries": queries.run,
+    "snapshots": snapshot_rounds.run,
 }
 
 

@@ -139,7 +139,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="run the benchmarks of this checkout (see benchmarks/README.md)")
     bench.add_argument("--quick", action="store_true", help="tiny sizes: proves the benchmarks still run (CI)")
-    bench.add_argument("--only", default=None, help="comma list of normalisation, memory, requests, queries")
+    bench.add_argument("--only", default=None,
+                       help="comma list of normalisation, memory, requests, windows, queries, snapshots")
     return parser
 
 

@@ -16,8 +16,9 @@ import pytest
 
 from tests.support.paths import REPO_ROOT
 
-TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Requests per window:", "Queries:")
-BENCHMARKS = ("normalisation", "memory", "requests", "windows", "queries")
+TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Requests per window:", "Queries:",
+          "Snapshot rounds beside the daily ingestion:")
+BENCHMARKS = ("normalisation", "memory", "requests", "windows", "queries", "snapshots")
 
 
 @pytest.mark.slow

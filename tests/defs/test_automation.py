@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time as time_
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
+from dagster._core.events import StepMaterializationData
 
 from pipeline.definitions import defs
 from pipeline.defs.automation.budget import (
@@ -35,6 +37,7 @@ from pipeline.defs.automation.sensor import (
     plan_tick,
     run_key,
     runs_in_flight,
+    watch_lists_in_flight,
 )
 from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, partitions_start
 from pipeline.engine.lake.store import Lake
@@ -255,6 +258,46 @@ def test_a_queued_run_counts_its_whole_partition_and_a_run_of_other_assets_does_
         )
     )
     assert runs_in_flight(instance) == [InFlight(ref, frozenset(ASSET_NAMES))]
+
+
+def test_queued_and_running_snapshot_rounds_and_traders_days_count_in_flight(instance: dg.DagsterInstance) -> None:
+    """Each costs the median requests of its job's recent runs on its platform (a default before any); a running
+    run that has landed costs nothing more; the plan subtracts them from the tick's budget."""
+    def watch_run(job: str, platform: str, status: dg.DagsterRunStatus) -> str:
+        run_id = str(uuid.uuid4())
+        instance.add_run(dg.DagsterRun(job_name=job, run_id=run_id, status=status,
+                                       tags={"dagster/partition": f"{YESTERDAY}|{platform}"},
+                                       remote_job_origin=CODE_LOCATION.get_job_origin(job)))
+        return run_id
+
+    assert watch_lists_in_flight(instance) == 0
+    watch_run("orderbook_snapshots", "kalshi", dg.DagsterRunStatus.QUEUED)
+    watch_run("orderbook_snapshots", "manifold", dg.DagsterRunStatus.QUEUED)
+    watch_run("watched_traders", "polymarket", dg.DagsterRunStatus.QUEUED)
+    assert watch_lists_in_flight(instance) == 20 + 20 + 4  # nothing recorded yet: the defaults
+    for requests in (18, 25, 22):
+        instance.report_runless_asset_event(dg.AssetMaterialization(
+            "orderbook_snapshots", partition=f"{YESTERDAY}|kalshi", metadata={"requests": requests}))
+    landed = watch_run("orderbook_snapshots", "kalshi", dg.DagsterRunStatus.STARTED)
+    assert watch_lists_in_flight(instance) == 22 + 22 + 20 + 4  # kalshi's median; the running one not landed yet
+    instance.report_runless_asset_event(dg.AssetMaterialization(
+        "orderbook_snapshots", partition=f"{YESTERDAY}|kalshi", metadata={"requests": 30}))
+    instance.handle_new_event(_materialised_in(landed, "orderbook_snapshots", f"{YESTERDAY}|kalshi"))
+    assert watch_lists_in_flight(instance) == 23.5 + 20 + 4  # the landed round is done; kalshi's median moved
+    recorded = samples("kalshi", [30])
+    idle = plan_tick(settings(), NOON, SensorCursor(), recorded, set(), [], Counter())
+    busy = plan_tick(settings(), NOON, SensorCursor(), recorded, set(), [], Counter(), watch_lists=47.5)
+    assert busy.budget.in_flight == idle.budget.in_flight + 47.5
+    assert busy.budget.available == idle.budget.available - 47.5
+
+
+def _materialised_in(run_id: str, asset: str, partition: str) -> dg.EventLogEntry:
+    """The materialisation event of `asset` that a run records when it lands."""
+    event = dg.DagsterEvent(
+        event_type_value=dg.DagsterEventType.ASSET_MATERIALIZATION.value, job_name="orderbook_snapshots",
+        event_specific_data=StepMaterializationData(dg.AssetMaterialization(asset, partition=partition)))
+    return dg.EventLogEntry(error_info=None, level="INFO", user_message="", run_id=run_id, timestamp=time_.time(),
+                            dagster_event=event)
 
 
 # -- the budget arithmetic ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ PIPELINE_WORLD = replace(WORLD, series_per_platform=4, events_per_series=4, mark
 # TEST_RATE_WINDOW_S, so that a test which must outlast a window waits seconds, not minutes. The emulator
 # takes it as SandboxConfig.rate_window_s (`pmw sandbox --rate-window`), the pipeline as PMW_RATE_WINDOW_S;
 # time-based expectations are scaled from it.
-TEST_RATE_WINDOW_S = 6.0
+TEST_RATE_WINDOW_S = 3.0
 STRICT_BUDGET = STRICT_RATE_LIMIT_PER_MIN  # requests per TEST_RATE_WINDOW_S, as the real API per minute
 
 

@@ -12,7 +12,8 @@ dry again:
 - `largest_partition` makes sure one partition always fits when nothing else is queued (a partition costs
   more than one tick's worth of requests on a real API), and keeps one partition queued behind the running
   one so that the API never idles between runs for longer than a tick.
-- `in_flight` is the estimated cost of queued runs plus the assets that started runs have not landed yet.
+- `in_flight` is the estimated cost of queued runs plus the assets that started runs have not landed yet, snapshot
+  rounds' and traders' runs included (the same budget serves them).
 - `reserve` is the daily schedule's partitions when its next tick falls inside the horizon, so that the
   daily run never waits behind backfill work queued just before it.
 - `backoff` rises by one on each tick that sees new materialisations reporting 429s (someone else is

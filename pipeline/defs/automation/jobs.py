@@ -1,4 +1,5 @@
-"""The job that the schedule and the sensor launch, its retry policy, run tags and the API pools."""
+"""The job that the schedule and the sensor launch, its retry policy, run tags and the API pools; the names of the
+watch lists' jobs, whose runs the sensor counts in flight."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.engine.sources.factory import PLATFORM_APIS_POOL, UNIFIED_API_POOL
 
 INGESTION_JOB = "ingestion"
+ORDERBOOK_JOB = "orderbook_snapshots"  # a snapshot round (pipeline/defs/orderbooks/)
+TRADERS_JOB = "watched_traders"  # a traders' day (pipeline/defs/profiles/)
 ASSET_NAMES = tuple(asset.key.to_user_string() for asset in INGESTION_ASSETS)
 
 # The ingestion assets' pools: `unified_api` (PMW_SOURCE=api or sandbox) and `platform_apis` (direct);

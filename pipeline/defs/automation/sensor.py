@@ -12,7 +12,8 @@ under a key naming the record it replaces.
 from __future__ import annotations
 
 import logging
-from collections import Counter
+import statistics
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -34,7 +35,9 @@ from pipeline.defs.automation.jobs import (
     ASSET_NAMES,
     BACKFILL_PRIORITY,
     ESTIMATE_TAG,
+    ORDERBOOK_JOB,
     PRIORITY_TAG,
+    TRADERS_JOB,
     TRIGGER_TAG,
     ingestion_job,
     register_api_pools,
@@ -59,6 +62,9 @@ NOT_FINISHED = (
     dg.DagsterRunStatus.CANCELING,
 )
 STARTED = (dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING)  # may have landed some assets
+# The watch lists' jobs spend the same budget: the asset whose materialisation records a run's requests, and what a
+# run is taken to cost before one of its platform has landed (a round of 20 markets; two traders, a page each).
+WATCH_LIST_JOBS = {ORDERBOOK_JOB: ("orderbook_snapshots", 20.0), TRADERS_JOB: ("profiles", 4.0)}
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,27 @@ def runs_in_flight(instance: dg.DagsterInstance) -> list[InFlight]:
     return flights
 
 
+def watch_lists_in_flight(instance: dg.DagsterInstance) -> float:
+    """The requests that queued and running snapshot rounds and traders' days have still to make: for each run, the
+    median of the requests its job's recent runs recorded on its platform (WATCH_LIST_JOBS' default before any),
+    none once it has landed."""
+    total = 0.0
+    for job, (asset, default) in WATCH_LIST_JOBS.items():
+        runs = [run for run in instance.get_runs(filters=dg.RunsFilter(job_name=job, statuses=list(NOT_FINISHED)))
+                if not (run.status in STARTED and asset in _landed_in_run(instance, run.run_id))]
+        recorded: dict[str, list[float]] = defaultdict(list)
+        for record in instance.fetch_materializations(dg.AssetKey(asset), limit=SAMPLE_SIZE).records if runs else ():
+            requests = record.asset_materialization.metadata.get("requests") if record.asset_materialization else None
+            if record.partition_key is not None and requests is not None:
+                platform = PartitionRef.parse(record.partition_key).platform
+                recorded[platform].append(float(requests.value))  # type: ignore[arg-type]
+        for run in runs:
+            partition = run.tags.get(PARTITION_TAG)
+            costs = recorded.get(PartitionRef.parse(partition).platform) if partition else None
+            total += statistics.median(costs) if costs else default
+    return total
+
+
 def _selected_assets(run: dg.DagsterRun) -> set[str]:
     if run.asset_selection is None:
         return set(ASSET_NAMES) if run.job_name == ingestion_job.name else set()
@@ -186,14 +213,16 @@ def plan_tick(
     flights: list[InFlight],
     failures: Counter[PartitionRef],
     lost: Mapping[PartitionRef, int] | None = None,
+    watch_lists: float = 0.0,
 ) -> Plan:
     """The missing partitions of the window that fit in this tick's budget, in the configured order. `lost` are
-    partitions recorded as landed whose files are gone or unreadable: missing too, refilled under a new key."""
+    partitions recorded as landed whose files are gone or unreadable: missing too, refilled under a new key;
+    `watch_lists` the requests that queued and running snapshot rounds and traders' days have still to make."""
     lost = lost or {}
     costs = CostModel.from_samples(ASSET_NAMES, samples)
     saw_429s = any(s.rate_limited > 0 for s in samples if s.storage_id > previous.watermark)
     budget, daily_soon = tick_budget(
-        settings, now, costs, next_backoff_level(previous.backoff_level, saw_429s), flights
+        settings, now, costs, next_backoff_level(previous.backoff_level, saw_429s), flights, watch_lists
     )
     end = newest_scheduled_day(now, settings.daily_at)
     newest_first = settings.backfill_order == BackfillOrder.NEWEST_FIRST
@@ -223,7 +252,8 @@ def plan_tick(
 
 
 def tick_budget(
-    settings: AutomationSettings, now: datetime, costs: CostModel, backoff_level: int, flights: list[InFlight]
+    settings: AutomationSettings, now: datetime, costs: CostModel, backoff_level: int, flights: list[InFlight],
+    watch_lists: float = 0.0,
 ) -> tuple[Budget, list[PartitionRef]]:
     """This tick's budget (see `budget.py`), and the daily schedule's partitions it reserves for, if any."""
     largest = costs.largest(p.value for p in settings.platforms)
@@ -234,7 +264,7 @@ def tick_budget(
         settings.rate_limit_per_min,
         horizon_s,
         backoff_level,
-        in_flight=sum(costs.cost(f.ref.platform, f.remaining) for f in flights),
+        in_flight=sum(costs.cost(f.ref.platform, f.remaining) for f in flights) + watch_lists,
         reserve=sum(costs.cost(ref.platform) for ref in daily_soon),
         window_s=settings.rate_window_s,
     )
@@ -289,11 +319,11 @@ def _previous_cursor(raw: str | None, log: logging.Logger) -> SensorCursor:
         return SensorCursor()
 
 
-def _observe(
-    instance: dg.DagsterInstance, lake: Lake
-) -> tuple[list[Sample], set[PartitionRef], list[InFlight], Counter[PartitionRef], dict[PartitionRef, int]]:
+def _observe(instance: dg.DagsterInstance, lake: Lake) -> tuple[
+        list[Sample], set[PartitionRef], list[InFlight], Counter[PartitionRef], dict[PartitionRef, int], float]:
     landed, lost = landed_partitions(instance, lake)
-    return recent_samples(instance), landed, runs_in_flight(instance), failed_attempts(instance), lost
+    return (recent_samples(instance), landed, runs_in_flight(instance), failed_attempts(instance), lost,
+            watch_lists_in_flight(instance))
 
 
 def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -> dg.SensorResult:

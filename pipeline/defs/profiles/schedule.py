@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 import dagster as dg
 
-from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, STEP_RETRY_POLICY, TRIGGER_TAG
+from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, STEP_RETRY_POLICY, TRADERS_JOB, TRIGGER_TAG
+from pipeline.defs.automation.schedule import daily_cron
 from pipeline.defs.profiles.assets import trader_profiles
-from pipeline.engine.config import Settings
+from pipeline.engine.config import AutomationSettings, Settings
 
-TRADERS_JOB = "watched_traders"
 TRADERS_TRIGGER = "traders_daily"
-# A quarter of an hour after the daily ingestion's tick (00:30), at its priority: yesterday's metrics as of the
-# night after it.
-TRADERS_AT = time(0, 45)
+# A quarter of an hour after the daily ingestion's tick (PMW_DAILY_AT, 00:30 by default), at its priority:
+# yesterday's metrics as of the night after it.
+AFTER_DAILY = timedelta(minutes=15)
 
 traders_job = dg.define_asset_job(
     TRADERS_JOB,
@@ -23,6 +23,11 @@ traders_job = dg.define_asset_job(
     op_retry_policy=STEP_RETRY_POLICY,
     description="The watched traders' profiles, metrics and trades of one (platform, day).",
 )
+
+
+def traders_at(daily_at: time) -> time:
+    """The traders' tick: AFTER_DAILY after the daily ingestion's (past midnight, the next day's early minutes)."""
+    return (datetime.combine(date(2000, 1, 1), daily_at) + AFTER_DAILY).time()
 
 
 def traders_requests(tick: datetime, settings: Settings) -> list[dg.RunRequest]:
@@ -42,9 +47,10 @@ def traders_requests(tick: datetime, settings: Settings) -> list[dg.RunRequest]:
 @dg.schedule(
     name="daily_traders",
     job=traders_job,
-    cron_schedule=f"{TRADERS_AT.minute} {TRADERS_AT.hour} * * *",
+    cron_schedule=daily_cron(traders_at(AutomationSettings.from_env().daily_at)),
     execution_timezone="UTC",
-    description="Yesterday's profiles, metrics and trades of every trader of PMW_TRADER_WATCHLIST.",
+    description="Yesterday's profiles, metrics and trades of every trader of PMW_TRADER_WATCHLIST, a quarter of an "
+    "hour after the daily ingestion (PMW_DAILY_AT + 15 minutes: 00:45 UTC by default).",
 )
 def daily_traders(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
     return traders_requests(context.scheduled_execution_time or datetime.now(UTC), Settings.from_env())
