@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import httpx
 import pytest
 
 from pmw_sandbox import SandboxApp, SandboxConfig, plug, sandbox_client
-from tests.support.servers import postgres_server, postgres_template, redis_server
+from tests.support.servers import S3_TEST_CREDENTIALS, postgres_server, postgres_template, redis_server, s3_server
 from tests.support.world import PIPELINE_WORLD, WORLD, FakeClock, pipeline_sandbox
 
 
@@ -72,3 +73,24 @@ def redis_url() -> Iterator[str]:
     """A Redis server of this worker's, for the whole session (tests.support.servers)."""
     with redis_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """An S3-protocol server of this worker's, for the whole session (tests.support.servers)."""
+    with s3_server() as url:
+        yield url
+
+
+@pytest.fixture
+def s3_lake_url(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh bucket on the tests' S3 server, the environment set as a user sets it for that server (endpoint,
+    credentials, region), and the URL of a lake in it (not set as PMW_LAKE_URL: the test says where it goes)."""
+    import s3fs
+
+    env = {"AWS_ENDPOINT_URL": s3_endpoint, **S3_TEST_CREDENTIALS}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    bucket = f"pmw-{uuid.uuid4().hex[:12]}"
+    s3fs.S3FileSystem(skip_instance_cache=True).mkdir(bucket)
+    return f"s3://{bucket}/lake"

@@ -60,11 +60,11 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
     say(f"\nSports, {last}: every league's teams, futures, awards and their odds on five platforms"
         if sports else "\nSports: left out (PMW_SOURCE=direct; only the unified API serves them)")
     sports_failed = sports and any(r.error for r in land_sports_day(last, resource, say))
-    lake = Lake(settings.lake_dir)
+    lake = Lake.of(settings)
     ensure_raw_views(settings.warehouse_path, lake)
     say("")
     models_built = run_sql(resource=resource, say=say)
-    with connect_read_only(settings.warehouse_path) as db:
+    with connect_read_only(settings.warehouse_path, lake) as db:
         say("\nWhat landed (warehouse " + str(settings.warehouse_path) + "):")
         say(f"  {'table':<19} {'platform':<11} {'partitions':>10} {'rows':>9}")
         for table in (name for name, spec in lake_tables().items() if spec.partitioned_by == "platform"):

@@ -19,7 +19,7 @@ from typing import TextIO
 import duckdb
 import polars as pl
 
-from pipeline.engine.config import Settings
+from pipeline.engine.config import ConfigError, Settings, lake_url
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.views import WarehouseHeld, connect_read_only, relocate_views
 
@@ -43,17 +43,27 @@ def warehouse_path() -> Path:
     return Settings(data_dir=Path(os.environ.get("PMW_DATA_DIR") or Settings.data_dir)).warehouse_path
 
 
+def warehouse_lake(path: Path) -> Lake:
+    """The lake the warehouse file at `path` is to read: PMW_LAKE_URL's, else the lake beside the file."""
+    try:
+        url = lake_url(os.environ)
+    except ConfigError as error:
+        raise QueryError(str(error), status=2) from None
+    return Lake.of(Settings(data_dir=path.parent, lake_url=url))
+
+
 def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
     """The warehouse, read-only, in UTC; QueryError when it is missing, held read-write elsewhere or unreadable.
 
     When the data dir was moved or copied, its views are first pointed at its own lake (`relocate_views`)."""
     require_warehouse(path)
+    lake = warehouse_lake(path)
     try:
-        relocate_views(path, Lake(Settings(data_dir=path.parent).lake_dir))
+        relocate_views(path, lake)
     except WarehouseHeld as error:
         raise QueryError(str(error)) from None
     try:
-        connection = connect_read_only(path)
+        connection = connect_read_only(path, lake)
     except duckdb.Error as error:
         if "Could not set lock" in str(error):
             raise QueryError(f"{path} is held read-write by another process (a pipeline writing its views, or a "

@@ -41,7 +41,7 @@ def run_report(settings: Settings, days: int, output: Path, say: Callable[[str],
     """Write the report of the last `days` days of the marts to `output`; False (after one line on stderr saying
     what to run) when the warehouse has nothing to draw yet."""
     try:
-        data = load_report_data(settings.warehouse_path, Lake(settings.lake_dir), days)
+        data = load_report_data(settings.warehouse_path, Lake.of(settings), days)
     except NoDataError as error:
         print(f"pmw report: nothing to draw ({error}): run `pmw demo`, or `pmw backfill` then `pmw sql`, first",
               file=sys.stderr)

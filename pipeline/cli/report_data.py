@@ -81,7 +81,7 @@ def load_report_data(warehouse_path: Path, lake: Lake, days: int) -> ReportData:
     if not warehouse_path.exists():
         raise NoDataError(f"no warehouse at {warehouse_path}")
     relocate_views(warehouse_path, lake)
-    with connect_read_only(warehouse_path) as db:
+    with connect_read_only(warehouse_path, lake) as db:
         db.sql("SET TimeZone = 'UTC'")  # days and hours are UTC, as the marts compute them
         try:
             return _read_window(db, lake, days)

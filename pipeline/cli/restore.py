@@ -12,7 +12,7 @@ from pipeline.engine.lake.store import Lake
 def run_restore(settings: Settings, table: str, platform: str, day: date, stamp: str | None, list_only: bool,
                 say: Callable[[str], None] = print) -> bool:
     """List the kept versions of the partition, or restore one (the newest, or `stamp`); False when there is none."""
-    lake = Lake(settings.lake_dir, keep_versions=settings.keep_versions)
+    lake = Lake.of(settings, settings.keep_versions)
     current = lake.row_count(table, platform, day)
     kept = lake.versions(table, platform, day)
     if list_only:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pipeline.cli.dagster_home import data_dir_home
 from pipeline.engine.config import Settings, partitions_start
+from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 
@@ -88,7 +89,7 @@ class TableStatus:
 
 @dataclass(frozen=True)
 class Status:
-    lake: Path
+    lake: str  # the lake's root: its folder, or its URL
     first: date
     yesterday: date
     platforms: tuple[str, ...]  # the configured ones (PMW_PLATFORMS), whose yesterday must have landed
@@ -129,7 +130,7 @@ def run_status(settings: Settings, days: int | None, as_json: bool, say: Callabl
 
 def collect_status(settings: Settings, days: int | None, today: date) -> Status:
     """The facts of the window ending the day before `today`: `days` long, or from the first landed day."""
-    lake = Lake(settings.lake_dir)
+    lake = Lake.of(settings)
     yesterday = today - timedelta(days=1)
     configured = tuple(p.value for p in settings.platforms)
     landed = {table: lake.partitions(table) for table in TABLES}
@@ -145,7 +146,7 @@ def collect_status(settings: Settings, days: int | None, today: date) -> Status:
         for platform in platforms:
             listed = [d for p, d in landed[table] if p == platform and first <= d <= yesterday]
             tables.append(_table_status(lake, table, platform, listed, window, unreadable, recorded))
-    return Status(lake.root, first, yesterday, configured, tables, home,
+    return Status(lake.url, first, yesterday, configured, tables, home,
                   None if recorded is None else recorded.failed_checks)
 
 
@@ -171,7 +172,7 @@ def _recorded(own_home: Path | None, first: date, last: date) -> Recorded:
 
 
 def _table_status(lake: Lake, table: str, platform: str, listed: list[date], window: list[date],
-                  unreadable: list[Path], recorded: Recorded | None) -> TableStatus:
+                  unreadable: list[Location], recorded: Recorded | None) -> TableStatus:
     status = TableStatus(table, platform)
     for day in listed:
         rows, rejects = lake.row_count(table, platform, day), lake.rejects_count(table, platform, day)
@@ -192,7 +193,7 @@ def _table_status(lake: Lake, table: str, platform: str, listed: list[date], win
     return status
 
 
-def _unreadable_paths(lake: Lake, unreadable: list[Path], platform: str, window: Sequence[date]) -> Iterable[str]:
+def _unreadable_paths(lake: Lake, unreadable: list[Location], platform: str, window: Sequence[date]) -> Iterable[str]:
     """Of a table's `Lake.unreadable` paths, the platform's partitions in the window and the directories above."""
     days = {f"date={day.isoformat()}" for day in window}
     for path in unreadable:
@@ -201,8 +202,8 @@ def _unreadable_paths(lake: Lake, unreadable: list[Path], platform: str, window:
             yield _relative(lake, path)
 
 
-def _relative(lake: Lake, path: Path) -> str:
-    return str(path.relative_to(lake.root))
+def _relative(lake: Lake, path: Location) -> str:
+    return str(path).removeprefix(f"{lake.url}/")
 
 
 def day_ranges(days: Sequence[date]) -> list[str]:
@@ -223,7 +224,7 @@ def plain_lines(status: Status) -> list[str]:
     rows = [header, *(_row(s) for s in status.tables)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
     lines += [_aligned(row, widths) for row in rows]
-    lines += [f"UNREADABLE {status.lake / path}" for s in status.tables for path in s.unreadable]
+    lines += [f"UNREADABLE {status.lake}/{path}" for s in status.tables for path in s.unreadable]
     lines += [f"INCOMPLETE {s.table} {s.platform} {day}: {markets} market(s) not read back to the day's start"
               for s in status.tables for day, markets in sorted((s.incomplete or {}).items())]
     lines += _check_lines(status.failed_checks)

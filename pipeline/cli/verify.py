@@ -14,8 +14,8 @@ PROGRESS_EVERY = 500  # files
 
 def run_verify(settings: Settings, say: Callable[[str], None] = print) -> bool:
     """Read every data and rejects file of the lake back; say which cannot be trusted; True if none."""
-    lake = Lake(settings.lake_dir)
-    say(f"pmw verify: every file of {lake.root}, each page against its checksum")
+    lake = Lake.of(settings)
+    say(f"pmw verify: every file of {lake.url}, each page against its checksum")
     checked, bad = 0, 0
     for path, problem in verify_lake(lake):
         checked += 1
@@ -26,7 +26,7 @@ def run_verify(settings: Settings, say: Callable[[str], None] = print) -> bool:
             say(f"  {checked} files checked, {bad} bad so far")
     foreign = foreign_raw_views(settings.warehouse_path, lake)
     if foreign:
-        say(f"BAD {settings.warehouse_path}: views {', '.join(foreign)} read another lake than {lake.root} (a copied "
+        say(f"BAD {settings.warehouse_path}: views {', '.join(foreign)} read another lake than {lake.url} (a copied "
             "or moved data dir); any pmw backfill or pmw sql with this PMW_DATA_DIR writes them again")
     say(f"pmw verify: {checked} files, {bad} bad" + (
         "; rerun their partitions (pmw backfill) to write them again" if bad else "")

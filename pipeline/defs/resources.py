@@ -53,7 +53,7 @@ class PipelineResource(dg.ConfigurableResource):
 
     def lake(self) -> Lake:
         settings = self.settings()
-        return Lake(settings.lake_dir, keep_versions=settings.keep_versions)
+        return Lake.of(settings, settings.keep_versions)
 
     @contextmanager
     def source(self, platform: str) -> Iterator[PartitionSource]:

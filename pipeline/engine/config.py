@@ -27,6 +27,8 @@ DIRECT_SANDBOX = "sandbox"
 SANDBOX_DAYS = 7  # days of history in the in-process sandbox's world (PMW_SANDBOX_DAYS), as WorldConfig.days
 REAL_SOURCE_START = "2025-01-01"  # the first partition by default when the source is a real API
 # PMW_BUDGET_URL: the URL schemes of each store of the request budget (pipeline.engine.sources.budget_store)
+# PMW_LAKE_URL's object stores: each URL scheme, and the extra of pm-warehouse that installs its fsspec file system.
+LAKE_SCHEMES = {"s3": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure", "abfs": "azure"}
 BUDGET_SCHEMES = {"sqlite": ("sqlite",), "postgresql": ("postgresql", "postgres"), "redis": ("redis", "rediss")}
 
 
@@ -65,6 +67,7 @@ class Settings:
     api_key: Secret | None = None
     direct_url: str | None = None  # PMW_SOURCE=direct: one base for every platform API (see DIRECT_SANDBOX)
     data_dir: Path = Path("data")
+    lake_url: str | None = None  # PMW_LAKE_URL: where the lake lives; None: the folder <data_dir>/lake
     rate_limit_per_min: int = 100
     rate_window_s: float = 60.0  # the window that rate_limit_per_min counts in: a minute (tests shorten it)
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
@@ -136,6 +139,7 @@ class Settings:
             api_key=Secret(key) if key else None,
             direct_url=direct_url.rstrip("/") if direct_url else None,
             data_dir=Path(env.get("PMW_DATA_DIR") or defaults.data_dir),
+            lake_url=lake_url(env),
             rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
             rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s, positive=True),
             platforms=_platforms(env.get("PMW_PLATFORMS")),
@@ -174,6 +178,23 @@ def _source(env: Mapping[str, str]) -> Source:
     except ValueError:
         allowed = ", ".join(member.value for member in Source)
         raise ConfigError(f"PMW_SOURCE must be one of {allowed}, got {raw!r}") from None
+
+
+def lake_url(env: Mapping[str, str]) -> str | None:
+    """PMW_LAKE_URL, checked: ``file:///ABSOLUTE/PATH``, or an object store's ``s3://``, ``gs://`` (``gcs://``) or
+    ``az://`` (``abfs://``) URL naming a bucket (or container), optionally with a prefix; None when unset."""
+    raw = (env.get("PMW_LAKE_URL") or "").rstrip("/")
+    if not raw:
+        return None
+    scheme, separator, rest = raw.partition("://")
+    if separator and scheme == "file" and rest.startswith("/"):
+        return raw
+    if separator and scheme in LAKE_SCHEMES and rest and not rest.startswith("/"):
+        return raw
+    raise ConfigError(
+        "PMW_LAKE_URL must be file:///ABSOLUTE/PATH or s3://BUCKET[/PREFIX] (gs://, az:// alike), got "
+        f"{raw.split('@')[-1]!r}"
+    )
 
 
 def _budget_url(env: Mapping[str, str]) -> Secret | None:
@@ -357,6 +378,7 @@ class AutomationSettings:
     rate_window_s: float = 60.0  # the window that rate_limit_per_min counts in: a minute (tests shorten it)
     platforms: tuple[Platform, ...] = MARKET_PLATFORMS
     data_dir: Path = Settings.data_dir  # the lake the sensor and the freshness checks look at (PMW_DATA_DIR)
+    lake_url: str | None = None  # ... or PMW_LAKE_URL
 
     @property
     def lake_dir(self) -> Path:
@@ -383,6 +405,7 @@ class AutomationSettings:
             rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s, positive=True),
             platforms=_platforms(env.get("PMW_PLATFORMS")),
             data_dir=Path(env.get("PMW_DATA_DIR") or defaults.data_dir),
+            lake_url=lake_url(env),
         )
 
 

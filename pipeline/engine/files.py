@@ -55,7 +55,7 @@ def replaced_atomically(target: Path) -> Iterator[Path]:
         temporary.unlink(missing_ok=True)
 
 
-def some_paths(paths: Sequence[Path], shown: int = 5) -> str:
+def some_paths(paths: Sequence[Path | str], shown: int = 5) -> str:
     """The first `shown` paths, comma separated, and how many more there are: for messages that name files."""
     more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
     return ", ".join(str(path) for path in paths[:shown]) + more

@@ -26,7 +26,7 @@ def test_the_image_copies_what_the_wheel_ships_and_nothing_else() -> None:
     allowed = {line.removeprefix("!").rstrip("/") for line in (DEPLOY / "Dockerfile.dockerignore").read_text()
                .splitlines() if line.startswith("!")}
     assert allowed == set(SHIPPED)
-    assert "'.[shared]'" in dockerfile
+    assert "'.[shared,s3]'" in dockerfile  # the shared stores' drivers, and s3fs for a lake in a bucket
 
 
 def test_the_helm_values_serve_the_code_location_with_the_projects_pools() -> None:

@@ -129,16 +129,17 @@ class Kills:
         armed.killing.append(request)
 
 
-def _killed_run(served: Served, kills: Kills, key: str, data_dir: Path, point: int, expected: str) -> str:
-    """Run a backfill with `key` over `data_dir` and SIGKILL it when it sends its request `point`; return
-    that request.
+def _killed_run(served: Served, kills: Kills, key: str, data_dir: Path, point: int, expected: str,
+                **extra: str) -> str:
+    """Run a backfill with `key` over `data_dir` (and the `extra` variables) and SIGKILL it when it sends its request
+    `point`; return that request.
 
     The catalogue cache is dropped first, so that the run makes the uninterrupted run's requests in order.
     """
     shutil.rmtree(data_dir / "cache", ignore_errors=True)
     armed = kills.arm(key, point)
     with ENVIRON:
-        env = api_env(served.url, data_dir, PMW_API_KEY=key)
+        env = api_env(served.url, data_dir, PMW_API_KEY=key, **extra)
     try:
         with backfill_process(env, backfill_args(PLATFORMS)) as process:
             armed.pid = process.pid
@@ -243,3 +244,32 @@ def _print_table(config: pytest.Config, requests: int, reports: list[KillReport]
     ]
     columns = ["request", "start", "killed while awaiting", "tmp", "landed by the killed run"]
     print_table(config, f"Crash test: kill points (of {requests} requests in an uninterrupted run):", columns, rows)
+
+
+@pytest.mark.slow
+def test_on_an_object_store_a_killed_backfill_leaves_every_partition_whole_and_a_rerun_converges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s3_lake_url: str
+) -> None:
+    """The same kills with the lake in a bucket of a real S3 server (PMW_LAKE_URL): two points, the second run starting
+    from the first one's leftovers, then a rerun that must land what a local lake's uninterrupted run lands."""
+    with serve(SandboxConfig(world=SMALL_WORLD, api_keys=(SECRET, RERUN_KEY))) as served:
+        reference_dir = tmp_path / "reference"
+        _rerun_in_process(served.url, reference_dir, monkeypatch)
+        work = [request.work for request in served.app.seen]
+        reference = lake_rows(reference_dir)
+        kills = Kills()
+        served.app.watch(kills)
+        data_dir, bucket = tmp_path / "killed", {"PMW_LAKE_URL": s3_lake_url}
+        for point in _spread(len(work), 4)[1:3]:  # a third and two thirds of the way: in the trades, in the prices
+            _killed_run(served, kills, SECRET, data_dir, point, work[point - 1], **bucket)
+            for name, frame in lake_rows(data_dir, lake_url=s3_lake_url).items():  # each object read whole
+                assert_frame_equal(frame, reference[name])  # a partition is whole or absent, never torn
+        served.app.watch(None)
+        env = api_env(served.url, data_dir, PMW_API_KEY=RERUN_KEY, **bucket)
+        assert run_backfill_in_process(env, backfill_args(PLATFORMS), monkeypatch) == 0
+    assert not assert_lake_consistent(data_dir, s3_lake_url), "the rerun must clean the temporary files it meets"
+    converged = lake_rows(data_dir, lake_url=s3_lake_url)
+    assert converged.keys() == reference.keys()
+    for name, frame in converged.items():
+        assert_frame_equal(frame, reference[name])
+    assert not list((data_dir / "lake").rglob("*.parquet")), "nothing lands in the local folder"

@@ -19,7 +19,9 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.engine.lake.store import DATA_FILE, REJECTS_DIR, REJECTS_FILE, Lake
+from pipeline.engine.config import Settings
+from pipeline.engine.lake.store import DATA_FILE, REJECTS_DIR, REJECTS_FILE, ROUND_PREFIX, Lake
+from pipeline.engine.lake.verify import verify_lake
 from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse.views import connect_read_only, raw_views
 from pmw_sandbox import SandboxApp, SandboxConfig
@@ -171,11 +173,11 @@ def run_backfill_in_process(env: Mapping[str, str], args: Sequence[str], monkeyp
         return cli.main(list(args))
 
 
-def lake_rows(data_dir: Path, platforms: Sequence[str] = PLATFORMS, days: Sequence[date] = (DAY,)) -> dict[
-    tuple[str, str, date], pl.DataFrame
-]:
-    """Every landed partition among `platforms` x `days`, without the fetch time (it differs run to run)."""
-    lake = Lake(data_dir / "lake")
+def lake_rows(data_dir: Path, platforms: Sequence[str] = PLATFORMS, days: Sequence[date] = (DAY,),
+              lake_url: str | None = None) -> dict[tuple[str, str, date], pl.DataFrame]:
+    """Every landed partition among `platforms` x `days`, without the fetch time (it differs run to run); of the
+    lake at `lake_url` (PMW_LAKE_URL) when given."""
+    lake = Lake.of(Settings(data_dir=data_dir, lake_url=lake_url))
     found = {}
     for table in TABLES:
         for platform in platforms:
@@ -186,14 +188,17 @@ def lake_rows(data_dir: Path, platforms: Sequence[str] = PLATFORMS, days: Sequen
     return found
 
 
-def assert_lake_consistent(data_dir: Path) -> list[Path]:
-    """The lake is readable and consistent; returns the writers' temporary files left on disk.
+def assert_lake_consistent(data_dir: Path, lake_url: str | None = None) -> list[Path]:
+    """The lake (at `lake_url`, PMW_LAKE_URL, when given) is readable and consistent; returns the writers' temporary
+    files left on disk.
 
     - every file the readers' globs match is a whole partition file (read in full), never a temporary;
     - every rejects file reads in full;
     - DuckDB's raw views, built from the lake as the warehouse builds them, query every table without
       error, and so do the warehouse file's own views (opened read-only, as an analyst does) if it exists.
     """
+    if lake_url is not None:
+        return _assert_object_lake_consistent(data_dir, lake_url)
     lake = Lake(data_dir / "lake")
     if not lake.root.exists():
         return []
@@ -215,6 +220,27 @@ def assert_lake_consistent(data_dir: Path) -> list[Path]:
             for table in TABLES:
                 connection.execute(f"SELECT count(*) FROM raw.{table}").fetchall()
     return sorted(p for p in lake.root.rglob(".*.tmp"))
+
+
+def _assert_object_lake_consistent(data_dir: Path, lake_url: str) -> list[Path]:
+    """`assert_lake_consistent` of a lake on an object store: every object read whole (each page against its
+    checksum), the raw views and the warehouse's own read through DuckDB; the temporaries left on this host."""
+    lake = Lake.of(Settings(data_dir=data_dir, lake_url=lake_url))
+    for path, problem in verify_lake(lake):
+        assert problem is None, f"{path}: {problem.problem}"
+        assert str(path).rsplit("/", 1)[1] in (DATA_FILE, REJECTS_FILE) or ROUND_PREFIX in str(path), path
+    with duckdb.connect() as connection:
+        lake.store.attach(connection)
+        connection.execute("CREATE SCHEMA raw")
+        for view in raw_views(lake):
+            connection.execute(view.statement)
+            connection.execute(f"SELECT count(*) FROM raw.{view.name}").fetchall()
+    warehouse = data_dir / "warehouse.duckdb"
+    if warehouse.exists():
+        with connect_read_only(warehouse, lake) as connection:
+            for table in TABLES:
+                connection.execute(f"SELECT count(*) FROM raw.{table}").fetchall()
+    return sorted(lake.root.rglob(".*.tmp")) if lake.root.exists() else []
 
 
 def copy_lake(source: Path, target: Path) -> None:

@@ -1,6 +1,7 @@
 """Real PostgreSQL and Redis servers for the tests, from Debian's packages (`.ci/run` installs them), each
 started in a temporary folder on 127.0.0.1 as an unprivileged user (PostgreSQL refuses to run as root), and
-stopped at the end. A missing server program fails the test that needs it: it is never skipped.
+stopped at the end; and an S3-protocol server, moto's standalone server (`moto[server]`, of the `[dev]` extras).
+A missing server program fails the test that needs it: it is never skipped.
 
 PostgreSQL's `initdb` costs seconds: it runs once per test session into a template folder that the xdist
 workers share (under a lock), and each worker's server starts on a copy of it.
@@ -9,11 +10,13 @@ workers share (under a lock), and each worker's server starts on a copy of it.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -163,6 +166,29 @@ def redis_server() -> Iterator[str]:
     try:
         _wait_for_port(port, process, log)
         yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        _stop(process)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# The credentials the tests' S3 server accepts (moto takes any) and the region its buckets are made in.
+S3_TEST_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "pmw-test-key", "AWS_SECRET_ACCESS_KEY": "pmw-test-secret",
+                       "AWS_REGION": "us-east-1"}
+
+
+@contextlib.contextmanager
+def s3_server() -> Iterator[str]:
+    """moto's S3 server on 127.0.0.1, holding its buckets in memory; yields its endpoint URL."""
+    if importlib.util.find_spec("moto.server") is None:
+        pytest.fail("moto's server is not installed (pip install -e '.[dev]' installs moto[server])")
+    folder = Path(tempfile.mkdtemp(prefix="pmw-s3-"))
+    port, log = free_port(), folder / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                                   stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_for_port(port, process, log)
+        yield f"http://127.0.0.1:{port}"
     finally:
         _stop(process)
         shutil.rmtree(folder, ignore_errors=True)

@@ -65,7 +65,7 @@ def yesterday_landed(context: dg.AssetCheckExecutionContext) -> Iterator[dg.Asse
     yesterday = datetime.now(UTC).date() - timedelta(days=1)
     settings = AutomationSettings.from_env()
     platforms = tuple(p.value for p in settings.platforms)
-    lake = Lake(settings.lake_dir)
+    lake = Lake.of(settings)
     for asset in INGESTION_ASSETS:
         yield freshness_result(context.instance, lake, asset.key, yesterday, platforms)
 

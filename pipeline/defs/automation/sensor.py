@@ -331,7 +331,7 @@ def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -
     settings = AutomationSettings.from_env()
     register_api_pools(context.instance)
     previous = _previous_cursor(context.cursor, context.log)
-    plan = plan_tick(settings, now or datetime.now(UTC), previous, *_observe(context.instance, Lake(settings.lake_dir)))
+    plan = plan_tick(settings, now or datetime.now(UTC), previous, *_observe(context.instance, Lake.of(settings)))
     context.log.info(plan.summary())
     if not plan.requests:
         return dg.SensorResult(skip_reason=plan.summary(), cursor=plan.cursor.dump())

@@ -121,7 +121,7 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
     """Write the partition (unless the replacement rule refuses it), refresh the catalogue views, run the checks,
     and say what happened."""
     settings = pipeline.settings()
-    lake = Lake(settings.lake_dir, keep_versions=settings.keep_versions)
+    lake = Lake.of(settings, settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     written = lake.write_partition(table, platform, day, result.rows, result.rejects, approve)
     ensure_raw_views(settings.warehouse_path, lake)
@@ -138,7 +138,7 @@ def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineR
     window's days together, counted by the partition that swept, and `coverage` is the day's (the source's
     covers the window)."""
     settings = pipeline.settings()
-    lake = Lake(settings.lake_dir, keep_versions=settings.keep_versions)
+    lake = Lake.of(settings, settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)

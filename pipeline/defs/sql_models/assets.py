@@ -24,7 +24,6 @@ reading its table would quietly leave its rows out.
 
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -35,6 +34,7 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.freshness import rebuild_sensor
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.files import some_paths
+from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.build import Built, NotBuilt, Tested, build
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest, load_project, sql_dir_from_env
@@ -70,7 +70,8 @@ def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
         context: dg.AssetExecutionContext, pipeline: PipelineResource
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         settings = pipeline.settings()
-        lost = lost_ingestion_files(context.instance, Lake(settings.lake_dir))
+        lake = Lake.of(settings)
+        lost = lost_ingestion_files(context.instance, lake)
         if lost:
             raise dg.Failure(
                 f"{len(lost)} partition file(s) that Dagster recorded as landed are gone or do not read, so the "
@@ -88,7 +89,7 @@ def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
         chosen_models = [r for r in chosen_models if r not in held]
         chosen_tests = [t for t in chosen_tests if not held.keys() & set(t.reads)]
         failed = []
-        for outcome in build(project, settings.lake_dir, settings.warehouse_path, chosen_models, chosen_tests):
+        for outcome in build(project, lake, settings.warehouse_path, chosen_models, chosen_tests):
             if isinstance(outcome, Built):
                 context.log.info("%s: %d rows in %.2f s", outcome.model.relation, outcome.rows, outcome.seconds)
                 yield _materialization(outcome)
@@ -131,11 +132,12 @@ def _platform_and_day(partition: str) -> str:
     return f"{keys['platform']} {keys['date']}"
 
 
-def lost_ingestion_files(instance: dg.DagsterInstance, lake: Lake) -> list[Path]:
+def lost_ingestion_files(instance: dg.DagsterInstance, lake: Lake) -> list[Location]:
     """The files of the ingestion partitions recorded as materialised in ``instance`` that are not in ``lake`` or do
     not read."""
     lost = lost_partitions(lake, recorded_partitions(instance))
-    return sorted(lake.partition_path(table, ref.platform, ref.day) for table, refs in lost.items() for ref in refs)
+    return sorted((lake.partition_path(table, ref.platform, ref.day) for table, refs in lost.items() for ref in refs),
+                  key=str)
 
 
 def failed_ingestion_checks(instance: dg.DagsterInstance, run_id: str) -> list[FailedIngestionCheck]:

@@ -38,27 +38,32 @@ rewrite of a partition it reads can pair the old footer with the new file and fa
 error (nothing is corrupt on disk; the same query run again succeeds). :meth:`Lake.read_partition` reads
 through one handle and is immune. New partitions are not affected: they appear whole or not at all.
 
+On an object store (PMW_LAKE_URL, `pipeline.engine.lake.storage`) the layout is the same under the bucket's
+prefix, and so is the writing: a file is written whole to a local temporary (the same writer, page checksums and
+row groups), then published in one upload, which an object store makes visible whole or not at all; a read takes
+the object in one GET, so it is immune too. The temporaries and the partition locks are kept on the writer's host.
+
 Identifiers (table, platform, day) arrive from schedules, CLIs and configs: they are validated against
 ``pipeline.engine.schema`` before any path is built from them.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
+from pipeline.engine.files import fsync_file
 from pipeline.engine.lake import versions as partition_versions
+from pipeline.engine.lake.storage import LakeStore, LocalStore, Location, open_store
 from pipeline.engine.lake.versions import PartitionVersion
 from pipeline.engine.schema import UTC_TIMESTAMP, Table, lake_tables
 
@@ -90,10 +95,6 @@ REJECTS_SCHEMA = pl.Schema({"raw": pl.String(), "reason": pl.String(), "_fetched
 # partition (pipeline.engine.lake.replacement).
 Approve = Callable[[int | None, int, pl.DataFrame | None], None]
 
-# Characters that would turn the root into a glob pattern of its own in Lake.glob.
-_GLOB_CHARACTERS = frozenset("*?[]{}")
-
-
 @dataclass(frozen=True)
 class PartitionWrite:
     """What one write_partition call landed; ``bytes_written`` counts the data and rejects files."""
@@ -104,23 +105,32 @@ class PartitionWrite:
     rows: int
     rejects: int
     bytes_written: int
-    path: Path
+    path: Location  # the data file's path, or its URL on an object store
 
 
 class Lake:
-    """The Parquet lake under ``root`` (normally ``$PMW_DATA_DIR/lake``)."""
+    """The Parquet lake in a store (`pipeline.engine.lake.storage`): normally the folder ``$PMW_DATA_DIR/lake``, or
+    the bucket PMW_LAKE_URL names.
 
-    def __init__(self, root: Path, keep_versions: int = 0) -> None:
+    ``root`` is the lake's local folder: the lake itself when it is local; for a lake on an object store, where
+    this host stages its writes, keeps its partition locks and spills. ``url`` is the lake's root as readers name it.
+    """
+
+    def __init__(self, root: Path | LakeStore, keep_versions: int = 0) -> None:
         """`keep_versions`: how many replaced versions of each partition to keep for `restore` (PMW_KEEP_VERSIONS)."""
-        resolved = Path(root).resolve()
-        if _GLOB_CHARACTERS & set(str(resolved)):
-            raise ValueError(f"lake root {str(resolved)!r} contains glob characters {sorted(_GLOB_CHARACTERS)}")
-        self.root = resolved
+        self.store = root if isinstance(root, LakeStore) else LocalStore(root)
+        self.root = self.store.local
+        self.url = self.store.url
         self.keep_versions = keep_versions
 
-    def partition_path(self, table: str, platform: str, day: date) -> Path:
-        """The ``data.parquet`` path of a partition (which may not exist yet)."""
-        return self._inside_root(self._partition_dir(self.root, table, platform, day) / DATA_FILE)
+    @classmethod
+    def of(cls, settings: LakeSettings, keep_versions: int = 0) -> Lake:
+        """The lake the settings name (PMW_LAKE_URL, else ``$PMW_DATA_DIR/lake``)."""
+        return cls(open_store(settings.lake_url, settings.data_dir), keep_versions)
+
+    def partition_path(self, table: str, platform: str, day: date) -> Location:
+        """The ``data.parquet`` path (or URL) of a partition (which may not exist yet)."""
+        return self.store.location(self._data_key(table, platform, day))
 
     def write_partition(
         self,
@@ -135,8 +145,8 @@ class Lake:
 
         ``rows`` must have exactly ``TABLES[table].polars_schema`` and belong to the partition. With no
         rejects, a rejects file left by a previous run of the partition is removed, so that re-running a
-        partition leaves exactly the new state. Both files are staged before either is renamed, which
-        keeps the window in which a crash could pair new data with old rejects to two renames.
+        partition leaves exactly the new state. Both files are staged before either is published, which
+        keeps the window in which a crash could pair new data with old rejects to two renames (or uploads).
         """
         _check_schema(f"table {table}", rows.schema, _table(table).polars_schema)
         _check_rows_belong(table, rows, _partition_value(_table(table), platform), _day(day))
@@ -160,7 +170,7 @@ class Lake:
         within each batch and refuses a batch that starts before the previous one ended: the caller cuts
         its stream where the sort key allows (trades: between markets). ``rejects`` is called once the
         batches are exhausted, because a stream's rejects are only known then. Nothing is visible until
-        every batch is on disk; an error midway (a refused batch, a failing source) leaves the previous
+        every batch is written; an error midway (a refused batch, a failing source) leaves the previous
         partition as it was, as with :meth:`write_partition`; so does ``approve`` raising, which is called
         once everything is staged, before anything is published.
         """
@@ -169,31 +179,31 @@ class Lake:
             raise ValueError(f"table {table} is landed in rounds, not replaced whole: use write_round")
         platform = _partition_value(spec, platform)
         day = _day(day)
-        data_path = self.partition_path(table, platform, day)
-        rejects_path = self._rejects_path(table, platform, day)
-        data_path.parent.mkdir(parents=True, exist_ok=True)
-        with _exclusive(data_path.parent):
-            _remove_temp_files(data_path)
-            _remove_temp_files(rejects_path)
-            with _Staging() as staging:
-                rows = staging.write(data_path, lambda file: _write_rows(file, spec, platform, day, batches))
+        data_key = self._data_key(table, platform, day)
+        rejects_key = self._rejects_key(table, platform, day)
+        data_path = self.store.location(data_key)
+        self.store.location(rejects_key)
+        with self.store.lock(_parent(data_key)):
+            self.store.remove_leftovers(data_key)
+            self.store.remove_leftovers(rejects_key)
+            with _Staging(self.store) as staging:
+                rows = staging.write(data_key, lambda file: _write_rows(file, spec, platform, day, batches))
                 rejected = rejects()
                 if rejected is not None:
                     _check_schema(f"rejects of table {table}", rejected.schema, REJECTS_SCHEMA)
                 has_rejects = rejected is not None and rejected.height > 0
                 if has_rejects:
-                    rejects_path.parent.mkdir(parents=True, exist_ok=True)
                     staging.write(
-                        rejects_path, lambda file: _write_frames(file, [rejected], _arrow_schema(REJECTS_SCHEMA))
+                        rejects_key, lambda file: _write_frames(file, [rejected], _arrow_schema(REJECTS_SCHEMA))
                     )
                 if approve is not None:
-                    approve(_row_count(data_path), rows, rejected)
+                    approve(self._row_count(data_key), rows, rejected)
                 if self.keep_versions:
-                    partition_versions.keep(self._files(table, platform, day),
-                                            self._versions_dir(table, platform, day), self.keep_versions)
+                    partition_versions.keep(self.store, self._files(table, platform, day),
+                                            self._versions_key(table, platform, day), self.keep_versions)
                 bytes_written = staging.publish()
             if not has_rejects:
-                _remove_file(rejects_path)
+                self.store.remove(rejects_key)
         return PartitionWrite(
             table=table,
             platform=platform,
@@ -225,42 +235,43 @@ class Lake:
         if rejects is not None:
             _check_schema(f"rejects of table {table}", rejects.schema, REJECTS_SCHEMA)
         name = round_file(round_at)
-        directory = self._partition_dir(self.root, table, platform, day)
-        data_path = self._inside_root(directory / name)
-        rejects_path = self._inside_root(self._partition_dir(self.root / REJECTS_DIR, table, platform, day) / name)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = _partition_key(table, platform, day)
+        data_key, rejects_key = f"{directory}/{name}", f"{REJECTS_DIR}/{directory}/{name}"
+        data_path = self.store.location(data_key)
+        self.store.location(rejects_key)
         has_rejects = rejects is not None and rejects.height > 0
-        with _exclusive(directory):
-            _remove_temp_files(data_path)
-            _remove_temp_files(rejects_path)
-            with _Staging() as staging:
-                written = staging.write(data_path, lambda file: _write_rows(file, spec, platform, day, [rows]))
+        with self.store.lock(directory):
+            self.store.remove_leftovers(data_key)
+            self.store.remove_leftovers(rejects_key)
+            with _Staging(self.store) as staging:
+                written = staging.write(data_key, lambda file: _write_rows(file, spec, platform, day, [rows]))
                 if has_rejects:
                     assert rejects is not None
-                    rejects_path.parent.mkdir(parents=True, exist_ok=True)
-                    staging.write(rejects_path, lambda file: _write_frames(file, [rejects],
-                                                                           _arrow_schema(REJECTS_SCHEMA)))
+                    staging.write(rejects_key, lambda file: _write_frames(file, [rejects],
+                                                                          _arrow_schema(REJECTS_SCHEMA)))
                 bytes_written = staging.publish()
             if not has_rejects:
-                _remove_file(rejects_path)
+                self.store.remove(rejects_key)
         return PartitionWrite(table=table, platform=platform, day=day, rows=written,
                               rejects=rejects.height if has_rejects and rejects is not None else 0,
                               bytes_written=bytes_written, path=data_path)
 
-    def round_files(self, table: str, platform: str, day: date) -> list[Path]:
+    def round_files(self, table: str, platform: str, day: date) -> list[Location]:
         """The round files of a partition of a table that accumulates rounds, in round order."""
-        directory = self._partition_dir(self.root, table, platform, day)
-        return sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))
+        return [self.store.location(key) for key in self._round_keys(table, platform, day)]
+
+    def _round_keys(self, table: str, platform: str, day: date, base: str = "") -> list[str]:
+        return self.store.glob(f"{base}{_partition_key(table, platform, day)}/{ROUND_PREFIX}*.parquet")
 
     def read_partition(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
         """The partition's rows with ``platform`` and ``date`` added back, or None if never written."""
         spec = _table(table)
         if spec.rounds:
-            frames = [frame for path in self.round_files(table, platform, day)
-                      if (frame := _read_parquet(path)) is not None]
+            frames = [frame for key in self._round_keys(table, platform, day)
+                      if (frame := self._read_parquet(key)) is not None]
             frame = pl.concat(frames) if frames else None
         else:
-            frame = _read_parquet(self.partition_path(table, platform, day))
+            frame = self._read_parquet(self._data_key(table, platform, day))
         if frame is None:
             return None
         partition = [
@@ -277,9 +288,8 @@ class Lake:
             pl.lit(_partition_value(spec, platform), pl.String()).alias(spec.partitioned_by),
             pl.lit(_day(day), pl.Date()).alias("date"),
         ]
-        try:
-            handle = self.partition_path(table, platform, day).open("rb")
-        except FileNotFoundError:
+        handle = self.store.open_read(self._data_key(table, platform, day))
+        if handle is None:
             return
         with handle:
             parquet = pq.ParquetFile(handle)
@@ -290,102 +300,80 @@ class Lake:
     def row_count(self, table: str, platform: str, day: date) -> int | None:
         """The partition's rows, from its file's footer; None if it was never written or cannot be read."""
         if _table(table).rounds:
-            counts = [_row_count(path) for path in self.round_files(table, platform, day)]
+            counts = [self._row_count(key) for key in self._round_keys(table, platform, day)]
             return None if not counts or None in counts else sum(c for c in counts if c is not None)
-        return _row_count(self.partition_path(table, platform, day))
+        return self._row_count(self._data_key(table, platform, day))
 
-    def rejects_path(self, table: str, platform: str, day: date) -> Path:
-        """The ``rejects.parquet`` path of a partition (there only when its last write had rejects)."""
-        return self._rejects_path(table, platform, day)
+    def rejects_path(self, table: str, platform: str, day: date) -> Location:
+        """The ``rejects.parquet`` path (or URL) of a partition (there only when its last write had rejects)."""
+        return self.store.location(self._rejects_key(table, platform, day))
 
     def rejects_count(self, table: str, platform: str, day: date) -> int | None:
         """The partition's rejects, from their file's footer: 0 when its last write had none, None when the file
         is there but cannot be read. For a table landed in rounds, the rejects of every round of the day."""
         if _table(table).rounds:
-            directory = self._partition_dir(self.root / REJECTS_DIR, table, platform, day)
-            counts = [_row_count(path) for path in sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))]
+            counts = [self._row_count(key) for key in self._round_keys(table, platform, day, f"{REJECTS_DIR}/")]
             return None if None in counts else sum(c for c in counts if c is not None)
-        path = self._rejects_path(table, platform, day)
-        return _row_count(path) if path.exists() else 0
+        key = self._rejects_key(table, platform, day)
+        return self._row_count(key) if self.store.exists(key) else 0
 
     def versions(self, table: str, platform: str, day: date) -> list[PartitionVersion]:
         """The kept versions of the partition that later writes replaced, newest first."""
-        return partition_versions.kept(self._versions_dir(table, platform, _day(day)))
+        return partition_versions.kept(self.store, self._versions_key(table, platform, _day(day)))
 
     def restore(self, table: str, platform: str, day: date, stamp: str | None = None) -> PartitionVersion:
         """Put a kept version (the newest, or the one of `stamp`) back in place of the partition, rejects and all;
         the version it replaces is kept in turn, so a restore can be undone. Raises LookupError naming the
         versions there are when there is none to restore."""
         day = _day(day)
-        directory = self.partition_path(table, platform, day).parent
-        directory.mkdir(parents=True, exist_ok=True)
-        with _exclusive(directory):
-            return partition_versions.restore(self._files(table, platform, day),
-                                              self._versions_dir(table, platform, day), stamp, self.keep_versions)
+        self.partition_path(table, platform, day)
+        with self.store.lock(_partition_key(table, platform, day)):
+            return partition_versions.restore(self.store, self._files(table, platform, day),
+                                              self._versions_key(table, platform, day), stamp, self.keep_versions)
 
-    def _files(self, table: str, platform: str, day: date) -> dict[str, Path]:
-        """A partition's files by name: its data and its rejects."""
-        return {DATA_FILE: self.partition_path(table, platform, day),
-                REJECTS_FILE: self._rejects_path(table, platform, day)}
+    def _files(self, table: str, platform: str, day: date) -> dict[str, str]:
+        """A partition's files by name: the keys of its data and its rejects."""
+        return {DATA_FILE: self._data_key(table, platform, day), REJECTS_FILE: self._rejects_key(table, platform, day)}
 
-    def _versions_dir(self, table: str, platform: str, day: date) -> Path:
-        return self._inside_root(self._partition_dir(self.root / partition_versions.VERSIONS_DIR, table, platform, day))
+    def _versions_key(self, table: str, platform: str, day: date) -> str:
+        key = f"{partition_versions.VERSIONS_DIR}/{_partition_key(table, platform, day)}"
+        self.store.location(key)
+        return key
 
-    def unreadable(self, table: str) -> list[Path]:
+    def unreadable(self, table: str) -> list[Location]:
         """The table's partition directories that cannot be listed and data files that cannot be opened
         (permissions, a failing disk), sorted. Readers that glob the lake (DuckDB's views, polars, `partitions`
         here) pass over them without a word, so whatever reads the whole table must ask first."""
-        bad: list[Path] = []
-
-        def entries(directory: Path) -> list[os.DirEntry[str]]:
-            try:
-                with os.scandir(directory) as found:
-                    return list(found)
-            except FileNotFoundError:
-                return []
-            except OSError:
-                bad.append(directory)
-                return []
-
         spec = _table(table)
 
         def is_data(name: str) -> bool:
             return name == DATA_FILE or (spec.rounds and name.startswith(ROUND_PREFIX) and name.endswith(".parquet"))
 
-        for platform_dir in entries(self.root / spec.name):
-            for date_dir in (e for e in entries(Path(platform_dir.path)) if e.is_dir()):
-                for data in (e for e in entries(Path(date_dir.path)) if is_data(e.name)):
-                    try:
-                        Path(data.path).open("rb").close()
-                    except OSError:
-                        bad.append(Path(data.path))
-        return sorted(bad)
+        return self.store.unreadable(spec.name, is_data)
 
     def is_readable(self, table: str, platform: str, day: date) -> bool:
         """Whether the partition's file is there and its footer reads: what automation makes sure of before it
         trusts a record of the partition. Remembered per file until the file changes (its inode, size or
-        modification time), so that a sensor asking about every partition of its window on every tick reads
-        each footer once."""
-        path = self.partition_path(table, platform, day)
-        try:
-            status = os.stat(path)
-        except OSError:
+        modification time; an object's tag), so that a sensor asking about every partition of its window on every
+        tick reads each footer once."""
+        key = self._data_key(table, platform, day)
+        stamp = self.store.stamp(key)
+        if stamp is None:
             return False
-        stamp = (status.st_ino, status.st_size, status.st_mtime_ns)
-        known = _READABLE.get(path)
+        location = (self.url, key)
+        known = _READABLE.get(location)
         if known is None or known[0] != stamp:
-            known = _READABLE[path] = (stamp, _row_count(path) is not None)
+            known = _READABLE[location] = (stamp, self._row_count(key) is not None)
         return known[1]
 
     def read_rejects(self, table: str, platform: str, day: date) -> pl.DataFrame | None:
         """The partition's rejects as written, or None if its last write had none (for a table landed in rounds,
         those of every round of the day, or None if no round had any)."""
         if _table(table).rounds:
-            directory = self._partition_dir(self.root / REJECTS_DIR, table, platform, day)
-            paths = sorted(directory.glob(f"{ROUND_PREFIX}*.parquet"))
-            frames = [frame for path in paths if (frame := _read_parquet(path)) is not None]
+            keys = self._round_keys(table, platform, day, f"{REJECTS_DIR}/")
+            frames = [frame for key in keys if (frame := self._read_parquet(key)) is not None]
             return pl.concat(frames) if frames else None
-        return _read_parquet(self._rejects_path(table, platform, day))
+        return self._read_parquet(self._rejects_key(table, platform, day))
 
     def partitions(self, table: str) -> list[tuple[str, date]]:
         """The (platform, day) partitions that have landed, sorted.
@@ -396,31 +384,79 @@ class Lake:
         spec = _table(table)
         found = set()
         pattern = f"{ROUND_PREFIX}*.parquet" if spec.rounds else DATA_FILE
-        for data_path in (self.root / spec.name).glob(f"{spec.partitioned_by}=*/date=*/{pattern}"):
-            partition = _parse_partition(spec, data_path.parent)
+        for key in self.store.glob(f"{spec.name}/{spec.partitioned_by}=*/date=*/{pattern}"):
+            partition = _parse_partition(spec, key)
             if partition is not None:
                 found.add(partition)
         return sorted(found)
 
     def glob(self, table: str) -> str:
-        """The absolute glob of the table's files, for readers (DuckDB, polars with hive partitioning)."""
-        spec = _table(table)
-        return str(self.root / spec.name / f"{spec.partitioned_by}=*" / "date=*" / "*.parquet")
+        """The absolute glob (path or URL) of the table's files, for readers (DuckDB, polars with hive
+        partitioning)."""
+        return table_glob(self.url, table)
 
-    def _rejects_path(self, table: str, platform: str, day: date) -> Path:
-        return self._inside_root(self._partition_dir(self.root / REJECTS_DIR, table, platform, day) / REJECTS_FILE)
+    @contextmanager
+    def replacing(self, key: str) -> Iterator[Path]:
+        """A local temporary path to write the lake file `key`'s new content to (a built model's table); on a clean
+        exit it is flushed and published whole over `key`, on an error removed (`key` untouched)."""
+        temporary = self.store.temporary(key)
+        try:
+            yield temporary
+            fsync_file(temporary)
+            self.store.publish(temporary, key)
+        finally:
+            temporary.unlink(missing_ok=True)
 
-    @staticmethod
-    def _partition_dir(base: Path, table: str, platform: str, day: date) -> Path:
-        spec = _table(table)
-        dimension = f"{spec.partitioned_by}={_partition_value(spec, platform)}"
-        return base / spec.name / dimension / f"date={_day(day).isoformat()}"
+    def _data_key(self, table: str, platform: str, day: date) -> str:
+        return f"{_partition_key(table, platform, day)}/{DATA_FILE}"
 
-    def _inside_root(self, path: Path) -> Path:
-        """Refuse a path that resolves outside the root, e.g. through a symlinked directory."""
-        if not path.resolve().is_relative_to(self.root):
-            raise ValueError(f"partition path {path} resolves outside the lake root {self.root}")
-        return path
+    def _rejects_key(self, table: str, platform: str, day: date) -> str:
+        return f"{REJECTS_DIR}/{_partition_key(table, platform, day)}/{REJECTS_FILE}"
+
+    def _row_count(self, key: str) -> int | None:
+        try:
+            return self.store.read_metadata(key).num_rows
+        except (OSError, pa.ArrowException):  # missing, or unreadable: nothing there worth keeping from a replacement
+            return None
+
+    def _read_parquet(self, key: str) -> pl.DataFrame | None:
+        """Read a file through one open handle, so that a concurrent replacement cannot tear the read.
+
+        Given a path, polars 2.1 opens the file more than once (footer, then row groups): a rename in
+        between pairs the old footer with the new data ("page header reported the wrong page size", or a
+        panic). A handle pins one inode (of an object store, one version of the object) for the whole read.
+        """
+        handle = self.store.open_read(key)
+        if handle is None:
+            return None
+        with handle:
+            return pl.read_parquet(handle)
+
+
+class LakeSettings(Protocol):
+    """What names a lake: `Settings` and `AutomationSettings` alike."""
+
+    @property
+    def lake_url(self) -> str | None: ...
+
+    @property
+    def data_dir(self) -> Path: ...
+
+
+def table_glob(root: str, table: str) -> str:
+    """The glob of a table's files in the lake whose root (path or URL) is `root`."""
+    spec = _table(table)
+    return f"{root}/{spec.name}/{spec.partitioned_by}=*/date=*/*.parquet"
+
+
+def _partition_key(table: str, platform: str, day: date) -> str:
+    """``<table>/platform=<p>/date=<d>`` (``league=`` for a table partitioned by league), checked."""
+    spec = _table(table)
+    return f"{spec.name}/{spec.partitioned_by}={_partition_value(spec, platform)}/date={_day(day).isoformat()}"
+
+
+def _parent(key: str) -> str:
+    return key.rsplit("/", 1)[0]
 
 
 def _table(table: object) -> Table:
@@ -453,11 +489,12 @@ def _day(day: object) -> date:
     return day
 
 
-def _parse_partition(spec: Table, directory: Path) -> tuple[str, date] | None:
-    """(platform, day) from ``platform=<p>/date=<d>`` (league for a table partitioned by league), or None when
-    the names are not canonical."""
-    platform = directory.parent.name.removeprefix(f"{spec.partitioned_by}=")
-    text = directory.name.removeprefix("date=")
+def _parse_partition(spec: Table, key: str) -> tuple[str, date] | None:
+    """(platform, day) from a file's key ``<table>/platform=<p>/date=<d>/<file>`` (league for a table partitioned
+    by league), or None when the names are not canonical."""
+    *_, dimension, day_part, _file = key.split("/")
+    platform = dimension.removeprefix(f"{spec.partitioned_by}=")
+    text = day_part.removeprefix("date=")
     try:
         day = date.fromisoformat(text)
     except ValueError:
@@ -490,21 +527,6 @@ def _check_rows_belong(table: str, rows: pl.DataFrame, platform: str, day: date)
         raise ValueError(
             f"table {table}: {outside} of {rows.height} rows are not in partition {dimension}={platform} date={day}"
         )
-
-
-@contextmanager
-def _exclusive(directory: Path) -> Iterator[None]:
-    """Hold an exclusive flock on the partition directory while writing it.
-
-    Two runs of the same partition then take turns instead of interleaving their renames, and the
-    temporary files found on entry can only be leftovers of a killed writer, safe to delete.
-    """
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _write_rows(file: BinaryIO, spec: Table, platform: str, day: date, batches: Iterable[pl.DataFrame]) -> int:
@@ -616,14 +638,16 @@ def _leaf_columns(path: str, dtype: pa.DataType) -> Iterator[tuple[str, pa.DataT
 
 
 class _Staging:
-    """Files written to hidden temporaries next to their targets, then renamed onto them together.
+    """Files written to hidden local temporaries, then published onto their keys together.
 
-    Temporaries are fsynced before any rename, so a rename can never publish a file whose bytes are not
-    on disk yet; they are removed on exit whatever happened, and a target stays untouched until its rename.
+    Temporaries are fsynced before any is published, so a rename can never publish a file whose bytes are not
+    on disk yet (and an upload reads them whole); they are removed on exit whatever happened, and an object stays
+    untouched until it is published.
     """
 
-    def __init__(self) -> None:
-        self._staged: list[tuple[Path, Path]] = []
+    def __init__(self, store: LakeStore) -> None:
+        self.store = store
+        self._staged: list[tuple[Path, str]] = []
 
     def __enter__(self) -> _Staging:
         return self
@@ -632,10 +656,10 @@ class _Staging:
         for temporary, _ in self._staged:
             temporary.unlink(missing_ok=True)
 
-    def write(self, target: Path, write: Callable[[BinaryIO], int]) -> int:
-        """Stage ``target``'s new content, written by ``write``; return what ``write`` returned."""
-        temporary = temporary_beside(target)
-        self._staged.append((temporary, target))
+    def write(self, key: str, write: Callable[[BinaryIO], int]) -> int:
+        """Stage ``key``'s new content, written by ``write``; return what ``write`` returned."""
+        temporary = self.store.temporary(key)
+        self._staged.append((temporary, key))
         with temporary.open("xb") as file:
             result = write(file)
             file.flush()
@@ -643,48 +667,12 @@ class _Staging:
         return result
 
     def publish(self) -> int:
-        """Rename every staged file onto its target; return the bytes they hold."""
+        """Publish every staged file onto its key; return the bytes they hold."""
         written = sum(temporary.stat().st_size for temporary, _ in self._staged)
-        for temporary, target in self._staged:
-            replace_durably(temporary, target)
+        for temporary, key in self._staged:
+            self.store.publish(temporary, key)
         return written
 
 
-def _remove_temp_files(target: Path) -> None:
-    """Delete temporary files left next to ``target`` by a writer that was killed before its rename."""
-    for leftover in leftover_temporaries(target):
-        leftover.unlink(missing_ok=True)
-
-
-def _remove_file(path: Path) -> None:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return
-    fsync_directory(path.parent)
-
-
-# Lake.is_readable's answers: path -> ((inode, size, modification time), readable).
-_READABLE: dict[Path, tuple[tuple[int, int, int], bool]] = {}
-
-
-def _row_count(path: Path) -> int | None:
-    try:
-        return pq.read_metadata(path).num_rows
-    except (OSError, pa.ArrowException):  # missing, or unreadable: nothing there worth keeping from a replacement
-        return None
-
-
-def _read_parquet(path: Path) -> pl.DataFrame | None:
-    """Read a file through one open handle, so that a concurrent rename cannot tear the read.
-
-    Given a path, polars 2.1 opens the file more than once (footer, then row groups): a rename in
-    between pairs the old footer with the new data ("page header reported the wrong page size", or a
-    panic). A handle pins one inode for the whole read.
-    """
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        return None
-    with handle:
-        return pl.read_parquet(handle)
+# Lake.is_readable's answers: (lake, key) -> (what changes with the file, readable).
+_READABLE: dict[tuple[str, str], tuple[tuple[Any, ...], bool]] = {}

@@ -298,6 +298,7 @@ class _SpillFile:
 
     def write(self, run: pl.DataFrame) -> tuple[int, int]:
         if self.file is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
             self.file = tempfile.TemporaryFile(dir=self.directory)  # noqa: SIM115 (closed on exit)
         start = self.file.seek(0, io.SEEK_END)
         run.write_ipc_stream(self.file, compression="uncompressed")  # 2x faster than lz4, and read back soon

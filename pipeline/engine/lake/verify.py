@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import CHECKSUMS_KEY, REJECTS_DIR, Lake, stored_schema
 from pipeline.engine.schema import lake_tables
 
@@ -27,21 +29,27 @@ from pipeline.engine.schema import lake_tables
 class BadFile:
     """A lake file that cannot be trusted, and why."""
 
-    path: Path
+    path: Location
     problem: str
 
 
-def lake_files(lake: Lake) -> Iterator[tuple[Path, pa.Schema]]:
-    """The lake's data and rejects files, table by table, sorted, each with the schema it must have."""
+def lake_files(lake: Lake) -> Iterator[tuple[Location, pa.Schema]]:
+    """The lake's data and rejects files (paths, or URLs), table by table, sorted, each with its schema."""
+    for key, schema in _lake_keys(lake):
+        yield lake.store.location(key), schema
+
+
+def _lake_keys(lake: Lake) -> Iterator[tuple[str, pa.Schema]]:
     for table, spec in lake_tables().items():
-        for rejects, directory in ((False, lake.root / table), (True, lake.root / REJECTS_DIR / table)):
+        for rejects, directory in ((False, table), (True, f"{REJECTS_DIR}/{table}")):
             schema = stored_schema(table, rejects)
-            for path in sorted(directory.glob(f"{spec.partitioned_by}=*/date=*/*.parquet")):
-                yield path, schema
+            for key in lake.store.glob(f"{directory}/{spec.partitioned_by}=*/date=*/*.parquet"):
+                yield key, schema
 
 
-def verify_file(path: Path, schema: pa.Schema) -> str | None:
-    """Why the file cannot be trusted, or None when it has `schema` and every page of it reads back as written."""
+def verify_file(path: Path | BinaryIO, schema: pa.Schema) -> str | None:
+    """Why the file (a path, or a handle on a copy of an object) cannot be trusted, or None when it has `schema`
+    and every page of it reads back as written."""
     try:
         with pq.ParquetFile(path, page_checksum_verification=True) as parquet:
             if CHECKSUMS_KEY not in (parquet.metadata.metadata or {}):
@@ -51,6 +59,8 @@ def verify_file(path: Path, schema: pa.Schema) -> str | None:
             for group in range(parquet.num_row_groups):
                 parquet.read_row_group(group)
         for name in schema.names:  # and through the lake's own reader, stricter about page headers
+            if not isinstance(path, Path):
+                path.seek(0)  # a handle: read again from its start
             pl.read_parquet(path, columns=[name])
     # Whatever reading it raises: OSError, ArrowInvalid, UnicodeDecodeError, and polars' panics on a page that
     # is not what its header says (a PanicException, which is no Exception).
@@ -59,15 +69,28 @@ def verify_file(path: Path, schema: pa.Schema) -> str | None:
     return None
 
 
-def verify_lake(lake: Lake) -> Iterator[tuple[Path, BadFile | None]]:
+def verify_lake(lake: Lake) -> Iterator[tuple[Location, BadFile | None]]:
     """Each lake file in turn with what is wrong with it (None when nothing is); first, the partition directories
     and files that cannot even be listed or opened (which a glob would pass over)."""
     for table in lake_tables():
         for path in lake.unreadable(table):
             yield path, BadFile(path, "cannot be listed or opened (permissions, disk)")
-    for path, schema in lake_files(lake):
-        problem = verify_file(path, schema)
+    for key, schema in _lake_keys(lake):
+        path = lake.store.location(key)
+        problem = _verify_key(lake, key, schema)
         yield path, BadFile(path, problem) if problem is not None else None
+
+
+def _verify_key(lake: Lake, key: str, schema: pa.Schema) -> str | None:
+    """`verify_file` on a lake file through one handle (on an object store, its object read in one GET)."""
+    try:
+        handle = lake.store.open_read(key)
+    except OSError as error:
+        return f"unreadable: {type(error).__name__}: {str(error)[:300]}"
+    if handle is None:
+        return "unreadable: gone while the scrub ran"
+    with handle:
+        return verify_file(handle, schema)
 
 
 def _schema_difference(found: pa.Schema, expected: pa.Schema) -> str:

@@ -6,7 +6,8 @@ read-write open of it. So nothing is computed inside the file:
 - A build works in a private in-memory DuckDB session that holds the same ``raw`` views as the file
   (over the lake) and a view per model, so the SQL files run unchanged.
 - A ``table`` model is written as one Parquet file, ``<lake>/_models/<schema>/<name>.parquet``: to a
-  temporary file first, then renamed over the old one, so a reader sees the old table or the new one. The
+  temporary file first, then renamed over the old one (uploaded whole, on an object store), so a reader sees the
+  old table or the new one. The
   tables are renamed into place one at a time, in dependency order, so between two of them (during a build,
   or after a build killed there) a reader can see some marts of the new build beside others of the one
   before; the next complete build brings them together, and its exit status says when that is.
@@ -15,7 +16,8 @@ read-write open of it. So nothing is computed inside the file:
   only if they changed; when the file is held elsewhere it warns and the run carries on, and the views
   already there serve the new Parquet files.
 
-Builds take turns on a file lock in ``<lake>/_models``, so one model build writes at a time.
+Builds take turns on a file lock in ``<lake>/_models`` (of the lake's local folder, `Lake.root`), so one model build
+of a host writes at a time.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ import duckdb
 import polars as pl
 from filelock import FileLock
 
-from pipeline.engine.files import replaced_atomically, some_paths
+from pipeline.engine.files import some_paths
+from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import lake_tables
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
@@ -49,7 +52,7 @@ class Built:
     rows: int
     columns: list[tuple[str, str]]  # (name, DuckDB type)
     seconds: float
-    path: Path | None  # the Parquet file of a table model
+    path: Location | None  # the Parquet file of a table model
 
 
 @dataclass(frozen=True)
@@ -81,14 +84,15 @@ Outcome = Built | NotBuilt | Tested | NotTested
 
 
 def models_dir(lake_dir: Path) -> Path:
-    """Where table models land: ``<lake>/_models``, beside the tables (``_`` keeps it off table names)."""
+    """Where table models land in a local lake: ``<lake>/_models``, beside the tables (``_`` keeps it off table
+    names)."""
     return Lake(lake_dir).root / MODELS_DIR
 
 
 class LakeUnreadableError(OSError):
     """The lake holds partitions that cannot be read: a build would leave their rows out of every model."""
 
-    def __init__(self, paths: list[Path]) -> None:
+    def __init__(self, paths: list[Location]) -> None:
         super().__init__(
             f"{len(paths)} partition path(s) of the lake cannot be read, so the models would leave their rows out: "
             f"{some_paths(paths)}; make them readable (permissions, disk) or rerun their partitions, then build again"
@@ -97,20 +101,21 @@ class LakeUnreadableError(OSError):
 
 
 def build(
-    project: Project, lake_dir: Path, warehouse_path: Path, models: Iterable[Relation], tests: Iterable[SqlTest]
+    project: Project, lake: Lake | Path, warehouse_path: Path, models: Iterable[Relation], tests: Iterable[SqlTest]
 ) -> Iterator[Outcome]:
     """Build ``models`` and run ``tests`` in dependency order, yielding what happened to each as it happens.
 
     A failed model stops the models downstream of it; so does a failed test (tests are blocking), for the
-    models downstream of the model it checks. Models not chosen are read as they were last built.
+    models downstream of the model it checks. Models not chosen are read as they were last built. `lake`: the
+    lake, or the folder of a local one.
     """
-    lake = Lake(lake_dir)
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
     unreadable = [path for table in lake_tables() for path in lake.unreadable(table)]
     if unreadable:
         raise LakeUnreadableError(unreadable)
-    output = models_dir(lake_dir)
+    output = lake.root / MODELS_DIR  # the lock, the spill and the tables being written, on this host
     output.mkdir(parents=True, exist_ok=True)
-    with FileLock(output / ".build.lock"), closing(_session(output)) as session:
+    with FileLock(output / ".build.lock"), closing(_session(output, lake)) as session:
         for leftover in output.rglob(".*.tmp"):  # only a killed build leaves these: we hold the lock
             leftover.unlink()
         run = _Run(session, project, lake)
@@ -120,12 +125,14 @@ def build(
         views, left_out = run.define_all()
         for relation, error in left_out.items():
             logger.warning("%s is left out of the warehouse: %s", relation, error)
-        sync_views(warehouse_path, views, session)
+        sync_views(warehouse_path, views, session, lake)
 
 
-def _session(output: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB that computes in UTC (days, weeks and hours are UTC) and spills under the lake."""
+def _session(output: Path, lake: Lake) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that reads the lake, computes in UTC (days, weeks and hours are UTC) and spills under the
+    lake's local folder."""
     session = duckdb.connect()
+    lake.store.attach(session)
     session.execute("SET TimeZone = 'UTC'")
     session.execute("SET temp_directory = ?", [str(output / ".spill")])
     return session
@@ -208,18 +215,21 @@ class _Run:
         """The model's view: its SELECT, or for a table model a view over its file (None if not built yet)."""
         if model.materialized == "view":
             return View(model.relation.schema, model.relation.name, model.sql)
-        path = self._table_path(model)
-        return parquet_view(model.relation.schema, model.relation.name, path) if path.exists() else None
+        key = _table_key(model)
+        if not self.lake.store.exists(key):
+            return None
+        return parquet_view(model.relation.schema, model.relation.name, self.lake.store.location(key))
 
-    def _table_path(self, model: Model) -> Path:
-        return self.lake.root / MODELS_DIR / model.relation.schema / f"{model.relation.name}.parquet"
-
-    def _write_table(self, model: Model) -> Path:
-        """Write the model's rows to a temporary file, fsync it, then rename it over the previous table."""
-        target = self._table_path(model)
-        with replaced_atomically(target) as temporary:
+    def _write_table(self, model: Model) -> Location:
+        """Write the model's rows to a temporary file, fsync it, then publish it over the previous table."""
+        key = _table_key(model)
+        with self.lake.replacing(key) as temporary:
             self.session.sql(model.sql).write_parquet(str(temporary), compression="zstd")
-        return target
+        return self.lake.store.location(key)
+
+
+def _table_key(model: Model) -> str:
+    return f"{MODELS_DIR}/{model.relation.schema}/{model.relation.name}.parquet"
 
 
 def _qualified(relation: Relation) -> str:

@@ -24,7 +24,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.storage import Location
+from pipeline.engine.lake.store import Lake, table_glob
 from pipeline.engine.schema import Table, lake_tables
 
 RAW_SCHEMA = "raw"
@@ -59,7 +60,7 @@ def ensure_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
     with _WRITTEN_LOCK:
         if _WRITTEN.get(warehouse_path) == (_file_stamp(warehouse_path), views):
             return []
-    connection = _open_for_writing(warehouse_path, "raw views left as they are")
+    connection = _open_for_writing(warehouse_path, "raw views left as they are", lake)
     if connection is None:
         return []
     with connection:
@@ -73,8 +74,9 @@ def ensure_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
     return [f"{view.schema}.{view.name}" for view in views]
 
 
-def connect_read_only(warehouse_path: Path) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse read-only, as analysts do.
+def connect_read_only(warehouse_path: Path, lake: Lake | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse read-only, as analysts do; with `lake`, able to read it wherever it lives (an object
+    store's file system registered with the connection).
 
     A pipeline holds the file read-write for the few milliseconds of ensure_raw_views, during which
     DuckDB refuses other processes; retry for a while rather than fail on that.
@@ -82,11 +84,15 @@ def connect_read_only(warehouse_path: Path) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + READ_ONLY_CONNECT_TIMEOUT_S
     while True:
         try:
-            return duckdb.connect(str(warehouse_path), read_only=True)
+            connection = duckdb.connect(str(warehouse_path), read_only=True)
         except duckdb.IOException as error:
             if not _is_held_elsewhere(error) or time.monotonic() > deadline:
                 raise
             time.sleep(_RETRY_INTERVAL_S)
+            continue
+        if lake is not None:
+            lake.store.attach(connection)
+        return connection
 
 
 class WarehouseHeld(Exception):
@@ -108,20 +114,20 @@ def relocate_views(warehouse_path: Path, lake: Lake) -> list[str]:
     if catalogue is None:  # no file yet, or held read-write elsewhere: the caller's own open says so
         return []
     own = {(view.schema, view.name): view for view in raw_views(lake)}
-    foreign = [key for key, (sql, _) in catalogue.items() if key in own and str(lake.root) not in sql]
+    foreign = [key for key, (sql, _) in catalogue.items() if key in own and _reads_another_lake(sql, lake)]
     if not foreign:
         return []
     old_root = _lake_root_of(catalogue[foreign[0]][0], foreign[0][1])
     moved = [
-        parquet_view(schema, name, lake.root / path.relative_to(old_root))
+        parquet_view(schema, name, lake.url + path.removeprefix(old_root))
         for (schema, name), (sql, _) in catalogue.items()
-        if schema != RAW_SCHEMA and (path := _single_parquet_file(sql)) is not None and path.is_relative_to(old_root)
+        if schema != RAW_SCHEMA and (path := _single_parquet_file(sql)) is not None and path.startswith(f"{old_root}/")
     ]
     views = [own[key] for key in foreign] + moved
-    connection = _open_for_writing(warehouse_path, "views left reading the other lake")
+    connection = _open_for_writing(warehouse_path, "views left reading the other lake", lake)
     if connection is None:
         raise WarehouseHeld(
-            f"the views of {warehouse_path} read the lake {old_root}, not {lake.root} (the data dir was moved or "
+            f"the views of {warehouse_path} read the lake {old_root}, not {lake.url} (the data dir was moved or "
             "copied), and another process holds the file, so they cannot be pointed at this lake now; close the "
             "other session and run again"
         )
@@ -136,22 +142,26 @@ def relocate_views(warehouse_path: Path, lake: Lake) -> list[str]:
 _READ_PARQUET = re.compile(r"read_parquet\('((?:[^']|'')*)'")
 
 
-def _lake_root_of(raw_view_sql: str, table: str) -> Path:
-    """The lake a raw view of `table` reads (the root of its glob, :meth:`Lake.glob`)."""
+def _lake_root_of(raw_view_sql: str, table: str) -> str:
+    """The lake a raw view of `table` reads (the root of its glob, :func:`table_glob`: a path or a URL)."""
     match = _READ_PARQUET.search(raw_view_sql)
     glob = match.group(1).replace("''", "'") if match else ""
-    root = Path(glob).parents[3] if glob.count("/") >= 4 else None
-    if root is None or Lake(root).glob(table) != glob:
+    root = glob.rsplit("/", 4)[0] if glob.count("/") >= 4 else None
+    if root is None or table_glob(root, table) != glob:
         raise ValueError(f"raw view {table} does not read a lake's files: {raw_view_sql}")
     return root
 
 
-def _single_parquet_file(view_sql: str) -> Path | None:
-    """The file a view made by :func:`parquet_view` reads; None for any other view."""
+def _reads_another_lake(raw_view_sql: str, lake: Lake) -> bool:
+    return f"{_literal(lake.url)[:-1]}/" not in raw_view_sql
+
+
+def _single_parquet_file(view_sql: str) -> str | None:
+    """The file (path or URL) a view made by :func:`parquet_view` reads; None for any other view."""
     match = _READ_PARQUET.search(view_sql)
     if match is None or "*" in match.group(1):
         return None
-    return Path(match.group(1).replace("''", "'"))
+    return match.group(1).replace("''", "'")
 
 
 def foreign_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
@@ -168,7 +178,7 @@ def foreign_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
             "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND schema_name = ?", [RAW_SCHEMA]
         ).fetchall()
     own = {view.name: view for view in raw_views(lake)}
-    return sorted(f"{RAW_SCHEMA}.{name}" for name, sql in rows if name in own and str(lake.root) not in sql)
+    return sorted(f"{RAW_SCHEMA}.{name}" for name, sql in rows if name in own and _reads_another_lake(sql, lake))
 
 
 def duckdb_type(dtype: pl.DataType) -> str:
@@ -228,12 +238,13 @@ def _file_stamp(path: Path) -> tuple[int, int, int] | None:
     return status.st_ino, status.st_size, status.st_mtime_ns
 
 
-def parquet_view(schema: str, name: str, path: Path) -> View:
+def parquet_view(schema: str, name: str, path: Location) -> View:
     """A view over one Parquet file, so that replacing the file changes what the view reads, not the view."""
     return View(schema, name, f"SELECT * FROM read_parquet({_literal(str(path))})")
 
 
-def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDBPyConnection) -> bool:
+def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDBPyConnection,
+               lake: Lake | None = None) -> bool:
     """Make the file's views in the schemas of ``views`` exactly ``views``; return whether the file was written.
 
     ``built`` is a connection in which ``views`` already exist (the session that built them): DuckDB's
@@ -242,6 +253,7 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
     take the write lock, and a run that must but finds the file held elsewhere (an analyst's read-only
     session) logs a warning and carries on, like ensure_raw_views: views over files keep serving whatever
     the files hold, and the next run that finds the file free brings the definitions up to date.
+    ``lake``: the lake the views read, wherever it lives.
     The views pmw wrote earlier in those schemas (marked with OWNED_VIEW_COMMENT) that are not in ``views`` are
     dropped; an analyst's own views there (unmarked) and tables are left alone, unless one has the name of a
     view in ``views``, which replaces it.
@@ -252,7 +264,7 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
     if _file_view_catalogue(warehouse_path, schemas) == wanted:
         return False
     connection = _open_for_writing(
-        warehouse_path, f"views of {', '.join(schemas)} left as they are until a run finds it free"
+        warehouse_path, f"views of {', '.join(schemas)} left as they are until a run finds it free", lake
     )
     if connection is None:
         return False
@@ -268,17 +280,22 @@ def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDB
     return True
 
 
-def _open_for_writing(warehouse_path: Path, consequence: str) -> duckdb.DuckDBPyConnection | None:
-    """A read-write connection, or None (with a warning saying `consequence`) while another process holds
-    the file: an analyst's session must never make a pipeline run fail."""
+def _open_for_writing(warehouse_path: Path, consequence: str,
+                      lake: Lake | None) -> duckdb.DuckDBPyConnection | None:
+    """A read-write connection that reads `lake` (a view is bound to its files when written), or None (with a
+    warning saying `consequence`) while another process holds the file: an analyst's session must never make a
+    pipeline run fail."""
     warehouse_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        return duckdb.connect(str(warehouse_path))
+        connection = duckdb.connect(str(warehouse_path))
     except (duckdb.IOException, duckdb.ConnectionException) as error:
         if not _is_held_elsewhere(error):
             raise
         logger.warning("warehouse %s is in use elsewhere; %s (%s)", warehouse_path, consequence, error)
         return None
+    if lake is not None:
+        lake.store.attach(connection)
+    return connection
 
 
 def _view_catalogue(
