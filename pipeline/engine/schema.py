@@ -278,8 +278,9 @@ class Table:
     def required_columns(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns if c.required)
 
-    @property
+    @cached_property
     def polars_schema(self) -> pl.Schema:
+        """The table's polars schema, one object per table: read it, never change it."""
         return pl.Schema({c.name: c.dtype for c in self.columns})
 
     @property

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -336,6 +337,11 @@ def _file_view_catalogue(
 
 
 def _lake_source(spec: Table, lake: Lake) -> str:
+    return _source_over(spec, lake.glob(spec.name))
+
+
+@cache  # every asset of every run asks for the raw views: the text of each is made once per table and lake
+def _source_over(spec: Table, glob: str) -> str:
     """SELECT over the table's files, columns in schema order (hive columns would otherwise come last).
 
     While the glob matches no file, ``allow_empty`` makes ``read_parquet`` a relation with no rows (and one
@@ -360,7 +366,7 @@ def _lake_source(spec: Table, lake: Lake) -> str:
     typed_nulls = ", ".join(
         f"CAST(NULL AS {duckdb_type(dtype)}) AS {quote_identifier(name)}" for name, dtype in spec.polars_schema.items()
     )
-    files = (f"read_parquet({_literal(lake.glob(spec.name))}, hive_partitioning = true, "
+    files = (f"read_parquet({_literal(glob)}, hive_partitioning = true, "
              f"hive_types = {{{hive_types}}}, allow_empty = true)")
     return f"SELECT {columns} FROM (SELECT * FROM {files} UNION ALL BY NAME SELECT {typed_nulls} WHERE false)"
 
