@@ -263,8 +263,10 @@ def _not_null_mask(values: list[Any]) -> pl.Series:
 def _nested(name: str, containers: list[Sized], items: pl.Series, values: list[Any] | None) -> pl.Series:
     """A list column from every row's item count and all rows' items in a row: null where `values` is None."""
     counts = np.fromiter(map(len, containers), dtype=np.int64, count=len(containers))
-    offsets = pa.array(np.concatenate(([0], np.cumsum(counts))), pa.int64())
-    mask = None if values is None else pa.array(list(map(is_, values, repeat(None))), pa.bool_())
+    # The offsets and the mask go to Arrow through polars: pyarrow's own `pa.array` imports pandas, when installed,
+    # on its first call in a process (half a second, in every run's process).
+    offsets = pl.Series(np.concatenate(([0], np.cumsum(counts)))).to_arrow()
+    mask = None if values is None else pl.Series(list(map(is_, values, repeat(None))), dtype=pl.Boolean()).to_arrow()
     return pl.Series(name, pa.LargeListArray.from_arrays(offsets, items.to_arrow(), mask=mask))
 
 
