@@ -143,13 +143,9 @@ def postgres_server(template: Path) -> Iterator[str]:
              "-c", "full_page_writes=off", "-c", "max_connections=200"],
             stdout=out, stderr=subprocess.STDOUT, **_as_unprivileged(),  # type: ignore[call-overload]
         )
-    try:
-        _wait_for_port(port, process, log)
+    with _serving(process, port, log, folder):
         _wait_for_postgres(port, process, log)
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        _stop(process)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -163,12 +159,8 @@ def redis_server() -> Iterator[str]:
              "--appendonly", "no", "--protected-mode", "yes"],
             stdout=out, stderr=subprocess.STDOUT, **_as_unprivileged(),  # type: ignore[call-overload]
         )
-    try:
-        _wait_for_port(port, process, log)
+    with _serving(process, port, log, folder):
         yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        _stop(process)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 # The credentials the tests' S3 server accepts (moto takes any) and the region its buckets are made in.
@@ -186,9 +178,17 @@ def s3_server() -> Iterator[str]:
     with log.open("wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                                    stdout=out, stderr=subprocess.STDOUT)
+    with _serving(process, port, log, folder):
+        yield f"http://127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def _serving(process: subprocess.Popen[bytes], port: int, log: Path, folder: Path) -> Iterator[None]:
+    """While a started server answers on `port`: waits for it, then stops it and removes its folder, whatever
+    happened meanwhile."""
     try:
         _wait_for_port(port, process, log)
-        yield f"http://127.0.0.1:{port}"
+        yield
     finally:
         _stop(process)
         shutil.rmtree(folder, ignore_errors=True)
