@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import PrivateAttr
 
-from pipeline.engine.config import Settings
+from pipeline.engine.config import Settings, Source
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.sources.factory import Emulator, needs_emulator, open_source
 from pipeline.engine.sources.partition import PartitionSource
@@ -42,6 +42,14 @@ class PipelineResource(dg.ConfigurableResource):
         if self._settings is None:
             self._settings = self._resolve()
         return self._settings
+
+    def unified_api_settings(self, reads: str, why: str = "") -> Settings:
+        """The run's settings, for an asset that only the unified API serves (`reads`: what it reads); a failure of
+        the step, saying what to set, under PMW_SOURCE=direct."""
+        settings = self.settings()
+        if settings.source == Source.DIRECT:
+            raise dg.Failure(f"{reads} read the unified API{why}: set PMW_SOURCE=api (or sandbox)")
+        return settings
 
     def _resolve(self) -> Settings:
         settings = Settings.from_env() if self.base_settings is None else self.base_settings

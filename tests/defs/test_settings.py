@@ -183,3 +183,15 @@ def test_the_page_bound_is_read_with_its_default_and_reaches_the_http_layer(tmp_
                                   "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite")})
     with open_unified_source(settings) as source:  # no request is made
         assert source.http.max_pages == 7
+
+
+def test_an_asset_only_the_unified_api_serves_fails_its_step_under_the_direct_source_saying_what_to_set(
+    tmp_path: Path,
+) -> None:
+    direct = PipelineResource(base_settings=Settings.from_env({"PMW_SOURCE": "direct",
+                                                               "PMW_DATA_DIR": str(tmp_path)}))
+    with pytest.raises(dg.Failure, match=r"^trader profiles read the unified API: set PMW_SOURCE=api \(or sandbox\)$"):
+        direct.unified_api_settings("trader profiles")
+    unified = PipelineResource(base_settings=Settings.from_env({"PMW_SOURCE": "sandbox",
+                                                                "PMW_DATA_DIR": str(tmp_path)}))
+    assert unified.unified_api_settings("trader profiles").source == Source.SANDBOX

@@ -32,7 +32,7 @@ from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake, PartitionWrite
 from pipeline.engine.normalize.orderbooks import normalise_round
-from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, Source
+from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
 from pipeline.engine.sources.orderbooks import busiest_open, round_list, take_round
 from pipeline.engine.warehouse.views import ensure_raw_views
@@ -86,10 +86,8 @@ def round_markets(settings: Settings, lake: Lake, platform: str, day: date) -> l
 def orderbook_round(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[
         dg.MaterializeResult | dg.AssetCheckResult]:
     platform, day = partition_of(context)
-    settings = pipeline.settings()
-    if settings.source == Source.DIRECT:
-        raise dg.Failure("orderbook snapshots read the unified API: PMW_SOURCE=direct serves no orderbooks of "
-                         "Limitless or Manifold; set PMW_SOURCE=api (or sandbox)")
+    settings = pipeline.unified_api_settings(
+        "orderbook snapshots", why=" (PMW_SOURCE=direct serves no orderbooks of Limitless or Manifold)")
     round_at = round_time(context.run.tags, settings.orderbook_every_min)
     lake = pipeline.lake()
     market_ids = round_markets(settings, lake, platform, day)

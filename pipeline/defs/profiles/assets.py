@@ -28,7 +28,7 @@ from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.profiles import normalise_profiles, normalise_trader_trades
-from pipeline.engine.schema import WATCHLIST_TABLES, Source
+from pipeline.engine.schema import WATCHLIST_TABLES
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
 from pipeline.engine.sources.profiles import profile_answer, trader_trades
 from pipeline.engine.warehouse.views import ensure_raw_views
@@ -48,9 +48,7 @@ TRADER_TABLES = ("profiles", "profile_trades")
 def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[
         dg.MaterializeResult | dg.AssetCheckResult]:
     platform, day = partition_of(context)
-    settings = pipeline.settings()
-    if settings.source == Source.DIRECT:
-        raise dg.Failure("trader profiles read the unified API: set PMW_SOURCE=api (or sandbox)")
+    settings = pipeline.unified_api_settings("trader profiles")
     traders = [item.id for item in settings.trader_watchlist if item.platform == platform]
     with open_unified_source(settings, emulator_for(settings)) as unified:
         answers = [profile_answer(unified.http, platform, trader) for trader in traders]
