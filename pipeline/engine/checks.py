@@ -9,6 +9,11 @@ A row of another platform is not checked for: the normalisers take `platform` an
 and the lake refuses to write a row of another partition (the step fails), so such a check could never
 fail. `timestamps_inside_day` checks the rows as landed: the streamed tables (trades, price history) keep
 only the day's rows (a market's first page brings later days' trades), so there it holds by construction.
+
+The reconciliation checks (`Check.reconciles`) hold what landed against what the service says about itself
+(`PartitionContext.markets`, the partition's markets partition, and `.figures`, the `ServiceFigures` of its
+answers): they run once the partition is written (`reconcile`), on its rows, or, for the streamed tables, on
+what landed per market (`LANDED_SCHEMA`). Without such evidence (a platform's own API) they pass.
 """
 
 from __future__ import annotations
@@ -28,9 +33,16 @@ from pipeline.engine.schema import (
     Table,
     lake_tables,
 )
+from pipeline.engine.service_figures import ServiceFigures
 
 PREVIEW_ROWS = 5
 EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
+CONCERNED_SHOWN = 100  # ids a failed reconciliation names in its metadata
+NAMED_IN_DESCRIPTION = 10  # of them, in its description (what `pmw status` prints)
+MVE_PREFIX = "KXMVE"  # Kalshi's multivariate (parlay) events and markets, which the unified API filters out
+VOLUME_TOLERANCE = (0.01, 0.005)  # landed notional may fall short of volume_24h by 1 cent plus 0.5% (rounding)
+# What a streamed partition landed, per market: the reconciliation checks of trades and price history read it.
+LANDED_SCHEMA = {"market_id": pl.String(), "rows": pl.UInt32(), "size": pl.Float64(), "notional": pl.Float64()}
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,8 @@ class PartitionContext:
     day: date
     market_ids: frozenset[str] = frozenset()  # ids of the markets partition, for reference checks
     team_ids: frozenset[str] = frozenset()  # router ids of the league's teams partition, for future_odds
+    markets: pl.DataFrame | None = None  # the markets partition's rows, for the reconciliation checks
+    figures: ServiceFigures | None = None  # what the service said about the partition's answers
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,7 @@ class CheckOutcome:
     description: str
     examples: list[dict[str, Any]] = field(default_factory=list)
     blocking: bool = True  # the check's (`Check.blocking`)
+    figures: dict[str, Any] = field(default_factory=dict)  # a reconciliation's: what it held against what
 
 
 @dataclass(frozen=True)
@@ -62,13 +77,34 @@ class Check:
     # means the data is wrong, and blocks; one that is not blocking is reported as a warning.
     blocking: bool = True
     reads_rejects: bool = False  # `run` is given the partition's rejects (REJECTS_SCHEMA) instead of its rows
+    reconciles: bool = False  # run by `reconcile` on the landed partition; offending rows' first column names
+    # what is concerned, and rows with an `excused` reason are named, not counted
 
 
 def outcome(check: Check, df: pl.DataFrame, ctx: PartitionContext) -> CheckOutcome:
     """The check run on `df` (rows, or rejects when the check reads them), its first offending rows as examples."""
     bad = check.run(df, ctx)
+    if check.reconciles:
+        return _reconciled(check, bad)
     return CheckOutcome(check.name, bad.height == 0, bad.height, check.description,
                         bad.head(PREVIEW_ROWS).to_dicts(), check.blocking)
+
+
+def _reconciled(check: Check, found: pl.DataFrame) -> CheckOutcome:
+    """A reconciliation's outcome: what is concerned (the offending rows' first column) named in the figures and,
+    when it failed, in the description; rows with an `excused` reason named apart, not counted."""
+    excused = found.filter(pl.col("excused").is_not_null()) if "excused" in found.columns else found.clear()
+    bad = found.filter(pl.col("excused").is_null()).drop("excused") if "excused" in found.columns else found
+    concerned = bad.get_column(bad.columns[0]).cast(pl.String).to_list() if bad.width else []
+    figures: dict[str, Any] = {"concerned": concerned[:CONCERNED_SHOWN]} if concerned else {}
+    if not excused.is_empty():
+        figures["excused"] = excused.head(CONCERNED_SHOWN).to_dicts()
+    description = check.description
+    if concerned:
+        named = ", ".join(concerned[:NAMED_IN_DESCRIPTION]) + (", ..." if len(concerned) > NAMED_IN_DESCRIPTION else "")
+        description = f"{description}. FAILED for {len(concerned)}: {named}"
+    return CheckOutcome(check.name, bad.is_empty(), bad.height, description, bad.head(PREVIEW_ROWS).to_dicts(),
+                        check.blocking, figures)
 
 
 def _enum_check(column: str, allowed: tuple[str, ...]) -> Check:
@@ -163,6 +199,129 @@ def _not_crossed_check() -> Check:
 
     return Check("book_not_crossed",
                  "a book's best bid is at most its best ask (a crossed book is landed as served, and reported)", run)
+
+
+# -- reconciliation: what landed against what the service says about itself ----------------------------------
+
+
+def _day_end(day: date) -> datetime:
+    return datetime.combine(day + timedelta(days=1), datetime.min.time(), UTC)
+
+
+def _members_landed_check(table: str, column: str) -> Check:
+    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        if ctx.markets is None:
+            return pl.DataFrame(schema={"market_id": pl.String(), column: pl.String()})
+        landed = pl.concat([df["id"], df["platform_id"]]).drop_nulls()
+        missing = pl.col(column).is_not_null() & ~pl.col(column).is_in(landed.implode())
+        return ctx.markets.filter(missing).select(pl.col("id").alias("market_id"), column)
+
+    return Check(f"markets_{table}_landed", f"every `{column}` of the partition's markets names a landed "
+                 f"{table} record (its `id`, else its `platform_id`)", run, reconciles=True)
+
+
+def _market_count_check() -> Check:
+    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        schema = {"event_id": pl.String(), "market_count": pl.Float64(), "listed": pl.Int64(), "excused": pl.String()}
+        listed = ctx.figures.listed_per_event if ctx.figures is not None else None
+        if listed is None:
+            return pl.DataFrame(schema=schema)
+        by = {key: listed.rename({"event_id": key, "listed": f"by_{key}"}) for key in ("id", "platform_id")}
+        events = (df.select("id", "platform_id", "market_count").filter(pl.col("market_count").is_not_null())
+                  .join(by["id"], on="id", how="left").join(by["platform_id"], on="platform_id", how="left"))
+        other_key = pl.col("platform_id").is_not_null() & (pl.col("platform_id") != pl.col("id"))
+        by_other = pl.when(other_key).then(pl.col("by_platform_id").fill_null(0)).otherwise(0)
+        count = pl.col("by_id").fill_null(0) + by_other
+        mve = pl.any_horizontal(pl.col(c).str.starts_with(MVE_PREFIX).fill_null(False) for c in ("id", "platform_id"))
+        placeholder = (pl.col("market_count") < 0) | (pl.col("market_count") != pl.col("market_count").floor())
+        excused = (pl.when(mve).then(pl.lit("multivariate (MVE): its markets are filtered out of the listing"))
+                   .when(placeholder).then(pl.lit("placeholder: market_count is no count")))
+        return events.select(pl.col("id").alias("event_id"), "market_count", count.alias("listed"),
+                             excused.alias("excused")).filter(pl.col("market_count") > pl.col("listed"))
+
+    return Check("market_count_listed", "every event's `market_count` is at most the markets the catalogue listing "
+                 "gave for it (by its `id` or `platform_id`; multivariate events and placeholder counts are named, "
+                 "not counted)", run, reconciles=True)
+
+
+def _listing_check(table: str) -> Check:
+    def run(_df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        schema = {"list": pl.String(), "total": pl.Int64(), "listed": pl.Int64()}
+        walked = ctx.figures.lists.get(table) if ctx.figures is not None else None
+        if walked is None or not walked.ended_by_server or len(walked.totals) != 1 or walked.listed >= walked.totals[0]:
+            return pl.DataFrame(schema=schema)
+        return pl.DataFrame([{"list": f"GET /{table}?platform={ctx.platform}", "total": walked.totals[0],
+                              "listed": walked.listed}], schema=schema)
+
+    return Check(f"{table}_listing_complete", f"the `{table}` listing brought as many items as its `pagination.total` "
+                 "said, where every page gave the same total and the server itself ended the list", run,
+                 reconciles=True)
+
+
+def _traded_landed_check() -> Check:
+    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        shown = {"market_id": pl.String(), "last_trade_in_day": pl.Datetime("us", "UTC"),
+                 "volume_24h": pl.Float64(), "last_synced_at": pl.Datetime("us", "UTC")}
+        if ctx.markets is None:
+            return pl.DataFrame(schema=shown)
+        start, end = _day_end(ctx.day) - timedelta(days=1), _day_end(ctx.day)
+        in_day = (pl.col("last_trades").list.eval(pl.element().struct.field("timestamp"))
+                  .list.eval(pl.element().filter((pl.element() >= start) & (pl.element() < end))).list.max())
+        volume = pl.coalesce("volume_24h", "volume_24h_contracts")
+        traded = in_day.is_not_null() | ((volume > 0) & (pl.col("last_synced_at") == end)).fill_null(False)
+        landed = df.filter(pl.col("rows") > 0).get_column("market_id")
+        return ctx.markets.filter(traded & ~pl.col("id").is_in(landed.implode())).select(
+            pl.col("id").alias("market_id"), in_day.alias("last_trade_in_day"), volume.alias("volume_24h"),
+            "last_synced_at")
+
+    return Check("traded_markets_have_trades", "every market whose record says it traded on the day (a `last_trades` "
+                 "time inside it, or `volume_24h` above 0 on a record synced exactly at the day's end) has trades "
+                 "landed", run, reconciles=True)
+
+
+def _notional_check() -> Check:
+    cents, share = VOLUME_TOLERANCE
+
+    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        shown = {"market_id": pl.String(), "volume_24h": pl.Float64(), "unit": pl.String(),
+                 "landed": pl.Float64(), "shortfall": pl.Float64()}
+        if ctx.markets is None:
+            return pl.DataFrame(schema=shown)
+        money = pl.col("volume_24h").is_not_null()
+        volume = pl.coalesce("volume_24h", "volume_24h_contracts")
+        landed = pl.when(money).then(pl.col("notional")).otherwise(pl.col("size")).fill_null(0.0)
+        whole_day = ctx.markets.filter((pl.col("last_synced_at") == _day_end(ctx.day)) & volume.is_not_null())
+        return whole_day.join(df, left_on="id", right_on="market_id", how="left").select(
+            pl.col("id").alias("market_id"), volume.alias("volume_24h"),
+            pl.when(money).then(pl.lit("notional")).otherwise(pl.lit("contracts")).alias("unit"),
+            landed.alias("landed"), (volume - landed).alias("shortfall"),
+        ).filter(pl.col("shortfall") > cents + share * pl.col("volume_24h"))
+
+    return Check("volume_matches_trades", "on a record synced exactly at the day's end (its 24 hours are the day), "
+                 f"the trades landed add up to `volume_24h` (sum of price x size, in the platform's currency; "
+                 f"contracts for `volume_24h_contracts`) within {cents} plus {share:.1%}", run, reconciles=True)
+
+
+def _price_answers_check() -> Check:
+    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        answers = ctx.figures.price_answers if ctx.figures is not None else []
+        frame = pl.DataFrame({
+            "market_ids": [list(a.markets) for a in answers], "start": [a.start for a in answers],
+            "end": [a.end for a in answers], "points": [a.points for a in answers],
+            "total_points": [a.total_points for a in answers], "range_start": [a.range_start for a in answers],
+            "range_end": [a.range_end for a in answers]},
+            schema={"market_ids": pl.List(pl.String()), "start": pl.Int64(), "end": pl.Int64(), "points": pl.Int64(),
+                    "total_points": pl.Int64(), "range_start": pl.Int64(), "range_end": pl.Int64()})
+        short = ((pl.col("total_points") > pl.col("points")) | (pl.col("range_start") > pl.col("start"))
+                 | (pl.col("range_end") < pl.col("end"))).fill_null(False)
+        landed = frame.with_row_index("answer").explode("market_ids").join(
+            df.select("market_id", "rows"), left_on="market_ids", right_on="market_id", how="left",
+        ).group_by("answer").agg(pl.col("rows").sum().alias("landed_in_day"))
+        return frame.with_row_index("answer").filter(short).join(landed, on="answer", how="left").select(
+            pl.col("market_ids").list.join(","), pl.exclude("answer", "market_ids"))
+
+    return Check("price_points_answered", "every price-history answer held the points its `meta.total_points` "
+                 "counted, over the whole range asked (its `meta.time_range`)", run, reconciles=True)
 
 
 def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
@@ -275,12 +434,31 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_references_markets_check())
     if table.listed_by_id:
         checks.append(_repeats_agree_check(table))
-    return tuple(checks)
+    return tuple(checks) + _reconciliations(table.name)
+
+
+def _reconciliations(table: str) -> tuple[Check, ...]:
+    """The reconciliation checks of a table of the ingestion assets."""
+    members = {"events": "event_id", "series": "series_id"}
+    return {
+        "markets": (_listing_check("markets"),),
+        "events": (_members_landed_check("events", members["events"]), _market_count_check(), _listing_check("events")),
+        "series": (_members_landed_check("series", members["series"]), _listing_check("series")),
+        "trades": (_traded_landed_check(), _notional_check()),
+        "price_history": (_price_answers_check(),),
+    }.get(table, ())
 
 
 CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in lake_tables().items()}
 
 
 def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext, rejects: pl.DataFrame) -> list[CheckOutcome]:
-    """The outcome of each of the table's checks on a partition's rows and rejects."""
-    return [outcome(check, rejects if check.reads_rejects else df, ctx) for check in CHECKS[table]]
+    """The outcome of each of the table's checks on a partition's rows and rejects (but the reconciliations)."""
+    return [outcome(check, rejects if check.reads_rejects else df, ctx) for check in CHECKS[table]
+            if not check.reconciles]
+
+
+def reconcile(table: str, landed: pl.DataFrame, ctx: PartitionContext) -> list[CheckOutcome]:
+    """The outcome of each of the table's reconciliation checks on what landed: the partition's rows, or for the
+    streamed tables what landed per market (`LANDED_SCHEMA`), held against `ctx.markets` and `ctx.figures`."""
+    return [outcome(check, landed, ctx) for check in CHECKS[table] if check.reconciles]

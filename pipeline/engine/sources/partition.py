@@ -22,6 +22,7 @@ from pipeline.engine.config import PriceLabel
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.attribution import attribute
 from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
+from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.price_plan import price_calls
 from pipeline.engine.sources.unified import HOURLY, UnifiedSource, day_bounds
@@ -103,6 +104,15 @@ class WindowSource(PartitionSource, Protocol):
     def window_price_history(self, platform: str, first: date, last: date,
                              markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         """Price points of `markets` from `first` to `last`."""
+        ...
+
+
+@runtime_checkable
+class SelfReporting(Protocol):
+    """A source whose answers say something of themselves (list totals, points counted, cache and freshness)."""
+
+    def figures(self, platform: str, table: str) -> ServiceFigures:
+        """What the service said about the answers behind the session's `table` partition of `platform`."""
         ...
 
 
@@ -203,3 +213,19 @@ class UnifiedPartitions:
 
     def coverage(self) -> Coverage:
         return Coverage()
+
+    def figures(self, platform: str, table: str) -> ServiceFigures:
+        """The catalogue listing's figures for `markets`, `events` (with the markets listed per event) and `series`;
+        the session's answers' for `trades` and `price_history`."""
+        if table in ("trades", "price_history"):
+            answers = self.source.price_answers if table == "price_history" else []
+            return ServiceFigures(price_answers=list(answers), meta=self.source.answers[table])
+        catalogue = self.source.catalogue(platform)
+        figures = ServiceFigures({table: catalogue.listings[table]} if table in catalogue.listings else {})
+        if table in catalogue.answers:
+            figures.meta = catalogue.answers[table]
+        if table == "events":
+            event_ids = pl.Series("event_id", [m.get("event_id") if isinstance(m, dict) else None
+                                               for m in catalogue.markets], dtype=pl.String(), strict=False)
+            figures.listed_per_event = event_ids.drop_nulls().value_counts(name="listed").cast({"listed": pl.Int64()})
+        return figures

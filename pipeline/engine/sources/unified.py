@@ -31,6 +31,7 @@ from filelock import FileLock
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
+from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.liveness import live_records
 from pipeline.engine.sources.paging import UnifiedCursor, field_keys
@@ -55,13 +56,16 @@ def is_live_on(market: Record, day: date) -> bool:
 @dataclass(frozen=True)
 class Catalogue:
     """A platform's series, events and markets as listed, and per list the records met again with other
-    values under an id already listed (`conflicting`: the first version is the one kept)."""
+    values under an id already listed (`conflicting`: the first version is the one kept), what its pages said
+    of the list (`listings`) and of themselves (`answers`: their meta)."""
 
     series: list[Record]
     events: list[Record]
     markets: list[Record]
     fetched_at: datetime
     conflicting: dict[str, list[Record]] = field(default_factory=dict)
+    listings: dict[str, ListFigures] = field(default_factory=dict)
+    answers: dict[str, AnswerMeta] = field(default_factory=dict)
 
 
 class CatalogueCache:
@@ -86,7 +90,9 @@ class CatalogueCache:
         try:
             data = orjson.loads(path.read_bytes())
             fetched_at = datetime.fromisoformat(data["fetched_at"])
-            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"])
+            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"],
+                                  {k: ListFigures.from_json(v) for k, v in data.get("listings", {}).items()},
+                                  {k: AnswerMeta.from_json(v) for k, v in data.get("answers", {}).items()})
         except (OSError, ValueError, TypeError, KeyError) as error:  # orjson's JSONDecodeError is a ValueError
             log.warning("catalogue cache %s is unreadable (%s: %s); listing afresh", path, type(error).__name__, error)
             path.unlink(missing_ok=True)
@@ -100,7 +106,9 @@ class CatalogueCache:
         254 levels) or to disk is logged and left uncached: the run goes on with the catalogue it holds."""
         path = self.path(key)
         payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
-                   "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting}
+                   "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting,
+                   "listings": {k: v.as_json() for k, v in catalogue.listings.items()},
+                   "answers": {k: v.as_json() for k, v in catalogue.answers.items()}}
         try:
             with replaced_atomically(path) as temporary:
                 temporary.write_bytes(orjson.dumps(payload))
@@ -114,6 +122,8 @@ class UnifiedSource:
     def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str) -> None:
         self.http, self.cache, self.cache_key = http, cache, cache_key
         self._catalogues: dict[str, Catalogue] = {}
+        self.answers = {"trades": AnswerMeta(), "price_history": AnswerMeta()}  # the session's answers' meta
+        self.price_answers: list[PriceAnswer] = []  # the session's price-history answers whose points were kept
 
     # -- catalogue ---------------------------------------------------------------------------------
 
@@ -137,16 +147,21 @@ class UnifiedSource:
         fetched_at = datetime.now(UTC)
         listed: dict[str, list[Record]] = {}
         conflicting: dict[str, list[Record]] = {}
-        for name in ("series", "events", "markets"):
+        listings = {name: ListFigures() for name in ("series", "events", "markets")}
+        answers = {name: AnswerMeta() for name in listings}
+        for name in listings:
             walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
                                  smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
             listed[name], conflicting[name] = [], []
             for page in walk.pages():
                 listed[name] += page.items
                 conflicting[name] += page.conflicting
+                listings[name].page(page.body, len(page.items))
+                answers[name].read(page.body)
         log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
                  len(listed["series"]), len(listed["events"]), len(listed["markets"]))
-        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting)
+        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting, listings,
+                         answers)
 
     def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
         """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
@@ -181,6 +196,7 @@ class UnifiedSource:
                                  page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
                                  stop=PastTheDay(start, end))
             for page in walk.pages():
+                self.answers["trades"].read(page.body)
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
 
@@ -202,7 +218,21 @@ class UnifiedSource:
             yield from self.price_pages(platform, day, ids, start, middle)
             yield from self.price_pages(platform, day, ids, middle + 1, end)
         else:
+            self.answers["price_history"].read(body)
+            self.price_answers.append(_price_answer(body, ids, start, end))
             yield RawPage(UNIFIED, "price_history", platform, day, datetime.now(UTC), body, "data", tuple(ids))
+
+
+def _price_answer(body: dict[str, Any], ids: Sequence[str], start: int, end: int) -> PriceAnswer:
+    """What a price-history answer said of itself (`meta.total_points`, `meta.time_range`) beside what it held."""
+    meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
+    span = meta.get("time_range") if isinstance(meta.get("time_range"), dict) else {}
+
+    def number(value: Any) -> int | None:
+        return value if type(value) is int else None
+
+    return PriceAnswer(tuple(ids), start, end, len(body["data"]), number(meta.get("total_points")),
+                       number(span.get("start")), number(span.get("end")))
 
 
 class PastTheDay:
