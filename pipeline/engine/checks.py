@@ -40,7 +40,7 @@ EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
 CONCERNED_SHOWN = 100  # ids a failed reconciliation names in its metadata
 NAMED_IN_DESCRIPTION = 10  # of them, in its description (what `pmw status` prints)
 MVE_PREFIX = "KXMVE"  # Kalshi's multivariate (parlay) events and markets, which the unified API filters out
-VOLUME_TOLERANCE = (0.01, 0.005)  # landed notional may fall short of volume_24h by 1 cent plus 0.5% (rounding)
+VOLUME_TOLERANCE = (0.01, 0.001)  # landed notional may fall short of volume_24h by 1 cent plus 0.1% (rounding)
 # What a streamed partition landed, per market: the reconciliation checks of trades and price history read it.
 LANDED_SCHEMA = {"market_id": pl.String(), "rows": pl.UInt32(), "size": pl.Float64(), "notional": pl.Float64()}
 
