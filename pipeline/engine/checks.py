@@ -43,6 +43,7 @@ MVE_PREFIX = "KXMVE"  # Kalshi's multivariate (parlay) events and markets, which
 VOLUME_TOLERANCE = (0.01, 0.001)  # landed notional may fall short of volume_24h by 1 cent plus 0.1% (rounding)
 # What a streamed partition landed, per market: the reconciliation checks of trades and price history read it.
 LANDED_SCHEMA = {"market_id": pl.String(), "rows": pl.UInt32(), "size": pl.Float64(), "notional": pl.Float64()}
+PER_MARKET = ("trades", "price_history")  # tables whose reconciliations read what landed per market
 
 
 @dataclass(frozen=True)
@@ -458,7 +459,20 @@ def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext, rejects: pl.
             if not check.reconciles]
 
 
-def reconcile(table: str, landed: pl.DataFrame, ctx: PartitionContext) -> list[CheckOutcome]:
-    """The outcome of each of the table's reconciliation checks on what landed: the partition's rows, or for the
-    streamed tables what landed per market (`LANDED_SCHEMA`), held against `ctx.markets` and `ctx.figures`."""
-    return [outcome(check, landed, ctx) for check in CHECKS[table] if check.reconciles]
+def reconcile(table: str, rows: pl.DataFrame, ctx: PartitionContext,
+              per_market: pl.DataFrame | None = None) -> list[CheckOutcome]:
+    """The outcome of each of the table's reconciliation checks on what landed, held against `ctx.markets` and
+    `ctx.figures`: the partition's rows, or for the tables read per market what landed per market (`per_market`,
+    as `landed_per_market` gives it; from `rows` when not given)."""
+    if table in PER_MARKET:
+        rows = per_market if per_market is not None else landed_per_market(rows)
+    return [outcome(check, rows, ctx) for check in CHECKS[table] if check.reconciles]
+
+
+def landed_per_market(rows: pl.DataFrame) -> pl.DataFrame:
+    """Rows, and for trades size and notional (price x size), per market (`LANDED_SCHEMA`); summed over batches
+    again, it is the partition's."""
+    traded = "size" in rows.columns
+    size = pl.col("size").sum() if traded else pl.lit(None, pl.Float64()).alias("size")
+    notional = (pl.col("price") * pl.col("size")).sum() if traded else pl.lit(None, pl.Float64())
+    return rows.group_by("market_id").agg(pl.len().alias("rows"), size, notional.alias("notional")).cast(LANDED_SCHEMA)

@@ -170,7 +170,7 @@ def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineR
     ensure_raw_views(settings.warehouse_path, lake)
     figures = _figures(source, platform, table)
     ctx = PartitionContext(platform, day, market_ids, markets=markets, figures=figures)
-    outcomes = landed.outcomes + reconcile(table, landed.per_market, ctx)
+    outcomes = landed.outcomes + reconcile(table, landed.head, ctx, landed.per_market)
     about = {"window": window.tag, WINDOW_DAYS: len(window.days)} if window is not None else {}
     yield from _result(context, settings, landed.written, outcomes, landed.head, source,
                        {**about, **_figures_metadata(figures)}, coverage)

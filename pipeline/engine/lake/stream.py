@@ -31,7 +31,15 @@ from typing import IO, Any
 
 import polars as pl
 
-from pipeline.engine.checks import CHECKS, LANDED_SCHEMA, PREVIEW_ROWS, CheckOutcome, PartitionContext, outcome
+from pipeline.engine.checks import (
+    CHECKS,
+    LANDED_SCHEMA,
+    PREVIEW_ROWS,
+    CheckOutcome,
+    PartitionContext,
+    landed_per_market,
+    outcome,
+)
 from pipeline.engine.lake.store import (
     PARTITION_COLUMNS,
     REJECTS_SCHEMA,
@@ -377,10 +385,6 @@ class _Tally:
         key = [c for c in spec.primary_key if c not in PARTITION_COLUMNS]  # the partition's are constant
         self.key_hash = pl.struct(key).hash(seed=0)
         self.hashes: list[pl.Series] = [pl.Series(dtype=pl.UInt64())]
-        traded = "size" in spec.column_names
-        self.landed = [pl.col("size").sum() if traded else pl.lit(None, pl.Float64()).alias("size"),
-                       (pl.col("price") * pl.col("size")).sum().alias("notional") if traded
-                       else pl.lit(None, pl.Float64()).alias("notional")]
         self.markets: list[pl.DataFrame] = [pl.DataFrame(schema=LANDED_SCHEMA)]
 
     def watch(self, batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
@@ -389,7 +393,7 @@ class _Tally:
             for check in self.row_checks:
                 self.totals[check.name] = _added(self.totals[check.name], outcome(check, batch, self.context))
             self.hashes.append(batch.select(self.key_hash).to_series())
-            self.markets.append(batch.group_by(MARKET).agg(pl.len().alias("rows"), *self.landed).cast(LANDED_SCHEMA))
+            self.markets.append(landed_per_market(batch))
             if self.head.height < PREVIEW_ROWS:
                 self.head = _compacted(pl.concat([self.head, batch.head(PREVIEW_ROWS - self.head.height)]))
             yield batch
