@@ -10,10 +10,9 @@ and the lake refuses to write a row of another partition (the step fails), so su
 fail. `timestamps_inside_day` checks the rows as landed: the streamed tables (trades, price history) keep
 only the day's rows (a market's first page brings later days' trades), so there it holds by construction.
 
-The reconciliation checks (`Check.reconciles`) hold what landed against what the service says about itself
-(`PartitionContext.markets`, the partition's markets partition, and `.figures`, the `ServiceFigures` of its
-answers): they run once the partition is written (`reconcile`), on its rows, or, for the streamed tables, on
-what landed per market (`LANDED_SCHEMA`). Without such evidence (a platform's own API) they pass.
+The reconciliation checks (`Check.reconciles`, defined in pipeline.engine.reconciliation) hold what landed
+against what the service says about itself (`PartitionContext.markets` and `.figures`): they run once the
+partition is written (`reconcile`), and a failed one names what it concerns in its description and figures.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalised import CONFLICTING_REPEAT
+from pipeline.engine.reconciliation import PER_MARKET, landed_per_market, reconciliations
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
     OVERROUND_TOLERANCE,
@@ -39,11 +39,6 @@ PREVIEW_ROWS = 5
 EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
 CONCERNED_SHOWN = 100  # ids a failed reconciliation names in its metadata
 NAMED_IN_DESCRIPTION = 10  # of them, in its description (what `pmw status` prints)
-MVE_PREFIX = "KXMVE"  # Kalshi's multivariate (parlay) events and markets, which the unified API filters out
-VOLUME_TOLERANCE = (0.01, 0.001)  # landed notional may fall short of volume_24h by 1 cent plus 0.1% (rounding)
-# What a streamed partition landed, per market: the reconciliation checks of trades and price history read it.
-LANDED_SCHEMA = {"market_id": pl.String(), "rows": pl.UInt32(), "size": pl.Float64(), "notional": pl.Float64()}
-PER_MARKET = ("trades", "price_history")  # tables whose reconciliations read what landed per market
 
 
 @dataclass(frozen=True)
@@ -202,129 +197,6 @@ def _not_crossed_check() -> Check:
                  "a book's best bid is at most its best ask (a crossed book is landed as served, and reported)", run)
 
 
-# -- reconciliation: what landed against what the service says about itself ----------------------------------
-
-
-def _day_end(day: date) -> datetime:
-    return datetime.combine(day + timedelta(days=1), datetime.min.time(), UTC)
-
-
-def _members_landed_check(table: str, column: str) -> Check:
-    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
-        if ctx.markets is None:
-            return pl.DataFrame(schema={"market_id": pl.String(), column: pl.String()})
-        landed = pl.concat([df["id"], df["platform_id"]]).drop_nulls()
-        missing = pl.col(column).is_not_null() & ~pl.col(column).is_in(landed.implode())
-        return ctx.markets.filter(missing).select(pl.col("id").alias("market_id"), column)
-
-    return Check(f"markets_{table}_landed", f"every `{column}` of the partition's markets names a landed "
-                 f"{table} record (its `id`, else its `platform_id`)", run, reconciles=True)
-
-
-def _market_count_check() -> Check:
-    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
-        schema = {"event_id": pl.String(), "market_count": pl.Float64(), "listed": pl.Int64(), "excused": pl.String()}
-        listed = ctx.figures.listed_per_event if ctx.figures is not None else None
-        if listed is None:
-            return pl.DataFrame(schema=schema)
-        by = {key: listed.rename({"event_id": key, "listed": f"by_{key}"}) for key in ("id", "platform_id")}
-        events = (df.select("id", "platform_id", "market_count").filter(pl.col("market_count").is_not_null())
-                  .join(by["id"], on="id", how="left").join(by["platform_id"], on="platform_id", how="left"))
-        other_key = pl.col("platform_id").is_not_null() & (pl.col("platform_id") != pl.col("id"))
-        by_other = pl.when(other_key).then(pl.col("by_platform_id").fill_null(0)).otherwise(0)
-        count = pl.col("by_id").fill_null(0) + by_other
-        mve = pl.any_horizontal(pl.col(c).str.starts_with(MVE_PREFIX).fill_null(False) for c in ("id", "platform_id"))
-        placeholder = (pl.col("market_count") < 0) | (pl.col("market_count") != pl.col("market_count").floor())
-        excused = (pl.when(mve).then(pl.lit("multivariate (MVE): its markets are filtered out of the listing"))
-                   .when(placeholder).then(pl.lit("placeholder: market_count is no count")))
-        return events.select(pl.col("id").alias("event_id"), "market_count", count.alias("listed"),
-                             excused.alias("excused")).filter(pl.col("market_count") > pl.col("listed"))
-
-    return Check("market_count_listed", "every event's `market_count` is at most the markets the catalogue listing "
-                 "gave for it (by its `id` or `platform_id`; multivariate events and placeholder counts are named, "
-                 "not counted)", run, reconciles=True)
-
-
-def _listing_check(table: str) -> Check:
-    def run(_df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
-        schema = {"list": pl.String(), "total": pl.Int64(), "listed": pl.Int64()}
-        walked = ctx.figures.lists.get(table) if ctx.figures is not None else None
-        if walked is None or not walked.ended_by_server or len(walked.totals) != 1 or walked.listed >= walked.totals[0]:
-            return pl.DataFrame(schema=schema)
-        return pl.DataFrame([{"list": f"GET /{table}?platform={ctx.platform}", "total": walked.totals[0],
-                              "listed": walked.listed}], schema=schema)
-
-    return Check(f"{table}_listing_complete", f"the `{table}` listing brought as many items as its `pagination.total` "
-                 "said, where every page gave the same total and the server itself ended the list", run,
-                 reconciles=True)
-
-
-def _traded_landed_check() -> Check:
-    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
-        shown = {"market_id": pl.String(), "last_trade_in_day": pl.Datetime("us", "UTC"),
-                 "volume_24h": pl.Float64(), "last_synced_at": pl.Datetime("us", "UTC")}
-        if ctx.markets is None:
-            return pl.DataFrame(schema=shown)
-        start, end = _day_end(ctx.day) - timedelta(days=1), _day_end(ctx.day)
-        in_day = (pl.col("last_trades").list.eval(pl.element().struct.field("timestamp"))
-                  .list.eval(pl.element().filter((pl.element() >= start) & (pl.element() < end))).list.max())
-        volume = pl.coalesce("volume_24h", "volume_24h_contracts")
-        traded = in_day.is_not_null() | ((volume > 0) & (pl.col("last_synced_at") == end)).fill_null(False)
-        landed = df.filter(pl.col("rows") > 0).get_column("market_id")
-        return ctx.markets.filter(traded & ~pl.col("id").is_in(landed.implode())).select(
-            pl.col("id").alias("market_id"), in_day.alias("last_trade_in_day"), volume.alias("volume_24h"),
-            "last_synced_at")
-
-    return Check("traded_markets_have_trades", "every market whose record says it traded on the day (a `last_trades` "
-                 "time inside it, or `volume_24h` above 0 on a record synced exactly at the day's end) has trades "
-                 "landed", run, reconciles=True)
-
-
-def _notional_check() -> Check:
-    cents, share = VOLUME_TOLERANCE
-
-    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
-        shown = {"market_id": pl.String(), "volume_24h": pl.Float64(), "unit": pl.String(),
-                 "landed": pl.Float64(), "shortfall": pl.Float64()}
-        if ctx.markets is None:
-            return pl.DataFrame(schema=shown)
-        money = pl.col("volume_24h").is_not_null()
-        volume = pl.coalesce("volume_24h", "volume_24h_contracts")
-        landed = pl.when(money).then(pl.col("notional")).otherwise(pl.col("size")).fill_null(0.0)
-        whole_day = ctx.markets.filter((pl.col("last_synced_at") == _day_end(ctx.day)) & volume.is_not_null())
-        return whole_day.join(df, left_on="id", right_on="market_id", how="left").select(
-            pl.col("id").alias("market_id"), volume.alias("volume_24h"),
-            pl.when(money).then(pl.lit("notional")).otherwise(pl.lit("contracts")).alias("unit"),
-            landed.alias("landed"), (volume - landed).alias("shortfall"),
-        ).filter(pl.col("shortfall") > cents + share * pl.col("volume_24h"))
-
-    return Check("volume_matches_trades", "on a record synced exactly at the day's end (its 24 hours are the day), "
-                 f"the trades landed add up to `volume_24h` (sum of price x size, in the platform's currency; "
-                 f"contracts for `volume_24h_contracts`) within {cents} plus {share:.1%}", run, reconciles=True)
-
-
-def _price_answers_check() -> Check:
-    def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
-        answers = ctx.figures.price_answers if ctx.figures is not None else []
-        frame = pl.DataFrame({
-            "market_ids": [list(a.markets) for a in answers], "start": [a.start for a in answers],
-            "end": [a.end for a in answers], "points": [a.points for a in answers],
-            "total_points": [a.total_points for a in answers], "range_start": [a.range_start for a in answers],
-            "range_end": [a.range_end for a in answers]},
-            schema={"market_ids": pl.List(pl.String()), "start": pl.Int64(), "end": pl.Int64(), "points": pl.Int64(),
-                    "total_points": pl.Int64(), "range_start": pl.Int64(), "range_end": pl.Int64()})
-        short = ((pl.col("total_points") > pl.col("points")) | (pl.col("range_start") > pl.col("start"))
-                 | (pl.col("range_end") < pl.col("end"))).fill_null(False)
-        landed = frame.with_row_index("answer").explode("market_ids").join(
-            df.select("market_id", "rows"), left_on="market_ids", right_on="market_id", how="left",
-        ).group_by("answer").agg(pl.col("rows").sum().alias("landed_in_day"))
-        return frame.with_row_index("answer").filter(short).join(landed, on="answer", how="left").select(
-            pl.col("market_ids").list.join(","), pl.exclude("answer", "market_ids"))
-
-    return Check("price_points_answered", "every price-history answer held the points its `meta.total_points` "
-                 "counted, over the whole range asked (its `meta.time_range`)", run, reconciles=True)
-
-
 def _key_columns(df: pl.DataFrame, *shown: str) -> pl.Expr:
     """The columns that say which row an example is, then the `shown` ones, as one expression (a list of
     names given to `select` next to an expression would be read as a literal list, not as columns)."""
@@ -408,8 +280,8 @@ def _odds_checks() -> list[Check]:
 
 def checks_for(table: Table) -> tuple[Check, ...]:
     """The checks of a table: derived from its schema (required columns, key, enums, time column, market
-    references, records listed by id), plus the price checks of the tables that hold prices and the size
-    check of trades."""
+    references, records listed by id), plus the price checks of the tables that hold prices, the size
+    check of trades, and the table's reconciliations (pipeline.engine.reconciliation)."""
     checks = [_not_null_check(table), _unique_key_check(table)]
     checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != table.partitioned_by]
     if table.name == "markets":
@@ -435,19 +307,8 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_references_markets_check())
     if table.listed_by_id:
         checks.append(_repeats_agree_check(table))
-    return tuple(checks) + _reconciliations(table.name)
-
-
-def _reconciliations(table: str) -> tuple[Check, ...]:
-    """The reconciliation checks of a table of the ingestion assets."""
-    members = {"events": "event_id", "series": "series_id"}
-    return {
-        "markets": (_listing_check("markets"),),
-        "events": (_members_landed_check("events", members["events"]), _market_count_check(), _listing_check("events")),
-        "series": (_members_landed_check("series", members["series"]), _listing_check("series")),
-        "trades": (_traded_landed_check(), _notional_check()),
-        "price_history": (_price_answers_check(),),
-    }.get(table, ())
+    return tuple(checks) + tuple(Check(r.name, r.description, r.run, r.blocking, reconciles=True)
+                                 for r in reconciliations(table.name))
 
 
 CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in lake_tables().items()}
@@ -467,12 +328,3 @@ def reconcile(table: str, rows: pl.DataFrame, ctx: PartitionContext,
     if table in PER_MARKET:
         rows = per_market if per_market is not None else landed_per_market(rows)
     return [outcome(check, rows, ctx) for check in CHECKS[table] if check.reconciles]
-
-
-def landed_per_market(rows: pl.DataFrame) -> pl.DataFrame:
-    """Rows, and for trades size and notional (price x size), per market (`LANDED_SCHEMA`); summed over batches
-    again, it is the partition's."""
-    traded = "size" in rows.columns
-    size = pl.col("size").sum() if traded else pl.lit(None, pl.Float64()).alias("size")
-    notional = (pl.col("price") * pl.col("size")).sum() if traded else pl.lit(None, pl.Float64())
-    return rows.group_by("market_id").agg(pl.len().alias("rows"), size, notional.alias("notional")).cast(LANDED_SCHEMA)

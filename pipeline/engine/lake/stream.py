@@ -31,15 +31,7 @@ from typing import IO, Any
 
 import polars as pl
 
-from pipeline.engine.checks import (
-    CHECKS,
-    LANDED_SCHEMA,
-    PREVIEW_ROWS,
-    CheckOutcome,
-    PartitionContext,
-    landed_per_market,
-    outcome,
-)
+from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, CheckOutcome, PartitionContext, outcome
 from pipeline.engine.lake.store import (
     PARTITION_COLUMNS,
     REJECTS_SCHEMA,
@@ -49,6 +41,7 @@ from pipeline.engine.lake.store import (
     sort_position,
 )
 from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.reconciliation import LANDED_SCHEMA, landed_per_market
 from pipeline.engine.schema import TABLES, Table
 
 BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
