@@ -160,8 +160,20 @@ def _price_answers_check() -> Reconciliation:
                           "`meta.total_points` counted, over the whole range asked (its `meta.time_range`)", run)
 
 
+def _platform_errors_check() -> Reconciliation:
+    def run(_df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        errors = (ctx.figures.platform_errors if ctx.figures is not None else None) or {}
+        return pl.DataFrame({"platform": list(errors), "error": list(errors.values())},
+                            schema={"platform": pl.String(), "error": pl.String()})
+
+    # Not blocking: the rows landed are right; a platform the service could not reach may be missing from them.
+    return Reconciliation("no_platform_errors", "the answers' `meta.platform_errors` is empty (otherwise the platforms "
+                          "named there may be missing from the partition: a warning, not blocking)", run,
+                          blocking=False)
+
+
 def reconciliations(table: str) -> tuple[Reconciliation, ...]:
-    """The reconciliation checks of a table of the ingestion assets."""
+    """The reconciliation checks of a table of the ingestion assets, and the sports tables' platform errors."""
     members = {"events": "event_id", "series": "series_id"}
     return {
         "markets": (_listing_check("markets"),),
@@ -169,6 +181,7 @@ def reconciliations(table: str) -> tuple[Reconciliation, ...]:
         "series": (_members_landed_check("series", members["series"]), _listing_check("series")),
         "trades": (_traded_landed_check(), _notional_check()),
         "price_history": (_price_answers_check(),),
+        **{sports: (_platform_errors_check(),) for sports in ("futures", "awards", "future_odds")},
     }.get(table, ())
 
 

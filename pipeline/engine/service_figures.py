@@ -103,9 +103,28 @@ class AnswerMeta:
 class ServiceFigures:
     """The figures behind one partition: the lists walked (by name: `markets`, `events`, `series`), the
     price-history answers, the catalogue's markets per event (`listed_per_event`: `event_id` as the markets
-    carry it, `listed` markets), and the answers' meta."""
+    carry it, `listed` markets), and the answers' meta (for the sports tables, their platforms' errors too)."""
 
     lists: dict[str, ListFigures] = field(default_factory=dict)
     price_answers: list[PriceAnswer] = field(default_factory=list)
     listed_per_event: pl.DataFrame | None = None
     meta: AnswerMeta = field(default_factory=AnswerMeta)
+    platform_errors: dict[str, str] | None = None  # the sports answers' `meta.platform_errors`: platform -> error
+
+    def read_platform_errors(self, body: Any) -> None:
+        """Add a sports answer's `meta.platform_errors` (an object of platform -> error, or a list of errors)."""
+        meta = body.get("meta") if isinstance(body, dict) else None
+        errors = meta.get("platform_errors") if isinstance(meta, dict) else None
+        if errors is None:
+            return
+        self.platform_errors = self.platform_errors or {}
+        if isinstance(errors, dict):
+            self.platform_errors.update({str(name): str(error) for name, error in errors.items()})
+        elif isinstance(errors, list):
+            self.platform_errors.update({_platform_of(error, n): str(error) for n, error in enumerate(errors)})
+
+
+def _platform_of(error: Any, place: int) -> str:
+    """The platform a listed error names (`platform`), else its place in the list."""
+    named = error.get("platform") if isinstance(error, dict) else None
+    return str(named) if named is not None else f"#{place}"

@@ -12,9 +12,11 @@ import httpx
 import polars as pl
 
 from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, reconcile
+from pipeline.engine.schema import OddsKind
 from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer, ServiceFigures
 from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.partition import UnifiedPartitions
+from pipeline.engine.sources.sports import SportsSource
 from pipeline.engine.sources.unified import CatalogueCache, UnifiedSource
 from tests.support.frames import table_frame
 
@@ -167,3 +169,21 @@ def test_the_service_figures_are_gathered_from_the_answers_and_kept_by_the_catal
         events = figures("events")
         assert events.listed_per_event is not None
         assert dict(events.listed_per_event.iter_rows()) == {"e1": 2, "pe2": 1}
+
+
+def test_platform_errors_of_the_sports_answers_are_kept_and_warned_about() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        errors: Any = {"novig": "timeout"} if request.url.path == "/list-futures" else [{"platform": "sxbet"}]
+        return httpx.Response(200, json={"data": {"futures": [], "id": "x"}, "meta": {
+            "platform_errors": errors, "data_freshness": "2026-11-21T00:00:00Z"}})
+
+    source = SportsSource(HttpLayer("http://api.test", transport=httpx.MockTransport(answer), max_attempts=1), "api")
+    source.listed("futures", "nfl", DAY)
+    source.odds("nfl", DAY, {OddsKind.FUTURE: ["f1"]})
+    figures = source.figures()
+    assert figures.platform_errors == {"novig": "timeout", "sxbet": "{'platform': 'sxbet'}"}
+    ctx = PartitionContext("nfl", DAY, figures=figures)
+    result = _outcome("future_odds", "no_platform_errors", pl.DataFrame(), ctx)
+    assert not result.passed and not result.blocking and result.figures["concerned"] == ["novig", "sxbet"]
+    quiet = ServiceFigures(platform_errors={})
+    assert _outcome("futures", "no_platform_errors", pl.DataFrame(), PartitionContext("nfl", DAY, figures=quiet)).passed

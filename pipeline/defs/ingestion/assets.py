@@ -141,12 +141,14 @@ def _figures(source: PartitionSource, platform: str, table: str) -> ServiceFigur
 
 def _figures_metadata(figures: ServiceFigures | None) -> dict[str, Any]:
     """The service's own figures, as the partition's metadata: its answers' cache and freshness, its lists'
-    totals against the items listed, the price-history points it counted."""
+    totals against the items listed, the price-history points it counted, the sports platforms' errors."""
     if figures is None:
         return {}
     shown = figures.meta.as_metadata()
     if figures.lists:
         shown["service_listing"] = {name: walked.as_json() for name, walked in figures.lists.items()}
+    if figures.platform_errors is not None:
+        shown["service_platform_errors"] = figures.platform_errors
     if figures.price_answers:
         counted = [a.total_points for a in figures.price_answers if a.total_points is not None]
         shown["service_price_answers"] = {"answers": len(figures.price_answers),
