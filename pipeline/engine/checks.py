@@ -49,6 +49,7 @@ class PartitionContext:
     team_ids: frozenset[str] = frozenset()  # router ids of the league's teams partition, for future_odds
     markets: pl.DataFrame | None = None  # the markets partition's rows, for the reconciliation checks
     figures: ServiceFigures | None = None  # what the service said about the partition's answers
+    price_volume: pl.DataFrame | None = None  # the day's price-history volume per market, when landed (trades)
 
 
 @dataclass(frozen=True)

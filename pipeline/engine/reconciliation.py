@@ -13,7 +13,7 @@ pass.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -28,6 +28,9 @@ VOLUME_TOLERANCE = (0.01, 0.001)  # landed notional may fall short of volume_24h
 # What a streamed partition landed, per market: the reconciliation checks of trades and price history read it.
 LANDED_SCHEMA = {"market_id": pl.String(), "rows": pl.UInt32(), "size": pl.Float64(), "notional": pl.Float64()}
 PER_MARKET = ("trades", "price_history")  # tables whose reconciliations read what landed per market
+# The day's price-history volume per market (`PartitionContext.price_volume`): points of the day whose volume is above
+# 0 say their market traded then.
+PRICE_VOLUME_SCHEMA = {"market_id": pl.String(), "volume": pl.Float64()}
 
 @dataclass(frozen=True)
 class Reconciliation:
@@ -96,23 +99,26 @@ def _listing_check(table: str) -> Reconciliation:
 
 def _traded_landed_check() -> Reconciliation:
     def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
-        shown = {"market_id": pl.String(), "last_trade_in_day": pl.Datetime("us", "UTC"),
-                 "volume_24h": pl.Float64(), "last_synced_at": pl.Datetime("us", "UTC")}
+        shown = {"market_id": pl.String(), "last_trade_in_day": pl.Datetime("us", "UTC"), "volume_24h": pl.Float64(),
+                 "last_synced_at": pl.Datetime("us", "UTC"), "price_volume": pl.Float64()}
         if ctx.markets is None:
             return pl.DataFrame(schema=shown)
         start, end = _day_end(ctx.day) - timedelta(days=1), _day_end(ctx.day)
         in_day = (pl.col("last_trades").list.eval(pl.element().struct.field("timestamp"))
                   .list.eval(pl.element().filter((pl.element() >= start) & (pl.element() < end))).list.max())
         volume = pl.coalesce("volume_24h", "volume_24h_contracts")
-        traded = in_day.is_not_null() | ((volume > 0) & (pl.col("last_synced_at") == end)).fill_null(False)
+        priced = ctx.price_volume if ctx.price_volume is not None else pl.DataFrame(schema=PRICE_VOLUME_SCHEMA)
+        traded = (in_day.is_not_null() | ((volume > 0) & (pl.col("last_synced_at") == end)).fill_null(False)
+                  | (pl.col("price_volume") > 0).fill_null(False))
         landed = df.filter(pl.col("rows") > 0).get_column("market_id")
-        return ctx.markets.filter(traded & ~pl.col("id").is_in(landed.implode())).select(
+        markets = ctx.markets.join(priced.rename({"market_id": "id", "volume": "price_volume"}), on="id", how="left")
+        return markets.filter(traded & ~pl.col("id").is_in(landed.implode())).select(
             pl.col("id").alias("market_id"), in_day.alias("last_trade_in_day"), volume.alias("volume_24h"),
-            "last_synced_at")
+            "last_synced_at", "price_volume")
 
-    return Reconciliation("traded_markets_have_trades", "every market whose record says it traded on the day (a "
+    return Reconciliation("traded_markets_have_trades", "every market that traded on the day by its record (a "
                           "`last_trades` time inside it, or `volume_24h` above 0 on a record synced exactly at the "
-                          "day's end) has trades landed", run)
+                          "day's end) or by the day's price history landed (volume above 0) has trades landed", run)
 
 
 def _notional_check() -> Reconciliation:
@@ -183,6 +189,13 @@ def reconciliations(table: str) -> tuple[Reconciliation, ...]:
         "price_history": (_price_answers_check(),),
         **{sports: (_platform_errors_check(),) for sports in ("futures", "awards", "future_odds")},
     }.get(table, ())
+
+
+def price_volume(batches: Iterable[pl.DataFrame]) -> pl.DataFrame:
+    """The volume of a price-history partition's points per market (`PRICE_VOLUME_SCHEMA`), a batch at a time."""
+    per_batch = [batch.group_by("market_id").agg(pl.col("volume").sum()) for batch in batches]
+    return pl.concat([pl.DataFrame(schema=PRICE_VOLUME_SCHEMA), *per_batch]).group_by("market_id").agg(
+        pl.col("volume").sum())
 
 
 def landed_per_market(rows: pl.DataFrame) -> pl.DataFrame:

@@ -1,20 +1,23 @@
 """The reconciliation checks catch what a rule misses: a partition whose markets' fresh records say they traded on
-the day, but whose trades a skip rule left out, fails `traded_markets_have_trades` (an error) naming them."""
+the day, but whose trades a skip rule left out, fails `traded_markets_have_trades` (an error) naming them; so does
+a day whose records, synced later, say nothing of it, where the day's price history shows the trades."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
 import pytest
 
+from pipeline.engine.schema import Platform
 from pipeline.engine.sources import partition
 from pmw_sandbox import plug
 from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
-from tests.support.runs import land_directly
+from pmw_sandbox.world import World
+from tests.support.runs import land_directly, materialise
 
 WORLD = WorldConfig(seed=3, end=date(2026, 11, 21), days=2, series_per_platform=2, events_per_series=2,
                     markets_per_event=3, trades_per_market_day=40, multivariate_markets=1)
@@ -52,3 +55,30 @@ def test_markets_left_out_by_the_skip_rule_fail_the_trades_reconciliation_naming
     assert not volume.passed and set(volume.metadata["concerned"].value) == set(dropped)
     failed = {name for name, result in run.checks.items() if not result.passed}
     assert failed == {"trades.traded_markets_have_trades", "trades.volume_matches_trades"}
+
+
+def test_a_day_whose_records_say_nothing_of_it_is_held_against_its_price_history_in_a_run(
+    small_world: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    day = WORLD.start_day  # the catalogue is synced a day later: its records' volumes are of the next day
+    world = World(WORLD)
+    start = int(datetime.combine(day, time(), UTC).timestamp())
+    traded = {m.id for m in world.markets(Platform.POLYMARKET)
+              if any(start <= t["timestamp"] < start + 86_400 for t in world.trade_records(m, 0, 10_000, True))}
+    rule = partition.trade_markets
+    dropped: list[str] = []
+
+    def skipping_two_that_traded(markets: pl.DataFrame, since: int) -> list[str]:
+        asked = rule(markets, since)
+        dropped[:] = [m for m in asked if m in traded][:2]
+        return [m for m in asked if m not in dropped]
+
+    monkeypatch.setattr(partition, "trade_markets", skipping_two_that_traded)
+    result = materialise("polymarket", day)
+
+    assert result.success and len(dropped) == 2
+    failed = {e.check_name: e for e in result.get_asset_check_evaluations() if not e.passed}
+    assert set(failed) == {"traded_markets_have_trades"}
+    check = failed["traded_markets_have_trades"]
+    assert check.severity == dg.AssetCheckSeverity.ERROR
+    assert check.metadata["concerned"].value == sorted(dropped)

@@ -102,20 +102,26 @@ def _last_trade(at: datetime) -> list[dict[str, Any]]:
     return [{"key": "yes", "price": 0.5, "timestamp": at, "size": 1.0}]
 
 
-def test_a_market_whose_record_says_it_traded_on_the_day_without_trades_landed_is_named() -> None:
+def test_a_market_that_traded_on_the_day_by_its_record_or_its_prices_without_trades_landed_is_named() -> None:
     markets = _markets(
-        id=["m1", "m2", "m3", "m4", "m5"],
+        id=["m1", "m2", "m3", "m4", "m5", "m6", "m7"],
         last_trades=[_last_trade(START + timedelta(hours=5)), None, None, _last_trade(START),
-                     _last_trade(START - timedelta(hours=1))],
-        volume_24h=[None, 12.0, 30.0, 1.0, 0.0],
-        last_synced_at=[END - timedelta(hours=3), END, END + timedelta(hours=1), END, END + timedelta(days=2)])
-    ctx = PartitionContext(PLATFORM, DAY, markets=markets)
+                     _last_trade(START - timedelta(hours=1)), None, None],
+        volume_24h=[None, 12.0, 30.0, 1.0, 0.0, None, None],
+        last_synced_at=[END - timedelta(hours=3), END, END + timedelta(hours=1), END, END + timedelta(days=2),
+                        START, START])
+    priced = pl.DataFrame({"market_id": ["m6", "m7"], "volume": [3.5, 0.0]})
+    ctx = PartitionContext(PLATFORM, DAY, markets=markets, price_volume=priced)
     result = _outcome("trades", "traded_markets_have_trades", pl.DataFrame(), ctx, _trades_of(m4=(3, 3.0, 1.0)))
     # m1 traded at 05:00 (its record, though synced before the day's end, says so), m2 has a volume on a record of
-    # the day's end; m3's volume is of a later 24 hours, m4 has trades, m5 last traded before the day
-    _failed(result, ["m1", "m2"])
-    assert result.examples[1] == {"market_id": "m2", "last_trade_in_day": None, "volume_24h": 12.0,
-                                  "last_synced_at": END}
+    # the day's end, m6 a volume in the day's price history (its stale record says nothing); m3's volume is of a
+    # later 24 hours, m4 has trades, m5 last traded before the day, m7's prices show no volume
+    _failed(result, ["m1", "m2", "m6"])
+    assert result.examples[1:] == [
+        {"market_id": "m2", "last_trade_in_day": None, "volume_24h": 12.0, "last_synced_at": END,
+         "price_volume": None},
+        {"market_id": "m6", "last_trade_in_day": None, "volume_24h": None, "last_synced_at": START,
+         "price_volume": 3.5}]
 
 
 def test_a_market_whose_trades_add_up_to_less_than_its_volume_of_the_day_is_named_with_the_shortfall() -> None:

@@ -26,6 +26,7 @@ from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.reconciliation import price_volume
 from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.factory import api_pool
@@ -171,7 +172,10 @@ def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineR
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)
     figures = _figures(source, platform, table)
-    ctx = PartitionContext(platform, day, market_ids, markets=markets, figures=figures)
+    # Trades are held against the day's price history too, once landed (in a run its step comes first: steps of one
+    # level run in name order; without it, or from an earlier run of the day, the evidence is as true).
+    priced = price_volume(lake.read_partition_batches("price_history", platform, day)) if table == "trades" else None
+    ctx = PartitionContext(platform, day, market_ids, markets=markets, figures=figures, price_volume=priced)
     outcomes = landed.outcomes + reconcile(table, landed.head, ctx, landed.per_market)
     about = {"window": window.tag, WINDOW_DAYS: len(window.days)} if window is not None else {}
     yield from _result(context, settings, landed.written, outcomes, landed.head, source,
