@@ -142,10 +142,12 @@ def render_reconciliation() -> str:
         "|---|---|---|---|",
         *rows,
         "",
-        "- A record says a market traded on the day when one of its `last_trades` falls inside the day (a trade that "
-        "happened stays so, however stale the record), or when its `volume_24h` (else `volume_24h_contracts`) is "
-        "above 0 on a record whose `last_synced_at` is exactly the day's end: then its 24 hours are the day. A record "
-        "synced later says nothing of the day, and is not held against it.",
+        "- A market traded on the day when one of its record's `last_trades` falls inside the day (a trade that "
+        "happened stays so, however stale the record), when its `volume_24h` (else `volume_24h_contracts`) is "
+        "above 0 on a record whose `last_synced_at` is exactly the day's end (then its 24 hours are the day; a record "
+        "synced later says nothing of the day), or when the day's `price_history` partition, landed, holds points of "
+        "it with a volume above 0 (read from the lake; in a run, `price_history`'s step comes before `trades`'). So a "
+        "stale record that hid a market's trades from a skip rule does not hide them from the check.",
         "- On such a record the landed trades' notional (sum of `price` x `size`: the platform's currency, as "
         "`volume_24h` is) may fall short of `volume_24h` by no more than "
         f"{cents} plus {share:.1%} (rounding); `volume_24h_contracts` is held against the contracts (sum of `size`). "
