@@ -174,7 +174,9 @@ def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineR
     figures = _figures(source, platform, table)
     # Trades are held against the day's price history too, once landed (in a run its step comes first: steps of one
     # level run in name order; without it, or from an earlier run of the day, the evidence is as true).
-    priced = price_volume(lake.read_partition_batches("price_history", platform, day)) if table == "trades" else None
+    priced = None
+    if table == "trades":
+        priced = price_volume(lake.read_partition_batches("price_history", platform, day, ["market_id", "volume"]))
     ctx = PartitionContext(platform, day, market_ids, markets=markets, figures=figures, price_volume=priced)
     outcomes = landed.outcomes + reconcile(table, landed.head, ctx, landed.per_market)
     about = {"window": window.tag, WINDOW_DAYS: len(window.days)} if window is not None else {}
