@@ -121,9 +121,9 @@ class UnifiedSource:
 
     def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str) -> None:
         self.http, self.cache, self.cache_key = http, cache, cache_key
-        self._catalogues: dict[str, Catalogue] = {}
         self.answers = {"trades": AnswerMeta(), "price_history": AnswerMeta()}  # the session's answers' meta
         self.price_answers: list[PriceAnswer] = []  # the session's price-history answers whose points were kept
+        self._catalogues: dict[str, Catalogue] = {}
 
     # -- catalogue ---------------------------------------------------------------------------------
 
@@ -196,9 +196,9 @@ class UnifiedSource:
                                  page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
                                  stop=PastTheDay(start, end))
             for page in walk.pages():
-                self.answers["trades"].read(page.body)
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
+                self.answers["trades"].read(page.body)  # once the page is taken (the stream takes them all)
 
     def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int) -> Iterator[RawPage]:
         """Hourly price points of at most 10 markets between two moments (Unix seconds, both included): one
