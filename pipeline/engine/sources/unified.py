@@ -223,18 +223,6 @@ class UnifiedSource:
             yield RawPage(UNIFIED, "price_history", platform, day, datetime.now(UTC), body, "data", tuple(ids))
 
 
-def _price_answer(body: dict[str, Any], ids: Sequence[str], start: int, end: int) -> PriceAnswer:
-    """What a price-history answer said of itself (`meta.total_points`, `meta.time_range`) beside what it held."""
-    meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
-    span = meta.get("time_range") if isinstance(meta.get("time_range"), dict) else {}
-
-    def number(value: Any) -> int | None:
-        return value if type(value) is int else None
-
-    return PriceAnswer(tuple(ids), start, end, len(body["data"]), number(meta.get("total_points")),
-                       number(span.get("start")), number(span.get("end")))
-
-
 class PastTheDay:
     """Ends a market's trade paging once no later page can hold a trade of the day (or of a window of days).
 
@@ -280,3 +268,15 @@ def _times(page: list[Any]) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return None if np.isnan(values).any() else values
+
+
+def _price_answer(body: dict[str, Any], ids: Sequence[str], start: int, end: int) -> PriceAnswer:
+    """What a price-history answer said of itself (`meta.total_points`, `meta.time_range`) beside what it held."""
+    meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
+    span = meta.get("time_range") if isinstance(meta.get("time_range"), dict) else {}
+
+    def number(value: Any) -> int | None:
+        return value if type(value) is int else None
+
+    return PriceAnswer(tuple(ids), start, end, len(body["data"]), number(meta.get("total_points")),
+                       number(span.get("start")), number(span.get("end")))
