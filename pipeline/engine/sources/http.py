@@ -215,7 +215,7 @@ class HttpLayer:
             deadline = time.monotonic() + self._deadline_s
             try:
                 with self._client.stream("GET", url, params=query) as response:
-                    if response.is_redirect:
+                    if response.has_redirect_location:
                         url, query = self._redirect(path, response, hops), None  # the Location holds the query
                         hops += 1
                         continue
