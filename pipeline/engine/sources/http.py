@@ -210,7 +210,7 @@ class HttpLayer:
                 with PROCESS_ACTIVITY.budget_wait():
                     self.stats.waited_s += self.budget.acquire()
             self.stats.requests += 1
-            PROCESS_ACTIVITY.add_request()
+            PROCESS_ACTIVITY.add_request(endpoint_of(path))
             self.stats.by_endpoint[endpoint_of(path)] += 1
             deadline = time.monotonic() + self._deadline_s
             try:
