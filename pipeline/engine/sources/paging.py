@@ -119,8 +119,10 @@ class Paginator(ABC):
                 bound = max(bound, 2 * counted + STALE_PAGES)
             met = self.seen.meet(self.keys(items), fingerprints(items))
             fresh = list(compress(items, met.new))
-            stale = stale + 1 if items and not fresh else 0 if items else stale
-            empty = 0 if items else empty + 1
+            if items:  # an empty page neither brings nor repeats anything: its own count
+                stale, empty = 0 if fresh else stale + 1, 0
+            else:
+                empty += 1
             if stale >= STALE_PAGES:
                 raise ApiError(f"GET {self.endpoint}: {stale} pages in a row brought only items already given "
                                f"(bound {STALE_PAGES}): the cursor changes, the items do not; paging would never end")
