@@ -15,7 +15,7 @@ from pmw_sandbox.switches import parse_switches
 
 # Every reading of each switch that is not a plain yes/no; the first is the default.
 CHOICES: dict[str, tuple[str, ...]] = {
-    "trades_order": ("newest_first", "oldest_first"),
+    "trades_order": ("newest_first", "oldest_first", "recorded"),
     "price_points_order": ("by_market", "by_market_reversed", "by_time"),
     "row_market_id": ("unified", "platform", "absent"),
     "trade_outcome": ("name", "id"),
@@ -29,6 +29,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "book_order": ("best_first", "best_last"),
     "american_odds": ("signed", "bare"),
     "award_detail": ("awards", "futures"),
+    "cursor_refusal": ("invalid_cursor", "validation_error", "gone"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
@@ -41,7 +42,7 @@ NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail"})
 class Readings:
     """One reading of every point the spec leaves open (the defaults: the sandbox's original reading)."""
 
-    trades_order: str = "newest_first"  # /trades pages newest first, or oldest first
+    trades_order: str = "newest_first"  # /trades pages newest first, oldest first, or oldest first as recorded
     price_points_order: str = "by_market"  # market by market as asked, in reverse, or all interleaved by time
     row_market_id: str = "unified"  # a trade's market_id, a point's marketId: the unified id, the platform's, none
     trade_outcome: str = "name"  # a trade's outcome: the outcome's name, or its id
@@ -57,6 +58,12 @@ class Readings:
     award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
     cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
+    page_overlap: bool = False  # each next page starts with the last items of the page before
+    empty_pages: bool = False  # items filtered after paging: an empty page, has_more true, before each page
+    # an expired cursor (the first of each listing is refused once, except under the default): 400
+    # INVALID_CURSOR, 400 VALIDATION_ERROR naming the cursor, or 410 Gone
+    cursor_refusal: str = "invalid_cursor"
+    redirect: bool = False  # a list endpoint asked without a trailing slash answers 307 to the path with one
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import fields
+from itertools import pairwise
 from typing import Any
 
 import httpx
@@ -160,5 +162,60 @@ def test_readings_are_checked_and_listed() -> None:
     every = Readings.every_other()
     assert Readings.parse(every.label()) == every
     alone = Readings.each_alone()
-    assert len(alone) == sum(len(c) - 1 for c in CHOICES.values()) + 2  # and the two yes/no switches
+    flags = sum(f.name not in CHOICES for f in fields(Readings))  # the yes/no switches
+    assert len(alone) == sum(len(c) - 1 for c in CHOICES.values()) + flags
     assert all(len(r.label().split(",")) == 1 for r in alone)
+
+
+def _ids(pages: list[dict[str, Any]], key: str) -> list[str]:
+    return [item["id"] for page in pages for item in page[key]]
+
+
+def test_pages_that_overlap_start_with_the_last_items_of_the_page_before(apps: dict[str, SandboxApp]) -> None:
+    plain = list(_walk(apps, "", "/markets", "markets", platform="kalshi", limit=10))
+    pages = list(_walk(apps, "page_overlap=true", "/markets", "markets", platform="kalshi", limit=10))
+    assert all(later["markets"][:2] == earlier["markets"][-2:] for earlier, later in pairwise(pages))
+    assert list(dict.fromkeys(_ids(pages, "markets"))) == _ids(plain, "markets")
+
+
+def test_empty_pages_that_say_there_is_more_come_before_each_page(apps: dict[str, SandboxApp]) -> None:
+    plain = list(_walk(apps, "", "/markets", "markets", platform="kalshi", limit=10))
+    pages = list(_walk(apps, "empty_pages=true", "/markets", "markets", platform="kalshi", limit=10))
+    assert [len(p["markets"]) for p in pages[::2]] == [0] * len(plain)
+    assert all(p["pagination"]["has_more"] and p["pagination"]["next_cursor"] for p in pages[::2])
+    assert _ids(pages, "markets") == _ids(plain, "markets")
+
+
+@pytest.mark.parametrize(("reading", "status", "code"), [("validation_error", 400, "VALIDATION_ERROR"),
+                                                         ("gone", 410, "GONE")])
+def test_the_first_cursor_of_each_listing_is_refused_once(apps: dict[str, SandboxApp], reading: str, status: int,
+                                                          code: str) -> None:
+    with _client(apps, f"cursor_refusal={reading}") as client:
+        for platform in ("kalshi", "polymarket"):  # each listing (its filters) once
+            first = client.get("/markets", params={"platform": platform, "limit": 10}).json()
+            query = {"platform": platform, "limit": 10, "cursor": first["pagination"]["next_cursor"]}
+            refused = client.get("/markets", params=query)
+            assert refused.status_code == status and refused.json()["error"]["code"] == code
+            assert "cursor" in refused.json()["error"]["message"]
+            again = client.get("/markets", params={"platform": platform, "limit": 10}).json()
+            assert client.get("/markets", params={**query, "cursor": again["pagination"]["next_cursor"]}).is_success
+
+
+def test_a_list_asked_without_its_trailing_slash_is_redirected_to_it(apps: dict[str, SandboxApp],
+                                                                    market: dict[str, Any]) -> None:
+    with _client(apps, "redirect=true") as client:
+        moved = client.get("/markets", params={"platform": "kalshi", "limit": 3})
+        assert moved.status_code == 307
+        assert moved.headers["location"] == "http://sandbox.invalid/markets/?platform=kalshi&limit=3"
+        assert client.get(moved.headers["location"]).json()["pagination"]["limit"] == 3
+        assert client.get(f"/markets/{market['id']}").status_code == 200  # one item, no list: served where asked
+
+
+def test_trades_as_recorded_come_oldest_first_with_the_last_trade_of_each_day_after_the_next_days(
+        apps: dict[str, SandboxApp], market: dict[str, Any]) -> None:
+    oldest = _trades(apps, "trades_order=oldest_first", market["id"], limit=1000)
+    recorded = _trades(apps, "trades_order=recorded", market["id"], limit=1000)
+    assert sorted(t["trade_id"] for t in recorded) == sorted(t["trade_id"] for t in oldest)
+    times = [t["timestamp"] for t in recorded]
+    late = [i for i in range(1, len(times)) if times[i] < times[i - 1]]
+    assert late and all(times[i - 1] // 86_400 > times[i] // 86_400 for i in late)  # behind the next day's trades

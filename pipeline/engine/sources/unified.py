@@ -7,8 +7,9 @@ process on the machine shares: a backfill of many days lists it once. From it:
 - markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
   the scheduled end nor the resolution before it starts);
 - their events and series;
-- trades: per live market, paging stops at the first page past the day (in whichever time order the server
-  pages); a market whose last trade (from the listing) is older than the day is not asked at all;
+- trades: per live market, paging stops at the first page past the day by PMW_TRADE_LATENESS_S (in whichever
+  time order the server pages, by the trades' times or as it recorded them);
+  a market whose last trade (from the listing) is older than the day is not asked at all;
 - price history: 10 markets per call, hourly, at the maximum points per call (a batch that may have been
   cut at the cap is split and asked again).
 """
@@ -28,6 +29,7 @@ import numpy as np
 import orjson
 from filelock import FileLock
 
+from pipeline.engine.config import Settings
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
@@ -111,8 +113,10 @@ class CatalogueCache:
 class UnifiedSource:
     """Reads partitions from the unified API (or the sandbox, which speaks the same API)."""
 
-    def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str) -> None:
+    def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str,
+                 late_s: float = Settings.trade_lateness_s) -> None:
         self.http, self.cache, self.cache_key = http, cache, cache_key
+        self.late_s = late_s  # how late the server may record a trade (PastTheDay)
         self._catalogues: dict[str, Catalogue] = {}
 
     # -- catalogue ---------------------------------------------------------------------------------
@@ -179,7 +183,7 @@ class UnifiedSource:
         for market_id in market_ids:
             walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": market_id, **takers},
                                  page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
-                                 stop=PastTheDay(start, end))
+                                 stop=PastTheDay(start, end, self.late_s))
             for page in walk.pages():
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
@@ -209,39 +213,39 @@ class PastTheDay:
     """Ends a market's trade paging once no later page can hold a trade of the day (or of a window of days).
 
     The spec does not say in which order `/trades` pages: newest first, the last page that matters is the
-    first to reach back before the day; oldest first, the first to reach past it. The order is read from the
-    pages themselves (the times within a page, and from one page to the next); while it is not known, or if
-    the pages are in no time order, paging goes on to the end.
+    first to reach back before the day; oldest first, the first to reach past it. Nor does it say whether that
+    order is the trades' times or the order the server recorded them in: a trade recorded late comes after
+    trades later than itself. So the order is read from the times of the items each page brings for the first
+    time (items repeated from an earlier page say nothing of the order; a page of repeats decides nothing),
+    with `late_s` of slack: in newest-first order no time may exceed the earliest before it by more than
+    `late_s`, in oldest-first order none may fall short of the latest before it by more. Paging stops only past
+    the day by that margin too (newest first, a time before the day's start less `late_s`; oldest first, a time
+    at or after its end plus `late_s`), which no trade recorded at most `late_s` late can be behind. While the
+    order is not known, or if the pages are in neither order, paging reads on, to the end of the list (bounded by
+    the paginator's bounds).
     """
 
-    def __init__(self, day_start: int, day_end: int) -> None:
-        self.day_start, self.day_end = day_start, day_end
-        self.direction = 0  # -1 newest first, 1 oldest first, 0 not known yet
-        self.ordered = True
-        self.previous: float | None = None  # the last time of the page before
+    def __init__(self, day_start: int, day_end: int, late_s: float = Settings.trade_lateness_s) -> None:
+        self.day_start, self.day_end, self.late_s = day_start, day_end, late_s
+        self.newest_first = self.oldest_first = True  # the orders the times seen so far allow
+        self.earliest, self.latest = np.inf, -np.inf  # of the times seen so far
 
-    def __call__(self, page: list[Any]) -> bool:
-        if not page:
-            return True
-        times = _times(page)
+    def __call__(self, fresh: list[Any]) -> bool:
+        if not fresh:
+            return False
+        times = _times(fresh)
         if times is None:  # a time that is no number: the normaliser rejects it; judge no order on it
             return False
-        if self.previous is not None:
-            times = np.concatenate(([self.previous], times))
-        self.previous = float(times[-1])
-        steps = np.diff(times)
-        later, earlier = bool((steps > 0).any()), bool((steps < 0).any())
-        if later and earlier:
-            self.ordered = False
-        elif later or earlier:
-            step = 1 if later else -1
-            self.ordered = self.ordered and self.direction in (0, step)
-            self.direction = step
-        if not self.ordered:
+        earliest = np.minimum.accumulate(np.concatenate(([self.earliest], times)))[:-1]  # before each item
+        latest = np.maximum.accumulate(np.concatenate(([self.latest], times)))[:-1]
+        self.newest_first = self.newest_first and bool((times <= earliest + self.late_s).all())
+        self.oldest_first = self.oldest_first and bool((times >= latest - self.late_s).all())
+        self.earliest, self.latest = min(self.earliest, float(times.min())), max(self.latest, float(times.max()))
+        if self.newest_first == self.oldest_first:  # both still possible, or neither
             return False
-        if self.direction < 0:
-            return self.previous < self.day_start
-        return self.direction > 0 and self.previous >= self.day_end
+        if self.newest_first:
+            return self.earliest < self.day_start - self.late_s
+        return self.latest >= self.day_end + self.late_s
 
 
 def _times(page: list[Any]) -> np.ndarray | None:
