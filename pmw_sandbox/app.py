@@ -510,7 +510,7 @@ class SandboxApp:
                           for record in self.world.trade_records_at(market, np.array([i]))],
         )
         meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
-        return {"trades": items, "pagination": pagination, "meta": meta}
+        return {self.config.readings.profile_trades_envelope: items, "pagination": pagination, "meta": meta}
 
     def _trades(self, query: _Query) -> Record:
         market_id = query.text("market_id")
@@ -589,13 +589,17 @@ class SandboxApp:
 
 
     def _points(self, markets: list[Any], start: int, end: int, interval: int) -> list[Record]:
-        """The markets' price points labelled within [start, end], in the reading's order and labelling."""
+        """The markets' price points labelled within [start, end] (or, reading price_range=periods, of every period
+        overlapping it), in the reading's order and labelling."""
         readings = self.config.readings
         shift = interval * 60 if readings.price_label == "period_end" else 0
+        first, last = start - shift, end - shift  # the periods whose label lies within [start, end]
+        if readings.price_range == "periods":
+            first, last = start - start % (interval * 60), end
         ordered = markets[::-1] if readings.price_points_order == "by_market_reversed" else markets
         points: list[Record] = []
         for market in ordered:
-            mine = self.world.price_points(market, start - shift, end - shift, interval)
+            mine = self.world.price_points(market, first, last, interval)
             for point in mine:
                 point["timestamp"] += shift
             _as_read(mine, "marketId", market, readings.row_market_id)

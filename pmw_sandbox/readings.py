@@ -29,12 +29,15 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "book_order": ("best_first", "best_last"),
     "american_odds": ("signed", "bare"),
     "award_detail": ("awards", "futures"),
+    "price_range": ("exact", "periods"),
+    "profile_trades_envelope": ("trades", "data"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
 # readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
-# `book_order`, tests/engine/test_sports.py the sports tables under the others.
-NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail"})
+# `book_order`, tests/engine/test_sports.py the sports tables under `american_odds` and `award_detail`, and
+# tests/defs/test_profiles.py the traders' tables under `profile_trades_envelope`.
+NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "profile_trades_envelope"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ class Readings:
     award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
     cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
+    price_range: str = "exact"  # /price-history: points labelled within [start_ts, end_ts], or every period overlapping
+    profile_trades_envelope: str = "trades"  # /profile/trades: {trades, pagination, meta} or {data, pagination, meta}
+    stale_listing: bool = False  # some listed market records synced hours or days before the world's end
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():

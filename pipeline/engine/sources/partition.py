@@ -22,6 +22,7 @@ from pipeline.engine.config import PriceLabel
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.attribution import attribute
 from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
+from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.price_plan import price_calls
 from pipeline.engine.sources.unified import HOURLY, UnifiedSource, day_bounds
@@ -174,12 +175,22 @@ class UnifiedPartitions:
 
     def window_price_history(self, platform: str, first: date, last: date,
                              markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """The markets' points over the window, 10 markets a call, cut in time where the cap requires."""
+        """The markets' points over the window, 10 markets a call, cut in time where the cap requires; a point
+        that several answers of a batch hold (a server may answer every period that overlaps the span asked, so
+        the period at a cut comes in both halves) is kept once by its key, the first version met."""
         seconds = HOURLY * 60
         start, end = day_bounds(first)[0] - seconds, day_bounds(last)[1] + seconds
+        key = list(TABLES["price_history"].primary_key)
+        no_keys = pl.DataFrame(schema={name: TABLES["price_history"].polars_schema[name] for name in key})
+        held = no_keys  # the keys of the batch's points so far
         for call in price_calls(markets, start, end):
-            yield from self._price_batch(platform, first, call.markets, call.start, call.end)
+            for answer in self._price_batch(platform, first, call.markets, call.start, call.end):
+                fresh = answer.rows.join(held, on=key, how="anti", nulls_equal=True).unique(
+                    key, keep="first", maintain_order=True)
+                held = pl.concat([held, fresh.select(key)])
+                yield Normalised(fresh, answer.rejects)
             if call.last_of_batch:
+                held = no_keys
                 yield MarketsDone(call.markets["id"][-1])
 
     def _price_batch(self, platform: str, day: date, markets: pl.DataFrame, start: int,
