@@ -32,7 +32,7 @@ from pipeline.engine.schema import (
     MarketStatus,
     Platform,
 )
-from pmw_sandbox import orderbooks, profiles
+from pmw_sandbox import orderbooks, profiles, stale
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
@@ -440,9 +440,22 @@ class SandboxApp:
             "markets",
             query,
             len(markets),
-            lambda o, n: [self.world.market_record(m) for m in markets[o : o + n]],
+            lambda o, n: [self._listed_market(m) for m in markets[o : o + n]],
         )
-        return {"pagination": pagination, "markets": items, "meta": self._list_meta(platforms)}
+        meta = self._list_meta(platforms)
+        if items:  # a listing is as fresh as its stalest record
+            meta["data_freshness"] = min(item["last_synced_at"] for item in items)
+        return {"pagination": pagination, "markets": items, "meta": meta}
+
+    def _listed_market(self, market: Any) -> Record:
+        """A market's record as the listing shows it: as of the world's end, or (reading stale_listing) as an
+        earlier sync left it (pmw_sandbox.stale)."""
+        seen = stale.listed(self.world.config, market) if self.config.readings.stale_listing else None
+        if seen is None:
+            return self.world.market_record(market)
+        record = self.world.market_record(market, at=seen.synced)
+        record["trading_end_at"] = record["resolution_date"] = iso(seen.trading_end)
+        return record
 
     def _market(self, market_id: str, query: _Query) -> Record:
         platform = query.platform(MARKET_PLATFORMS)
