@@ -5,10 +5,12 @@ listed in full at the largest page sizes, once, and kept in a short-lived on-dis
 process on the machine shares: a backfill of many days lists it once. From it:
 
 - markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
-  the scheduled end nor the resolution before it starts);
+  the scheduled end nor the resolution before it starts); a market that a record synced before the day ended
+  leaves out is asked about again (`/markets/{id}`), and kept unless its own record leaves it out for sure;
 - their events and series;
 - trades: per live market, paging stops at the first page past the day (in whichever time order the server
-  pages); a market whose last trade (from the listing) is older than the day is not asked at all;
+  pages); a market is not asked at all only when its record, synced after the day ended, says its last
+  trade came before the day;
 - price history: 10 markets per call, hourly, at the maximum points per call (a batch that may have been
   cut at the cap is split and asked again).
 """
@@ -18,11 +20,12 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from itertools import repeat
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import orjson
@@ -32,7 +35,7 @@ from pipeline.engine.files import replaced_atomically
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
-from pipeline.engine.sources.liveness import live_records
+from pipeline.engine.sources.liveness import live_records, partition_records, unsure_records
 from pipeline.engine.sources.paging import UnifiedCursor, field_keys
 
 log = logging.getLogger("pipeline.engine.sources.unified")
@@ -114,6 +117,7 @@ class UnifiedSource:
     def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str) -> None:
         self.http, self.cache, self.cache_key = http, cache, cache_key
         self._catalogues: dict[str, Catalogue] = {}
+        self._asked_again: dict[str, set[str]] = {}  # per platform, the markets asked for at /markets/{id}
 
     # -- catalogue ---------------------------------------------------------------------------------
 
@@ -150,11 +154,51 @@ class UnifiedSource:
 
     def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
         """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
-        conflicting versions live then)."""
-        catalogue = self.catalogue(platform)
-        live = live_records(catalogue.markets, day, last)
-        yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": live}, "markets",
+        conflicting versions live then).
+
+        A market whose listed record leaves it out on no evidence that cannot be stale (`liveness.unsure_records`:
+        synced before the days ended, its trading may have been extended since) is asked about again, once a
+        session, at `/markets/{id}`: its own record, when the service has one, takes the listed one's place (in
+        the cached catalogue too). A market that no record leaves out for sure is kept: it may have traded."""
+        catalogue = self._reasked(platform, day, last)
+        kept = partition_records(catalogue.markets, day, last)
+        yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": kept}, "markets",
                       conflicting=live_records(catalogue.conflicting.get("markets", []), day, last))
+
+    def _reasked(self, platform: str, day: date, last: date | None) -> Catalogue:
+        """The catalogue, with the records of its markets unsure for the days replaced by their own."""
+        catalogue = self.catalogue(platform)
+        asked = self._asked_again.setdefault(platform, set())
+        unsure = [r["id"] for r in unsure_records(catalogue.markets, day, last)
+                  if isinstance(r.get("id"), str) and r["id"] not in asked]
+        asked.update(unsure)
+        own = {market_id: record for market_id in unsure if (record := self._own_record(platform, market_id))}
+        if not own:
+            return catalogue
+        log.info("%s: %d of %d listed records synced before the days they leave out were asked for again",
+                 platform, len(own), len(unsure))
+        markets = [own.get(r.get("id"), r) if isinstance(r, dict) else r for r in catalogue.markets]
+        catalogue = replace(catalogue, markets=markets)
+        self._catalogues[platform] = catalogue
+        if self.cache is not None:
+            key = f"{self.cache_key}:{platform}"
+            with self.cache.lock(key):
+                self.cache.store(key, catalogue)
+        return catalogue
+
+    def _own_record(self, platform: str, market_id: str) -> Record | None:
+        """The market's record at `/markets/{id}` (as `{data: Market}` or `{markets: [Market]}`), or None when the
+        service has none for it (404) or answers with none of that id."""
+        try:
+            body = self.http.get_json(f"/markets/{quote(market_id, safe='')}", {"platform": platform})
+        except ApiError as error:
+            if error.status != 404:
+                raise
+            return None
+        listed = body.get("markets") if isinstance(body, dict) else None
+        found = body.get("data") if isinstance(body, dict) and not isinstance(listed, list) else None
+        candidates = listed if isinstance(listed, list) else [found]
+        return next((r for r in candidates if isinstance(r, dict) and r.get("id") == market_id), None)
 
     def member_pages(self, platform: str, day: date, kind: str, ids: set[str]) -> Iterator[RawPage]:
         """The catalogue's `events` or `series` with these ids, as one page (with their conflicting versions)."""
