@@ -57,14 +57,16 @@ def is_live_on(market: Record, day: date) -> bool:
 
 @dataclass(frozen=True)
 class Catalogue:
-    """A platform's series, events and markets as listed, and per list the records met again with other
-    values under an id already listed (`conflicting`: the first version is the one kept)."""
+    """A platform's series, events and markets as listed, per list the records met again with other values under
+    an id already listed (`conflicting`: the first version is the one kept), and the `meta.data_freshness` the
+    market listing's pages gave (as served: when the service says their records are as of)."""
 
     series: list[Record]
     events: list[Record]
     markets: list[Record]
     fetched_at: datetime
     conflicting: dict[str, list[Record]] = field(default_factory=dict)
+    markets_freshness: list[str] = field(default_factory=list)
 
 
 class CatalogueCache:
@@ -89,7 +91,8 @@ class CatalogueCache:
         try:
             data = orjson.loads(path.read_bytes())
             fetched_at = datetime.fromisoformat(data["fetched_at"])
-            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"])
+            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"],
+                                  data.get("markets_freshness", []))
         except (OSError, ValueError, TypeError, KeyError) as error:  # orjson's JSONDecodeError is a ValueError
             log.warning("catalogue cache %s is unreadable (%s: %s); listing afresh", path, type(error).__name__, error)
             path.unlink(missing_ok=True)
@@ -103,7 +106,8 @@ class CatalogueCache:
         254 levels) or to disk is logged and left uncached: the run goes on with the catalogue it holds."""
         path = self.path(key)
         payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
-                   "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting}
+                   "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting,
+                   "markets_freshness": catalogue.markets_freshness}
         try:
             with replaced_atomically(path) as temporary:
                 temporary.write_bytes(orjson.dumps(payload))
@@ -141,6 +145,7 @@ class UnifiedSource:
         fetched_at = datetime.now(UTC)
         listed: dict[str, list[Record]] = {}
         conflicting: dict[str, list[Record]] = {}
+        freshness: set[str] = set()
         for name in ("series", "events", "markets"):
             walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
                                  smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
@@ -148,9 +153,13 @@ class UnifiedSource:
             for page in walk.pages():
                 listed[name] += page.items
                 conflicting[name] += page.conflicting
+                meta = page.body.get("meta") if name == "markets" else None
+                if isinstance(meta, dict) and isinstance(meta.get("data_freshness"), str):
+                    freshness.add(meta["data_freshness"])
         log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
                  len(listed["series"]), len(listed["events"]), len(listed["markets"]))
-        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting)
+        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting,
+                         sorted(freshness))
 
     def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
         """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
@@ -161,7 +170,7 @@ class UnifiedSource:
         session, at `/markets/{id}`: its own record, when the service has one, takes the listed one's place (in
         the cached catalogue too). A market that no record leaves out for sure is kept: it may have traded."""
         catalogue = self._reasked(platform, day, last)
-        kept = partition_records(catalogue.markets, day, last)
+        kept = partition_records(catalogue.markets, day, last, catalogue.markets_freshness)
         yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": kept}, "markets",
                       conflicting=live_records(catalogue.conflicting.get("markets", []), day, last))
 
@@ -169,7 +178,7 @@ class UnifiedSource:
         """The catalogue, with the records of its markets unsure for the days replaced by their own."""
         catalogue = self.catalogue(platform)
         asked = self._asked_again.setdefault(platform, set())
-        unsure = [r["id"] for r in unsure_records(catalogue.markets, day, last)
+        unsure = [r["id"] for r in unsure_records(catalogue.markets, day, last, catalogue.markets_freshness)
                   if isinstance(r.get("id"), str) and r["id"] not in asked]
         asked.update(unsure)
         own = {market_id: record for market_id in unsure if (record := self._own_record(platform, market_id))}
