@@ -182,11 +182,13 @@ class UnifiedSource:
                   if isinstance(r.get("id"), str) and r["id"] not in asked]
         asked.update(unsure)
         own = {market_id: record for market_id in unsure if (record := self._own_record(platform, market_id))}
+        if unsure:
+            log.info("%s: %d markets left out of %s by records synced before it ended asked for again, %d answered",
+                     platform, len(unsure), f"{day}..{last or day}", len(own))
         if not own:
             return catalogue
-        log.info("%s: %d of %d listed records synced before the days they leave out were asked for again",
-                 platform, len(own), len(unsure))
-        markets = [own.get(r.get("id"), r) if isinstance(r, dict) else r for r in catalogue.markets]
+        markets = [own.get(r["id"], r) if isinstance(r, dict) and isinstance(r.get("id"), str) else r
+                   for r in catalogue.markets]
         catalogue = replace(catalogue, markets=markets)
         self._catalogues[platform] = catalogue
         if self.cache is not None:
