@@ -132,7 +132,7 @@ class World:
         if key not in self._stats:
             act = self.activity(market)
             as_of_s = int((at or self.as_of).timestamp())
-            before = act.ts < as_of_s
+            before = act.ts < as_of_s if at is not None else np.full(len(act.ts), True)  # at the end: every trade
             notional = np.where(act.taker & before, act.size * act.price, 0.0)  # a match counts once: its taker's
             last_trades: Record = {}
             for j, outcome in enumerate(market.outcomes):
