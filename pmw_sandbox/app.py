@@ -33,7 +33,7 @@ from pipeline.engine.schema import (
     MarketStatus,
     Platform,
 )
-from pmw_sandbox import orderbooks, profiles
+from pmw_sandbox import orderbooks, profiles, stale
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
@@ -479,9 +479,22 @@ class SandboxApp:
             "markets",
             query,
             len(markets),
-            lambda o, n: [self.world.market_record(m) for m in markets[o : o + n]],
+            lambda o, n: [self._listed_market(m) for m in markets[o : o + n]],
         )
-        return {"pagination": pagination, "markets": items, "meta": self._list_meta(platforms)}
+        meta = self._list_meta(platforms)
+        if items:  # a listing is as fresh as its stalest record
+            meta["data_freshness"] = min(item["last_synced_at"] for item in items)
+        return {"pagination": pagination, "markets": items, "meta": meta}
+
+    def _listed_market(self, market: Any) -> Record:
+        """A market's record as the listing shows it: as of the world's end, or (reading stale_listing) as an
+        earlier sync left it (pmw_sandbox.stale)."""
+        seen = stale.listed(self.world.config, market) if self.config.readings.stale_listing else None
+        if seen is None:
+            return self.world.market_record(market)
+        record = self.world.market_record(market, at=seen.synced)
+        record["trading_end_at"] = record["resolution_date"] = iso(seen.trading_end)
+        return record
 
     def _market(self, market_id: str, query: _Query) -> Record:
         platform = query.platform(MARKET_PLATFORMS)
@@ -549,7 +562,7 @@ class SandboxApp:
                           for record in self.world.trade_records_at(market, np.array([i]))],
         )
         meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
-        return {"trades": items, "pagination": pagination, "meta": meta}
+        return {self.config.readings.profile_trades_envelope: items, "pagination": pagination, "meta": meta}
 
     def _trades(self, query: _Query) -> Record:
         market_id = query.text("market_id")
@@ -640,13 +653,17 @@ class SandboxApp:
 
 
     def _points(self, markets: list[Any], start: int, end: int, interval: int) -> list[Record]:
-        """The markets' price points labelled within [start, end], in the reading's order and labelling."""
+        """The markets' price points labelled within [start, end] (or, reading price_range=periods, of every period
+        overlapping it), in the reading's order and labelling."""
         readings = self.config.readings
         shift = interval * 60 if readings.price_label == "period_end" else 0
+        first, last = start - shift, end - shift  # the periods whose label lies within [start, end]
+        if readings.price_range == "periods":
+            first, last = start - start % (interval * 60), end
         ordered = markets[::-1] if readings.price_points_order == "by_market_reversed" else markets
         points: list[Record] = []
         for market in ordered:
-            mine = self.world.price_points(market, start - shift, end - shift, interval)
+            mine = self.world.price_points(market, first, last, interval)
             for point in mine:
                 point["timestamp"] += shift
             _as_read(mine, "marketId", market, readings.row_market_id)

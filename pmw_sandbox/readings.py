@@ -30,12 +30,15 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "american_odds": ("signed", "bare"),
     "award_detail": ("awards", "futures"),
     "cursor_refusal": ("invalid_cursor", "validation_error", "gone"),
+    "price_range": ("exact", "periods"),
+    "profile_trades_envelope": ("trades", "data"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
 # readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
-# `book_order`, tests/engine/test_sports.py the sports tables under the others.
-NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail"})
+# `book_order`, tests/engine/test_sports.py the sports tables under `american_odds` and `award_detail`, and
+# tests/defs/test_profiles.py the traders' tables under `profile_trades_envelope`.
+NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "profile_trades_envelope"})
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,9 @@ class Readings:
     # INVALID_CURSOR, 400 VALIDATION_ERROR naming the cursor, or 410 Gone
     cursor_refusal: str = "invalid_cursor"
     redirect: bool = False  # a list endpoint asked without a trailing slash answers 307 to the path with one
+    price_range: str = "exact"  # /price-history: points labelled within [start_ts, end_ts], or every period overlapping
+    profile_trades_envelope: str = "trades"  # /profile/trades: {trades, pagination, meta} or {data, pagination, meta}
+    stale_listing: bool = False  # some listed market records synced hours or days before the world's end
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():

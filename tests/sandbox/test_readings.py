@@ -154,6 +154,39 @@ def test_a_limit_over_the_lowest_documented_maximum_is_refused(apps: dict[str, S
         assert client.get("/trades", params={"market_id": "x", "limit": 1000}).status_code == 404  # not a limit
 
 
+def test_points_of_every_period_overlapping_the_span(apps: dict[str, SandboxApp], market: dict[str, Any]) -> None:
+    """price_range=periods: a span starting inside a period gets that period too, under its start."""
+    exact = _points(apps, "", market["id"], shift=1800)
+    periods = _points(apps, "price_range=periods", market["id"], shift=1800)
+    first = {p["timestamp"] for p in periods} - {p["timestamp"] for p in exact}
+    assert first == {DAY_START} and len(periods) > len(exact)
+    assert [p for p in periods if p["timestamp"] != DAY_START] == exact
+
+
+def test_trader_trades_under_data(apps: dict[str, SandboxApp]) -> None:
+    user = _trades(apps, "", _get(apps, "", "/markets", platform="kalshi", limit=1)["markets"][0]["id"])[0]["user"]
+    query = {"platform": "kalshi", "user": user["name"], "limit": 5}
+    assert _get(apps, "", "/profile/trades", **query)["trades"] == _get(
+        apps, "profile_trades_envelope=data", "/profile/trades", **query)["data"]
+
+
+def test_a_stale_listing(apps: dict[str, SandboxApp]) -> None:
+    """stale_listing: some records as an earlier sync left them (figures, status, end of trading, last_synced_at),
+    the listing's data_freshness its stalest record's, a market's own record current."""
+    fresh = _get(apps, "", "/markets", platform="polymarket", limit=250)
+    stale = _get(apps, "stale_listing=true", "/markets", platform="polymarket", limit=250)
+    pairs = list(zip(fresh["markets"], stale["markets"], strict=True))
+    older = [(now, then) for now, then in pairs if then["last_synced_at"] < now["last_synced_at"]]
+    assert 0 < len(older) < len(pairs) and all(now == then for now, then in pairs if (now, then) not in older)
+    assert stale["meta"]["data_freshness"] == min(then["last_synced_at"] for _, then in older)
+    assert any(then["volume_total"] < now["volume_total"] for now, then in older)
+    assert any(then["trading_end_at"] < now["trading_end_at"] for now, then in older)  # extended since
+    assert all(then["last_trades"] is None or max(t["timestamp"] for t in then["last_trades"].values())
+               <= then["last_synced_at"] for _, then in older)
+    now, _ = older[0]
+    assert _get(apps, "stale_listing=true", f"/markets/{now['id']}")["markets"][0] == now
+
+
 def test_readings_are_checked_and_listed() -> None:
     with pytest.raises(ValueError, match="reading trades_order must be one of newest_first, oldest_first"):
         Readings.parse("trades_order=sideways")
@@ -162,8 +195,8 @@ def test_readings_are_checked_and_listed() -> None:
     every = Readings.every_other()
     assert Readings.parse(every.label()) == every
     alone = Readings.each_alone()
-    flags = sum(f.name not in CHOICES for f in fields(Readings))  # the yes/no switches
-    assert len(alone) == sum(len(c) - 1 for c in CHOICES.values()) + flags
+    flags = [f.name for f in fields(Readings) if f.name not in CHOICES]  # the yes/no switches
+    assert len(alone) == sum(len(c) - 1 for c in CHOICES.values()) + len(flags)
     assert all(len(r.label().split(",")) == 1 for r in alone)
 
 
