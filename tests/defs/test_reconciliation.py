@@ -38,8 +38,8 @@ def test_markets_left_out_by_the_skip_rule_fail_the_trades_reconciliation_naming
     rule = partition.trade_markets
     dropped: list[str] = []
 
-    def skipping_two(markets: pl.DataFrame, since: int) -> list[str]:
-        asked = rule(markets, since)
+    def skipping_two(markets: pl.DataFrame, *window: int) -> list[str]:
+        asked = rule(markets, *window)
         dropped[:] = asked[:2]
         return asked[2:]
 
@@ -68,8 +68,8 @@ def test_a_day_whose_records_say_nothing_of_it_is_held_against_its_price_history
     rule = partition.trade_markets
     dropped: list[str] = []
 
-    def skipping_two_that_traded(markets: pl.DataFrame, since: int) -> list[str]:
-        asked = rule(markets, since)
+    def skipping_two_that_traded(markets: pl.DataFrame, *window: int) -> list[str]:
+        asked = rule(markets, *window)
         dropped[:] = [m for m in asked if m in traded][:2]
         return [m for m in asked if m not in dropped]
 
