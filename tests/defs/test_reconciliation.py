@@ -4,18 +4,21 @@ a day whose records, synced later, say nothing of it, where the day's price hist
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from dataclasses import replace
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
 import pytest
 
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import Platform
 from pipeline.engine.sources import partition
 from pmw_sandbox import plug
 from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
+from pmw_sandbox.readings import Readings
 from pmw_sandbox.world import World
 from tests.support.runs import land_directly, materialise
 
@@ -29,6 +32,14 @@ def small_world(pipeline_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     app = SandboxApp(SandboxConfig(world=WORLD))
     monkeypatch.setattr(plug, "sandbox_app", lambda seed, end, faults, readings, days: app)
     return pipeline_env
+
+
+def _trading_markets(platform: Platform, day: date, config: WorldConfig = WORLD) -> set[str]:
+    """The markets with trades on the day, by the world itself."""
+    world = World(config)
+    start = int(datetime.combine(day, time(), UTC).timestamp())
+    return {m.id for m in world.markets(platform)
+            if any(start <= t["timestamp"] < start + 86_400 for t in world.trade_records(m, 0, 10_000, True))}
 
 
 @pytest.mark.parametrize("platform", ["polymarket", "kalshi"])
@@ -61,10 +72,7 @@ def test_a_day_whose_records_say_nothing_of_it_is_held_against_its_price_history
     small_world: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     day = WORLD.start_day  # the catalogue is synced a day later: its records' volumes are of the next day
-    world = World(WORLD)
-    start = int(datetime.combine(day, time(), UTC).timestamp())
-    traded = {m.id for m in world.markets(Platform.POLYMARKET)
-              if any(start <= t["timestamp"] < start + 86_400 for t in world.trade_records(m, 0, 10_000, True))}
+    traded = _trading_markets(Platform.POLYMARKET, day)
     rule = partition.trade_markets
     dropped: list[str] = []
 
@@ -82,3 +90,28 @@ def test_a_day_whose_records_say_nothing_of_it_is_held_against_its_price_history
     check = failed["traded_markets_have_trades"]
     assert check.severity == dg.AssetCheckSeverity.ERROR
     assert check.metadata["concerned"].value == sorted(dropped)
+
+
+def test_under_a_stale_listing_the_skip_rule_that_trusted_any_record_is_caught(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue's case: records synced before later trades, and the skip rule as it was (a last trade before the
+    day, however old the record): the markets it skipped that traded are named by the trades reconciliation."""
+    world = replace(WORLD, days=3)  # its first day has a market whose stale record misleads the old rule
+    app = SandboxApp(SandboxConfig(world=world, readings=Readings(stale_listing=True)))
+    monkeypatch.setattr(plug, "sandbox_app", lambda seed, end, faults, readings, days: app)
+
+    def trusting_any_record(markets: pl.DataFrame, start: int, end: int) -> list[str]:
+        latest = pl.col("last_trades").list.eval(pl.element().struct.field("timestamp")).list.max()
+        return markets.filter(~(latest.dt.epoch("s") < start).fill_null(False)).sort("id")["id"].to_list()
+
+    monkeypatch.setattr(partition, "trade_markets", trusting_any_record)
+    day = world.start_day + timedelta(days=1)
+    result = materialise("polymarket", day)
+
+    landed = Lake(pipeline_env / "lake").read_partition("trades", "polymarket", day)
+    assert result.success and landed is not None
+    skipped = _trading_markets(Platform.POLYMARKET, day, world) - set(landed["market_id"])
+    assert skipped  # the stale records misled the rule
+    failed = {e.check_name: e for e in result.get_asset_check_evaluations() if not e.passed}
+    assert failed["traded_markets_have_trades"].metadata["concerned"].value == sorted(skipped)
