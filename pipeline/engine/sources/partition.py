@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
+from itertools import repeat
 from typing import Any, Protocol, runtime_checkable
 
 import polars as pl
@@ -231,7 +232,12 @@ class UnifiedPartitions:
         if table in catalogue.answers:
             figures.meta = catalogue.answers[table]
         if table == "events":
-            event_ids = pl.Series("event_id", [m.get("event_id") if isinstance(m, dict) else None
-                                               for m in catalogue.markets], dtype=pl.String(), strict=False)
-            figures.listed_per_event = event_ids.drop_nulls().value_counts(name="listed").cast({"listed": pl.Int64()})
+            figures.listed_per_event = _listed_per_event(catalogue.markets)
         return figures
+
+
+def _listed_per_event(markets: list[Any]) -> pl.DataFrame:
+    """How many of the listed market records name each `event_id` (a record that is no object names none)."""
+    records = markets if set(map(type, markets)) <= {dict} else [m if isinstance(m, dict) else {} for m in markets]
+    event_ids = pl.Series("event_id", list(map(dict.get, records, repeat("event_id"))), dtype=pl.String(), strict=False)
+    return event_ids.drop_nulls().value_counts(name="listed").cast({"listed": pl.Int64()})
