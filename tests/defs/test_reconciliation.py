@@ -90,6 +90,14 @@ def test_a_day_whose_records_say_nothing_of_it_is_held_against_its_price_history
     check = failed["traded_markets_have_trades"]
     assert check.severity == dg.AssetCheckSeverity.ERROR
     assert check.metadata["concerned"].value == sorted(dropped)
+    # what the service said of its answers, kept in the partitions' metadata
+    [markets] = result.asset_materializations_for_node("markets")
+    listing = markets.metadata["service_listing"].value["markets"]
+    assert listing["totals"] == [listing["listed"]] and listing["ended_by_server"]
+    assert markets.metadata["service_data_freshness"].value["newest"] == "2026-11-22T00:00:00Z"
+    [prices] = result.asset_materializations_for_node("price_history")
+    answered = prices.metadata["service_price_answers"].value
+    assert answered["answers"] > 0 and answered["points"] == answered["total_points"] > 0
 
 
 def test_under_a_stale_listing_the_skip_rule_that_trusted_any_record_is_caught(
