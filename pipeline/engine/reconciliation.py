@@ -4,7 +4,8 @@ A reconciliation is a check (`pipeline.engine.checks`, where the registry holds 
 `Check.reconciles`) whose evidence is not the rows alone: `PartitionContext.markets`, the partition's markets (their
 records' `last_trades`, `volume_24h`, `last_synced_at`, `event_id`, `series_id`), and `PartitionContext.figures`, the
 `ServiceFigures` of the answers behind it (lists' `pagination.total`, price history's `meta.total_points` and
-`time_range`, the catalogue's markets per event). Each returns the offending rows, the first column naming what is
+`time_range`, the catalogue's markets per event), and for trades `PartitionContext.price_volume`, the day's price
+history as landed. Each returns the offending rows, the first column naming what is
 concerned (a market, an event, a list, an answer); rows with an `excused` reason are named, not counted. They run
 once the partition is written, on its rows or, for the tables read per market, on what landed per market
 (`LANDED_SCHEMA`), and cost no request. Without evidence (a platform's own API, which reports no such figures) they
@@ -32,15 +33,15 @@ PER_MARKET = ("trades", "price_history")  # tables whose reconciliations read wh
 # 0 say their market traded then.
 PRICE_VOLUME_SCHEMA = {"market_id": pl.String(), "volume": pl.Float64()}
 
+
 @dataclass(frozen=True)
 class Reconciliation:
+    """A reconciliation check, as `checks_for` registers it (a `Check` with `reconciles` set)."""
+
     name: str
     description: str
     run: Callable[[pl.DataFrame, PartitionContext], pl.DataFrame]  # returns the offending rows
     blocking: bool = True  # what `Check.blocking` says: a failure says rows are missing
-
-
-# -- reconciliation: what landed against what the service says about itself ----------------------------------
 
 
 def _day_end(day: date) -> datetime:
