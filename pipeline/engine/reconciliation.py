@@ -84,18 +84,18 @@ def _market_count_check() -> Reconciliation:
                           "counts are named, not counted)", run)
 
 
-def _listing_check(table: str) -> Reconciliation:
+def _listing_check(table: str, which: str) -> Reconciliation:
     def run(_df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
-        schema = {"list": pl.String(), "total": pl.Int64(), "listed": pl.Int64()}
-        walked = ctx.figures.lists.get(table) if ctx.figures is not None else None
-        if walked is None or not walked.ended_by_server or len(walked.totals) != 1 or walked.listed >= walked.totals[0]:
-            return pl.DataFrame(schema=schema)
-        return pl.DataFrame([{"list": f"GET /{table}?platform={ctx.platform}", "total": walked.totals[0],
-                              "listed": walked.listed}], schema=schema)
+        walks = ctx.figures.lists if ctx.figures is not None else {}
+        short = [(key, walked.totals[0], walked.listed) for key, walked in walks.items()
+                 if walked.ended_by_server and len(walked.totals) == 1 and walked.listed < walked.totals[0]]
+        return pl.DataFrame({
+            "list": [f"GET /{key}" + ("" if "?" in key else f"?platform={ctx.platform}") for key, _, _ in short],
+            "total": [total for _, total, _ in short], "listed": [listed for _, _, listed in short],
+        }, schema={"list": pl.String(), "total": pl.Int64(), "listed": pl.Int64()})
 
-    return Reconciliation(f"{table}_listing_complete", f"the `{table}` listing brought as many items as its "
-                          "`pagination.total` said, where every page gave the same total and the server itself "
-                          "ended the list", run)
+    return Reconciliation(f"{table}_listing_complete", f"{which} brought as many items as its `pagination.total` "
+                          "said, where every page gave the same total and the server itself ended the list", run)
 
 
 def _traded_landed_check() -> Reconciliation:
@@ -181,12 +181,13 @@ def _platform_errors_check() -> Reconciliation:
 
 def reconciliations(table: str) -> tuple[Reconciliation, ...]:
     """The reconciliation checks of a table of the ingestion assets, and the sports tables' platform errors."""
-    members = {"events": "event_id", "series": "series_id"}
+    listing = _listing_check(table, f"the `{table}` listing")
     return {
-        "markets": (_listing_check("markets"),),
-        "events": (_members_landed_check("events", members["events"]), _market_count_check(), _listing_check("events")),
-        "series": (_members_landed_check("series", members["series"]), _listing_check("series")),
-        "trades": (_traded_landed_check(), _notional_check()),
+        "markets": (listing,),
+        "events": (_members_landed_check("events", "event_id"), _market_count_check(), listing),
+        "series": (_members_landed_check("series", "series_id"), listing),
+        "trades": (_traded_landed_check(), _notional_check(),
+                   _listing_check("trades", "each market's `/trades` listing read to its end")),
         "price_history": (_price_answers_check(),),
         **{sports: (_platform_errors_check(),) for sports in ("futures", "awards", "future_odds")},
     }.get(table, ())

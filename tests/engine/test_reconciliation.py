@@ -193,3 +193,21 @@ def test_platform_errors_of_the_sports_answers_are_kept_and_warned_about() -> No
     assert not result.passed and not result.blocking and result.figures["concerned"] == ["novig", "sxbet"]
     quiet = ServiceFigures(platform_errors={})
     assert _outcome("futures", "no_platform_errors", pl.DataFrame(), PartitionContext("nfl", DAY, figures=quiet)).passed
+
+
+def test_a_market_whose_trades_walk_ended_short_of_its_total_is_named(tmp_path: Path) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        market = request.url.params["market_id"]
+        trades = [{"trade_id": f"{market}-1", "timestamp": 1_763_600_000}]
+        total = {"m1": 2, "m2": 1}[market]
+        return httpx.Response(200, json={"trades": trades, "pagination": {
+            "total": total, "has_more": False, "next_cursor": None}})
+
+    http = HttpLayer("http://api.test", transport=httpx.MockTransport(answer), max_attempts=1)
+    source = UnifiedSource(http, None, "api:test")
+    assert len(list(source.trade_pages(PLATFORM, DAY, ["m1", "m2"]))) == 2
+    figures = UnifiedPartitions(source, "api").figures(PLATFORM, "trades")
+    result = _outcome("trades", "trades_listing_complete", pl.DataFrame(), PartitionContext(PLATFORM, DAY,
+                      figures=figures), _trades_of())
+    _failed(result, ["GET /trades?market_id=m1"])
+    assert result.examples == [{"list": "GET /trades?market_id=m1", "total": 2, "listed": 1}]

@@ -223,10 +223,12 @@ class UnifiedPartitions:
 
     def figures(self, platform: str, table: str) -> ServiceFigures:
         """The catalogue listing's figures for `markets`, `events` (with the markets listed per event) and `series`;
-        the session's answers' for `trades` and `price_history`."""
-        if table in ("trades", "price_history"):
-            answers = self.source.price_answers if table == "price_history" else []
-            return ServiceFigures(price_answers=list(answers), meta=self.source.answers[table])
+        the session's answers' for `trades` (each market's walk) and `price_history`."""
+        if table == "trades":
+            walks = {f"trades?market_id={market}": walked for market, walked in self.source.trade_listings.items()}
+            return ServiceFigures(walks, meta=self.source.answers[table])
+        if table == "price_history":
+            return ServiceFigures(price_answers=list(self.source.price_answers), meta=self.source.answers[table])
         catalogue = self.source.catalogue(platform)
         figures = ServiceFigures({table: catalogue.listings[table]} if table in catalogue.listings else {})
         if table in catalogue.answers:

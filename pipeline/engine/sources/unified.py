@@ -135,6 +135,7 @@ class UnifiedSource:
         self.http, self.cache, self.cache_key = http, cache, cache_key
         self.answers = {"trades": AnswerMeta(), "price_history": AnswerMeta()}  # the session's answers' meta
         self.price_answers: list[PriceAnswer] = []  # the session's price-history answers whose points were kept
+        self.trade_listings: dict[str, ListFigures] = {}  # per market asked, its /trades walk's figures
         self.late_s = late_s  # how late the server may record a trade (PastTheDay)
         self._catalogues: dict[str, Catalogue] = {}
         self._asked_again: dict[str, set[str]] = {}  # per platform, the markets asked for at /markets/{id}
@@ -255,6 +256,7 @@ class UnifiedSource:
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
                 self.answers["trades"].read(page.body)  # once the page is taken (the stream takes them all)
+                self.trade_listings.setdefault(market_id, ListFigures()).page(page.body, len(page.items))
 
     def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int) -> Iterator[RawPage]:
         """Hourly price points of at most 10 markets between two moments (Unix seconds, both included): one
