@@ -156,7 +156,8 @@ def render_reconciliation() -> str:
         f"event's `id` or `platform_id`. Kalshi's multivariate events (`{MVE_PREFIX}...`), whose markets the spec "
         "filters out of results, and placeholder counts (negative, or not whole) are named under `excused`, not "
         "counted.",
-        "- A listing is held against its `pagination.total` only when every page gave the same total and the server "
+        "- A listing (the catalogue's `markets`, `events` and `series`; each market's `/trades`) is held against its "
+        "`pagination.total` only when every page gave the same total and the server "
         "itself ended the list (not a stop rule of the pipeline's); a total below the items listed loses nothing. A "
         "server whose total is above what it lists cannot be told from one that lost items: that fails.",
         "- Price history: each answer whose points were kept (not one asked again in halves) holds the points its "
