@@ -146,8 +146,13 @@ def _figures_metadata(figures: ServiceFigures | None) -> dict[str, Any]:
     if figures is None:
         return {}
     shown = figures.meta.as_metadata()
-    if figures.lists:
+    if len(figures.lists) == 1:  # a catalogue list
         shown["service_listing"] = {name: walked.as_json() for name, walked in figures.lists.items()}
+    elif figures.lists:  # a walk per market: summed up
+        walks = figures.lists.values()
+        shown["service_listing"] = {"walks": len(walks), "listed": sum(w.listed for w in walks),
+                                    "ended_by_server": sum(w.ended_by_server for w in walks),
+                                    "with_total": sum(bool(w.totals) for w in walks)}
     if figures.platform_errors is not None:
         shown["service_platform_errors"] = figures.platform_errors
     if figures.price_answers:
