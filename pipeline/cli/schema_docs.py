@@ -166,10 +166,10 @@ def render_reconciliation() -> str:
         "- The sports answers' `meta.platform_errors`, non-empty, is a warning: the platforms named may be missing.",
         "",
         "Every partition of the unified API keeps the service's figures in its materialisation's metadata: "
-        "`service_cache_hits` (answers with `meta.cache_hit` true and false), `service_data_freshness` (the oldest and "
-        "newest `meta.data_freshness` seen), `service_listing` (a catalogue list's totals, items listed and whether the "
-        "server ended it; for trades, the markets' walks summed up), `service_price_answers` (answers, points, points counted) and, on the sports tables, "
-        "`service_platform_errors`.",
+        "`service_cache_hits` (answers with `meta.cache_hit` true and false), `service_data_freshness` (the "
+        "oldest and newest `meta.data_freshness` seen), `service_listing` (a catalogue list's totals, items listed "
+        "and whether the server ended it; for trades, the markets' walks summed up), `service_price_answers` "
+        "(answers, points, points counted) and, on the sports tables, `service_platform_errors`.",
         "",
     ])
 
