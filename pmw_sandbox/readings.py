@@ -51,7 +51,7 @@ class Readings:
     trade_outcome: str = "name"  # a trade's outcome: the outcome's name, or its id
     trade_taker: str = "flagged"  # a trade's `taker`: true or false (a maker's row of a match), or left null
     price_label: str = "period_start"  # a price point's time: its period's start, or its end
-    pagination_total: str = "exact"  # pagination.total: the count, absent, or wrong
+    pagination_total: str = "exact"  # pagination.total: the count, absent, or wrong (half the count)
     single_envelope: str = "list"  # /events/{id}, /markets/{id}: {pagination, events: [e]} or {data: e}
     list_order: str = "catalogue"  # series, events and markets lists: catalogue order, or reversed
     iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, or ...00.000Z

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pipeline.engine.checks import CHECKS
+from pipeline.engine.checks import CHECKS, CONCERNED_SHOWN, NAMED_IN_DESCRIPTION
 from pipeline.engine.normalize.mappings import (
     DIRECT_MAPPINGS,
     KALSHI_MARKET_TYPES,
@@ -20,6 +20,7 @@ from pipeline.engine.normalize.mappings import (
     POLYMARKET_STATUS_RULES,
     EntityMapping,
 )
+from pipeline.engine.reconciliation import MVE_PREFIX, VOLUME_TOLERANCE
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
     MARKET_PLATFORMS,
@@ -114,10 +115,63 @@ def render() -> str:
     ]
     tables = lake_tables().values()
     parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "platform")
+    parts.append(render_reconciliation())
     parts.append(render_sports_intro())
     parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "league")
     parts.append(render_direct_mappings())
     return "\n".join(parts)
+
+
+def render_reconciliation() -> str:
+    """The reconciliation checks (pipeline/engine/reconciliation.py): what each holds against what, and the service's
+    own figures kept in the partitions' metadata."""
+    cents, share = VOLUME_TOLERANCE
+    rows = [f"| `{table}` | `{check.name}` | {'ERROR' if check.blocking else 'WARN'} | {check.description} |"
+            for table, checks in CHECKS.items() for check in checks if check.reconciles]
+    return "\n".join([
+        "## Reconciliation checks",
+        "",
+        "Beside the checks of the rows themselves, each partition holds what it landed against what the service says "
+        "about itself, in the answers the partition needed anyway (no request is added). A failure means the "
+        "service's own figures say rows are missing: an error (blocking: the SQL models reading the table are held "
+        f"back in that run), whose description names the first {NAMED_IN_DESCRIPTION} markets (events, lists, "
+        f"answers) concerned, its metadata up to {CONCERNED_SHOWN} (`concerned`) and its examples their figures; "
+        "`pmw status` lists it with them. Without such figures (the platforms' own APIs) they pass.",
+        "",
+        "| asset | check | severity | what it asserts |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+        "- A market traded on the day when one of its record's `last_trades` falls inside the day (a trade that "
+        "happened stays so, however stale the record), when its `volume_24h` (else `volume_24h_contracts`) is "
+        "above 0 on a record whose `last_synced_at` is exactly the day's end (then its 24 hours are the day; a record "
+        "synced later says nothing of the day), or when the day's `price_history` partition, landed, holds points of "
+        "it with a volume above 0 (read from the lake; in a run, `price_history`'s step comes before `trades`'). So a "
+        "stale record that hid a market's trades from a skip rule does not hide them from the check.",
+        "- On such a record the landed trades' notional (sum of `price` x `size`: the platform's currency, as "
+        "`volume_24h` is) may fall short of `volume_24h` by no more than "
+        f"{cents} plus {share:.1%} (rounding); `volume_24h_contracts` is held against the contracts (sum of `size`). "
+        "More than the volume is not a failure: rows are missing only when less landed.",
+        "- Events' `market_count` is held against the markets of the whole catalogue listing whose `event_id` is the "
+        f"event's `id` or `platform_id`. Kalshi's multivariate events (`{MVE_PREFIX}...`), whose markets the spec "
+        "filters out of results, and placeholder counts (negative, or not whole) are named under `excused`, not "
+        "counted.",
+        "- A listing (the catalogue's `markets`, `events` and `series`; each market's `/trades`) is held against its "
+        "`pagination.total` only when every page gave the same total and the server "
+        "itself ended the list (not a stop rule of the pipeline's); a total below the items listed loses nothing. A "
+        "server whose total is above what it lists cannot be told from one that lost items: that fails.",
+        "- Price history: each answer whose points were kept (not one asked again in halves) holds the points its "
+        "`meta.total_points` counts, and its `meta.time_range` covers the range asked. In a window's sweep the answers "
+        "are checked by the partition whose step swept.",
+        "- The sports answers' `meta.platform_errors`, non-empty, is a warning: the platforms named may be missing.",
+        "",
+        "Every partition of the unified API keeps the service's figures in its materialisation's metadata: "
+        "`service_cache_hits` (answers with `meta.cache_hit` true and false), `service_data_freshness` (the "
+        "oldest and newest `meta.data_freshness` seen), `service_listing` (a catalogue list's totals, items listed "
+        "and whether the server ended it; for trades, the markets' walks summed up), `service_price_answers` "
+        "(answers, points, points counted) and, on the sports tables, `service_platform_errors`.",
+        "",
+    ])
 
 
 def render_sports_intro() -> str:

@@ -37,6 +37,7 @@ class FailedCheck:
     day: date
     severity: str
     description: str
+    concerned: tuple[str, ...] = ()  # a reconciliation's markets (events, lists, answers) concerned
 
     @property
     def blocking(self) -> bool:
@@ -47,9 +48,10 @@ class FailedCheck:
         return (f"FAILED CHECK {self.asset}.{self.check} {self.platform} {self.day} ({self.severity}): "
                 f"{self.description}")
 
-    def as_json(self) -> dict[str, str]:
+    def as_json(self) -> dict[str, Any]:
+        named = {"concerned": list(self.concerned)} if self.concerned else {}
         return {"asset": self.asset, "check": self.check, "platform": self.platform, "day": self.day.isoformat(),
-                "severity": self.severity, "description": self.description}
+                "severity": self.severity, "description": self.description, **named}
 
 
 @dataclass(frozen=True)

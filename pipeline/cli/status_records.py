@@ -81,8 +81,11 @@ def _failed_checks(instance: dg.DagsterInstance, first: date, last: date) -> lis
             info.check_key, limit=1, status={AssetCheckExecutionRecordStatus.FAILED},
             partition_filter=PartitionKeyFilter(key=info.partition_key))
         evaluation = history[0].evaluation if history else None
+        concerned = evaluation.metadata.get("concerned") if evaluation else None
         failed.append(FailedCheck(
             info.check_key.asset_key.to_user_string(), info.check_key.name, ref.platform, ref.day,
             evaluation.severity.value if evaluation else "unknown",
-            (evaluation.description or "") if evaluation else "(its evaluation is not in the instance)"))
+            (evaluation.description or "") if evaluation else "(its evaluation is not in the instance)",
+            tuple(map(str, concerned.value)) if isinstance(concerned, dg.JsonMetadataValue)
+            and isinstance(concerned.value, list) else ()))
     return sorted(failed, key=lambda c: (c.asset, c.check, c.day, c.platform))

@@ -9,6 +9,10 @@ A row of another platform is not checked for: the normalisers take `platform` an
 and the lake refuses to write a row of another partition (the step fails), so such a check could never
 fail. `timestamps_inside_day` checks the rows as landed: the streamed tables (trades, price history) keep
 only the day's rows (a market's first page brings later days' trades), so there it holds by construction.
+
+The reconciliation checks (`Check.reconciles`, defined in pipeline.engine.reconciliation) hold what landed
+against what the service says about itself (`PartitionContext.markets` and `.figures`): they run once the
+partition is written (`reconcile`), and a failed one names what it concerns in its description and figures.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalised import CONFLICTING_REPEAT
+from pipeline.engine.reconciliation import PER_MARKET, landed_per_market, reconciliations
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
     OVERROUND_TOLERANCE,
@@ -28,9 +33,12 @@ from pipeline.engine.schema import (
     Table,
     lake_tables,
 )
+from pipeline.engine.service_figures import ServiceFigures
 
 PREVIEW_ROWS = 5
 EXAMPLE_CHARS = 300  # of a rejected record's JSON, in an example
+CONCERNED_SHOWN = 100  # ids a failed reconciliation names in its metadata
+NAMED_IN_DESCRIPTION = 10  # of them, in its description (what `pmw status` prints)
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,9 @@ class PartitionContext:
     day: date
     market_ids: frozenset[str] = frozenset()  # ids of the markets partition, for reference checks
     team_ids: frozenset[str] = frozenset()  # router ids of the league's teams partition, for future_odds
+    markets: pl.DataFrame | None = None  # the markets partition's rows, for the reconciliation checks
+    figures: ServiceFigures | None = None  # what the service said about the partition's answers
+    price_volume: pl.DataFrame | None = None  # the day's price-history volume per market, when landed (trades)
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,7 @@ class CheckOutcome:
     description: str
     examples: list[dict[str, Any]] = field(default_factory=list)
     blocking: bool = True  # the check's (`Check.blocking`)
+    figures: dict[str, Any] = field(default_factory=dict)  # a reconciliation's: what it held against what
 
 
 @dataclass(frozen=True)
@@ -62,13 +74,34 @@ class Check:
     # means the data is wrong, and blocks; one that is not blocking is reported as a warning.
     blocking: bool = True
     reads_rejects: bool = False  # `run` is given the partition's rejects (REJECTS_SCHEMA) instead of its rows
+    reconciles: bool = False  # run by `reconcile` on the landed partition; offending rows' first column names
+    # what is concerned, and rows with an `excused` reason are named, not counted
 
 
 def outcome(check: Check, df: pl.DataFrame, ctx: PartitionContext) -> CheckOutcome:
     """The check run on `df` (rows, or rejects when the check reads them), its first offending rows as examples."""
     bad = check.run(df, ctx)
+    if check.reconciles:
+        return _reconciled(check, bad)
     return CheckOutcome(check.name, bad.height == 0, bad.height, check.description,
                         bad.head(PREVIEW_ROWS).to_dicts(), check.blocking)
+
+
+def _reconciled(check: Check, found: pl.DataFrame) -> CheckOutcome:
+    """A reconciliation's outcome: what is concerned (the offending rows' first column) named in the figures and,
+    when it failed, in the description; rows with an `excused` reason named apart, not counted."""
+    excused = found.filter(pl.col("excused").is_not_null()) if "excused" in found.columns else found.clear()
+    bad = found.filter(pl.col("excused").is_null()).drop("excused") if "excused" in found.columns else found
+    concerned = bad.get_column(bad.columns[0]).cast(pl.String).to_list() if bad.width else []
+    figures: dict[str, Any] = {"concerned": concerned[:CONCERNED_SHOWN]} if concerned else {}
+    if not excused.is_empty():
+        figures["excused"] = excused.head(CONCERNED_SHOWN).to_dicts()
+    description = check.description
+    if concerned:
+        named = ", ".join(concerned[:NAMED_IN_DESCRIPTION]) + (", ..." if len(concerned) > NAMED_IN_DESCRIPTION else "")
+        description = f"{description}. FAILED for {len(concerned)}: {named}"
+    return CheckOutcome(check.name, bad.is_empty(), bad.height, description, bad.head(PREVIEW_ROWS).to_dicts(),
+                        check.blocking, figures)
 
 
 def _enum_check(column: str, allowed: tuple[str, ...]) -> Check:
@@ -248,8 +281,8 @@ def _odds_checks() -> list[Check]:
 
 def checks_for(table: Table) -> tuple[Check, ...]:
     """The checks of a table: derived from its schema (required columns, key, enums, time column, market
-    references, records listed by id), plus the price checks of the tables that hold prices and the size
-    check of trades."""
+    references, records listed by id), plus the price checks of the tables that hold prices, the size
+    check of trades, and the table's reconciliations (pipeline.engine.reconciliation)."""
     checks = [_not_null_check(table), _unique_key_check(table)]
     checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != table.partitioned_by]
     if table.name == "markets":
@@ -275,12 +308,24 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_references_markets_check())
     if table.listed_by_id:
         checks.append(_repeats_agree_check(table))
-    return tuple(checks)
+    return tuple(checks) + tuple(Check(r.name, r.description, r.run, r.blocking, reconciles=True)
+                                 for r in reconciliations(table.name))
 
 
 CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in lake_tables().items()}
 
 
 def run_checks(table: str, df: pl.DataFrame, ctx: PartitionContext, rejects: pl.DataFrame) -> list[CheckOutcome]:
-    """The outcome of each of the table's checks on a partition's rows and rejects."""
-    return [outcome(check, rejects if check.reads_rejects else df, ctx) for check in CHECKS[table]]
+    """The outcome of each of the table's checks on a partition's rows and rejects (but the reconciliations)."""
+    return [outcome(check, rejects if check.reads_rejects else df, ctx) for check in CHECKS[table]
+            if not check.reconciles]
+
+
+def reconcile(table: str, rows: pl.DataFrame, ctx: PartitionContext,
+              per_market: pl.DataFrame | None = None) -> list[CheckOutcome]:
+    """The outcome of each of the table's reconciliation checks on what landed, held against `ctx.markets` and
+    `ctx.figures`: the partition's rows, or for the tables read per market what landed per market (`per_market`,
+    as `landed_per_market` gives it; from `rows` when not given)."""
+    if table in PER_MARKET:
+        rows = per_market if per_market is not None else landed_per_market(rows)
+    return [outcome(check, rows, ctx) for check in CHECKS[table] if check.reconciles]

@@ -163,6 +163,23 @@ def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
     assert f"FAILED CHECK trades.repeats_agree polymarket {YESTERDAY} (WARN): 1 conflicting repeat" in out
 
 
+def test_a_failed_reconciliation_is_listed_naming_the_markets_concerned(
+    lake: Lake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    monkeypatch.setenv("DAGSTER_HOME", "/nonexistent/stand-in")
+    monkeypatch.setattr("pipeline.cli.status_records.pmw_instance", lambda: instance)
+    description = "every market whose record says it traded on the day has trades landed. FAILED for 2: m1, m2"
+    instance.report_runless_asset_event(dg.AssetCheckEvaluation(
+        dg.AssetKey("trades"), "traded_markets_have_trades", False, partition=f"{YESTERDAY}|kalshi",
+        description=description, metadata={"concerned": dg.MetadataValue.json(["m1", "m2"])}))
+    code, out = status(capsys)
+    assert code == 1
+    assert f"FAILED CHECK trades.traded_markets_have_trades kalshi {YESTERDAY} (ERROR): {description}" in out
+    [failed] = json.loads(status(capsys, "--json")[1])["failed_checks"]
+    assert failed["concerned"] == ["m1", "m2"]
+
+
 def test_day_ranges_join_consecutive_days() -> None:
     days = [date(2026, 11, d) for d in (5, 1, 2, 3, 9, 10)]
     assert day_ranges(days) == ["2026-11-01..2026-11-03", "2026-11-05", "2026-11-09..2026-11-10"]

@@ -83,9 +83,11 @@ def test_ingestion_checks_are_reported_not_dagster_blocking_and_the_registry_say
         assert not any(spec.blocking for spec in specs.values()), table  # a failed one never fails its step
         # Each means the data is wrong, and holds back the SQL; a source that disagrees with itself (one id sent
         # with two contents) is a warning: the version landed is one it gave; so is a platform's book of a future
-        # missing outcomes (its prices are right, the marts take margins out per platform).
+        # missing outcomes (its prices are right, the marts take margins out per platform), and platforms the sports
+        # answers say they could not reach (the rows landed are right).
         expected = {"repeats_agree"} if lake_tables()[table].listed_by_id else set()
         expected |= {"outcomes_cover_the_field"} if table == "future_odds" else set()
+        expected |= {"no_platform_errors"} if table in ("futures", "awards", "future_odds") else set()
         assert {c.name for c in checks if not c.blocking} == expected, table
 
 

@@ -185,7 +185,7 @@ def test_every_check_of_every_table_fails_is_reported_with_examples_and_the_part
         assert [o.name for o in run_checks(name, rows, CONTEXT, pl.DataFrame(schema=REJECTS_SCHEMA))
                 if not o.passed] == [], name
     frames = {name: concatenated(name, [Normalised(good[name], pl.DataFrame(schema=REJECTS_SCHEMA)),
-                                        *(_breaking(c, table) for c in CHECKS[name])])
+                                        *(_breaking(c, table) for c in CHECKS[name] if not c.reconciles)])
               for name, table in TABLES.items()}
 
     result = dg.materialize([_landing_asset(name, rows) for name, rows in frames.items()], partition_key=PARTITION,
@@ -195,7 +195,11 @@ def test_every_check_of_every_table_fails_is_reported_with_examples_and_the_part
     assert result.success, _step_errors(result)
     evaluations = {(e.asset_key.to_user_string(), e.check_name): e for e in result.get_asset_check_evaluations()}
     assert set(evaluations) == {(name, check.name) for name in TABLES for check in CHECKS[name]}
+    reconciling = {(name, c.name) for name in TABLES for c in CHECKS[name] if c.reconciles}
     for (name, check), evaluation in evaluations.items():
+        if (name, check) in reconciling:  # no evidence to hold rows against here: tests/engine/test_reconciliation.py
+            assert evaluation.passed, (name, check)
+            continue
         assert not evaluation.passed, (name, check)
         blocking = next(c.blocking for c in CHECKS[name] if c.name == check)
         assert evaluation.severity == (dg.AssetCheckSeverity.ERROR if blocking else dg.AssetCheckSeverity.WARN)

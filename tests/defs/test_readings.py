@@ -97,6 +97,7 @@ def test_every_reading_lands_exactly_the_ground_truth(
         for day in DAYS if readings in ALL_DAYS else DAYS[:1]:
             landed_run = land_directly(platform, day)
             assert landed_run.success, landed_run.failures()
+            assert [name for name, check in landed_run.checks.items() if not check.passed] == []
             expected = truth[(platform, day)]
             landed = {table: lake.read_partition(table, platform, day) for table in TABLES}
             assert all(frame is not None for frame in landed.values())

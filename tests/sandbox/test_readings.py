@@ -120,7 +120,7 @@ def test_short_pages_cursor_on_the_last_page_and_the_total(apps: dict[str, Sandb
     assert all(len(p["markets"]) < 100 for p in pages) and pages[0]["pagination"]["has_more"]
     assert pages[-1]["pagination"]["next_cursor"] is not None and plain[-1]["pagination"]["next_cursor"] is None
     total = sum(len(p["markets"]) for p in plain)
-    assert {p["pagination"]["total"] for p in pages} != {total}
+    assert {p["pagination"]["total"] for p in pages} == {total // 2}  # wrong, and too low: no item looks lost
     absent = _get(apps, "pagination_total=absent", "/markets", platform="kalshi")["pagination"]
     assert "total" not in absent
 

@@ -20,15 +20,17 @@ import polars as pl
 
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, run_window
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, run_checks
+from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, reconcile, run_checks
 from pipeline.engine.config import Settings, partitions_start, platforms_from_env, source_from_env
 from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.reconciliation import price_volume
 from pipeline.engine.schema import TABLES, lake_tables
+from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.factory import api_pool
-from pipeline.engine.sources.partition import Coverage, PartitionSource, WindowSource
+from pipeline.engine.sources.partition import Coverage, PartitionSource, SelfReporting, WindowSource
 from pipeline.engine.sources.window import Window, WindowSweeps
 from pipeline.engine.warehouse.views import ensure_raw_views
 
@@ -117,33 +119,74 @@ def _preview(frame: pl.DataFrame) -> dg.MetadataValue:
 
 
 def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str, day: date,
-          result: Normalised, source: PartitionSource, market_ids: frozenset[str]) -> Iterator[Landed]:
-    """Write the partition (unless the replacement rule refuses it), refresh the catalogue views, run the checks,
-    and say what happened."""
+          result: Normalised, source: PartitionSource, market_ids: frozenset[str],
+          markets: pl.DataFrame | None = None) -> Iterator[Landed]:
+    """Write the partition (unless the replacement rule refuses it), refresh the catalogue views, run the checks
+    and the reconciliations (against the partition's `markets` and what the service said), and say what
+    happened."""
     settings = pipeline.settings()
     lake = Lake.of(settings, settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     written = lake.write_partition(table, platform, day, result.rows, result.rejects, approve)
     ensure_raw_views(settings.warehouse_path, lake)
-    outcomes = run_checks(table, result.rows, PartitionContext(platform, day, market_ids), result.rejects)
-    yield from _result(context, settings, written, outcomes, result.rows, source)
+    figures = _figures(source, platform, table)
+    ctx = PartitionContext(platform, day, market_ids, markets=markets, figures=figures)
+    outcomes = run_checks(table, result.rows, ctx, result.rejects) + reconcile(table, result.rows, ctx)
+    yield from _result(context, settings, written, outcomes, result.rows, source, _figures_metadata(figures))
+
+
+def _figures(source: PartitionSource, platform: str, table: str) -> ServiceFigures | None:
+    """What the service said about the partition's answers, from a source that keeps it."""
+    return source.figures(platform, table) if isinstance(source, SelfReporting) else None
+
+
+def _figures_metadata(figures: ServiceFigures | None) -> dict[str, Any]:
+    """The service's own figures, as the partition's metadata: its answers' cache and freshness, its lists'
+    totals against the items listed, the price-history points it counted, the sports platforms' errors."""
+    if figures is None:
+        return {}
+    shown = figures.meta.as_metadata()
+    if len(figures.lists) == 1:  # a catalogue list
+        shown["service_listing"] = {name: walked.as_json() for name, walked in figures.lists.items()}
+    elif figures.lists:  # a walk per market: summed up
+        walks = figures.lists.values()
+        shown["service_listing"] = {"walks": len(walks), "listed": sum(w.listed for w in walks),
+                                    "ended_by_server": sum(w.ended_by_server for w in walks),
+                                    "with_total": sum(bool(w.totals) for w in walks)}
+    if figures.platform_errors is not None:
+        shown["service_platform_errors"] = figures.platform_errors
+    if figures.price_answers:
+        counted = [a.total_points for a in figures.price_answers if a.total_points is not None]
+        shown["service_price_answers"] = {"answers": len(figures.price_answers),
+                                          "points": sum(a.points for a in figures.price_answers),
+                                          "total_points": sum(counted) if counted else None}
+    return shown
 
 
 def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineResource, table: str, platform: str,
                  day: date, chunks: Iterable[Normalised], source: PartitionSource,
                  market_ids: frozenset[str], window: Window | None = None,
-                 coverage: Coverage | None = None) -> Iterator[Landed]:
-    """`land_partition` for a stream of rows too long to hold: written and checked a market at a time. Landed
-    from a `window`'s sweep, the metadata names the window: the requests of the sweep are those of the
-    window's days together, counted by the partition that swept, and `coverage` is the day's (the source's
-    covers the window)."""
+                 coverage: Coverage | None = None, markets: pl.DataFrame | None = None) -> Iterator[Landed]:
+    """`land_partition` for a stream of rows too long to hold: written and checked a market at a time, then
+    reconciled on what landed per market. Landed from a `window`'s sweep, the metadata names the window: the
+    requests of the sweep are those of the window's days together, counted by the partition that swept (as are
+    the service's figures of its answers), and `coverage` is the day's (the source's covers the window)."""
     settings = pipeline.settings()
     lake = Lake.of(settings, settings.keep_versions)
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)
+    figures = _figures(source, platform, table)
+    # Trades are held against the day's price history too, once landed (in a run its step comes first: steps of one
+    # level run in name order; without it, or from an earlier run of the day, the evidence is as true).
+    priced = None
+    if table == "trades":
+        priced = price_volume(lake.read_partition_batches("price_history", platform, day, ["market_id", "volume"]))
+    ctx = PartitionContext(platform, day, market_ids, markets=markets, figures=figures, price_volume=priced)
+    outcomes = landed.outcomes + reconcile(table, landed.head, ctx, landed.per_market)
     about = {"window": window.tag, WINDOW_DAYS: len(window.days)} if window is not None else {}
-    yield from _result(context, settings, landed.written, landed.outcomes, landed.head, source, about, coverage)
+    yield from _result(context, settings, landed.written, outcomes, landed.head, source,
+                       {**about, **_figures_metadata(figures)}, coverage)
 
 
 def _result(context: dg.AssetExecutionContext, settings: Settings, written: PartitionWrite,
@@ -177,6 +220,7 @@ def _check_result(asset_key: dg.AssetKey, outcome: CheckOutcome) -> dg.AssetChec
     """A check's outcome as Dagster records it: the violations and, as JSON, the first offending rows; a
     failed check that holds back the SQL models is an error, any other a warning."""
     metadata: dict[str, Any] = {"violations": outcome.violations}
+    metadata.update({name: dg.MetadataValue.json(json_safe(value)) for name, value in outcome.figures.items()})
     if outcome.examples:
         metadata["examples"] = dg.MetadataValue.json(json_safe(outcome.examples))
     return dg.AssetCheckResult(
@@ -238,10 +282,12 @@ def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
     @ingestion_asset(table, deps=["markets"])
     def member(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
-        wanted = set(markets_partition(pipeline.lake(), platform, day)[id_column].drop_nulls().to_list())
+        market_rows = markets_partition(pipeline.lake(), platform, day)
+        wanted = set(market_rows[id_column].drop_nulls().to_list())
         with pipeline.source(platform) as source:
             result = source.members(platform, day, table, wanted)
-            yield from land_partition(context, pipeline, table, platform, day, result, source, frozenset())
+            yield from land_partition(context, pipeline, table, platform, day, result, source, frozenset(),
+                                      market_rows)
 
     return member
 
@@ -268,7 +314,7 @@ def _per_market_asset(table: str) -> dg.AssetsDefinition:
                 chunks = (source.trades if table == "trades" else source.price_history)(platform, day, market_rows)
             ids = frozenset(market_rows["id"].to_list())
             yield from land_partition_stream(context, pipeline, table, platform, day, chunks, source, ids, window,
-                                             coverage)
+                                             coverage, market_rows)
 
     return per_market
 

@@ -15,14 +15,22 @@ from datetime import date
 import dagster as dg
 import polars as pl
 
-from pipeline.defs.ingestion.assets import Landed, _check_result, _check_specs, _preview, table_spec
+from pipeline.defs.ingestion.assets import (
+    Landed,
+    _check_result,
+    _check_specs,
+    _figures_metadata,
+    _preview,
+    table_spec,
+)
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.checks import PartitionContext, run_checks
+from pipeline.engine.checks import PartitionContext, reconcile, run_checks
 from pipeline.engine.config import partitions_start, source_from_env
 from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.schema import League, OddsKind
+from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.warehouse.views import ensure_raw_views
@@ -54,20 +62,22 @@ def sports_asset(tables: list[str], deps: list[str] | None = None, name: str | N
 
 
 def land(pipeline: PipelineResource, table: str, league: str, day: date, result: Normalised, requests: RequestStats,
-         team_ids: frozenset[str] = frozenset()) -> Iterator[Landed]:
-    """Write the partition (unless the replacement rule refuses it), refresh the raw views, run the checks, and say
-    what happened: the materialisation's metadata, then each check's result."""
+         figures: ServiceFigures, team_ids: frozenset[str] = frozenset()) -> Iterator[Landed]:
+    """Write the partition (unless the replacement rule refuses it), refresh the raw views, run the checks (the
+    platforms' errors the answers reported among them), and say what happened: the materialisation's metadata
+    (what the answers said of themselves too), then each check's result."""
     settings = pipeline.settings()
     lake = pipeline.lake()
     approve = ReplacementRule.of(settings).approver(table, league, day)
     written = lake.write_partition(table, league, day, result.rows, result.rejects, approve)
     ensure_raw_views(settings.warehouse_path, lake)
-    outcomes = run_checks(table, result.rows, PartitionContext(league, day, team_ids=team_ids), result.rejects)
+    ctx = PartitionContext(league, day, team_ids=team_ids, figures=figures)
+    outcomes = run_checks(table, result.rows, ctx, result.rejects) + reconcile(table, result.rows, ctx)
     key = dg.AssetKey(table)
     yield dg.MaterializeResult(asset_key=key, metadata={
         "dagster/row_count": written.rows, "rejects": written.rejects, "bytes_written": written.bytes_written,
         "path": str(written.path), "source": settings.source.value, **requests.as_metadata(),
-        "preview": _preview(result.rows),
+        **_figures_metadata(figures), "preview": _preview(result.rows),
     })
     for outcome in outcomes:
         yield _check_result(key, outcome)
@@ -85,8 +95,8 @@ def league_info(context: dg.AssetExecutionContext, pipeline: PipelineResource) -
     league, day = league_and_day(context)
     with pipeline.sports_source() as source:
         found = source.league(league, day)
-        yield from land(pipeline, "leagues", league, day, found["leagues"], source.requests())
-        yield from land(pipeline, "teams", league, day, found["teams"], source.requests())
+        yield from land(pipeline, "leagues", league, day, found["leagues"], source.requests(), source.figures())
+        yield from land(pipeline, "teams", league, day, found["teams"], source.requests(), source.figures())
 
 
 def _listing_asset(table: str) -> dg.AssetsDefinition:
@@ -94,7 +104,8 @@ def _listing_asset(table: str) -> dg.AssetsDefinition:
     def listing(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         league, day = league_and_day(context)
         with pipeline.sports_source() as source:
-            yield from land(pipeline, table, league, day, source.listed(table, league, day), source.requests())
+            listed = source.listed(table, league, day)
+            yield from land(pipeline, table, league, day, listed, source.requests(), source.figures())
 
     return listing
 
@@ -112,7 +123,7 @@ def future_odds(context: dg.AssetExecutionContext, pipeline: PipelineResource) -
     team_ids = frozenset(_landed(lake, "teams", league, day)["router_id"].to_list())
     with pipeline.sports_source() as source:
         result = source.odds(league, day, asked)
-        yield from land(pipeline, "future_odds", league, day, result, source.requests(), team_ids)
+        yield from land(pipeline, "future_odds", league, day, result, source.requests(), source.figures(), team_ids)
 
 
 SPORTS_ASSETS = [league_info, futures, awards, future_odds]

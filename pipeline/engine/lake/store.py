@@ -280,9 +280,11 @@ class Lake:
         ]
         return frame.with_columns(partition).select(spec.column_names)
 
-    def read_partition_batches(self, table: str, platform: str, day: date) -> Iterator[pl.DataFrame]:
+    def read_partition_batches(self, table: str, platform: str, day: date,
+                               columns: list[str] | None = None) -> Iterator[pl.DataFrame]:
         """The partition's rows a row group at a time, ``platform`` and ``date`` added back; none if never
-        written. For partitions too large to read whole; like :meth:`read_partition`, through one handle."""
+        written. For partitions too large to read whole; like :meth:`read_partition`, through one handle.
+        With ``columns`` (stored columns: not the partition's), those columns alone are read."""
         spec = _table(table)
         partition = [
             pl.lit(_partition_value(spec, platform), pl.String()).alias(spec.partitioned_by),
@@ -294,8 +296,8 @@ class Lake:
         with handle:
             parquet = pq.ParquetFile(handle)
             for group in range(parquet.num_row_groups):
-                rows = pl.from_arrow(parquet.read_row_group(group))
-                yield rows.with_columns(partition).select(spec.column_names)
+                rows = pl.from_arrow(parquet.read_row_group(group, columns=columns))
+                yield rows if columns else rows.with_columns(partition).select(spec.column_names)
 
     def row_count(self, table: str, platform: str, day: date) -> int | None:
         """The partition's rows, from its file's footer; None if it was never written or cannot be read."""

@@ -41,6 +41,7 @@ from pipeline.engine.lake.store import (
     sort_position,
 )
 from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.reconciliation import LANDED_SCHEMA, landed_per_market
 from pipeline.engine.schema import TABLES, Table
 
 BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
@@ -53,11 +54,13 @@ GC_THRESHOLDS = (100_000, 10, 10)  # Python's are (700, 10, 10): see cyclic_gc_p
 
 @dataclass(frozen=True)
 class StreamLanding:
-    """What landed, the partition's check outcomes, and its first rows (for a preview)."""
+    """What landed, the partition's check outcomes (but the reconciliations), its first rows (for a preview),
+    and what landed per market (`LANDED_SCHEMA`, for the reconciliation checks)."""
 
     written: PartitionWrite
     outcomes: list[CheckOutcome]
     head: pl.DataFrame
+    per_market: pl.DataFrame
 
 
 def land_stream(
@@ -87,7 +90,7 @@ def land_stream(
         batches = tally.watch(_sliced(_in_file_order(spec, items, spill)))
         written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects), approve)
         outcomes = tally.outcomes(lake.read_partition_batches(table, platform, day), pl.concat(rejects))
-    return StreamLanding(written, outcomes, tally.head)
+    return StreamLanding(written, outcomes, tally.head, tally.per_market())
 
 
 @contextmanager
@@ -369,12 +372,13 @@ class _Tally:
     def __init__(self, spec: Table, context: PartitionContext) -> None:
         self.context = context
         self.head = pl.DataFrame(schema=spec.polars_schema)
-        self.checks = CHECKS[spec.name]
+        self.checks = [c for c in CHECKS[spec.name] if not c.reconciles]
         self.row_checks = [c for c in self.checks if not c.reads_rejects and c.name != UNIQUE_KEY_CHECK]
         self.totals = {check.name: outcome(check, self.head, context) for check in self.row_checks}
         key = [c for c in spec.primary_key if c not in PARTITION_COLUMNS]  # the partition's are constant
         self.key_hash = pl.struct(key).hash(seed=0)
         self.hashes: list[pl.Series] = [pl.Series(dtype=pl.UInt64())]
+        self.markets: list[pl.DataFrame] = [pl.DataFrame(schema=LANDED_SCHEMA)]
 
     def watch(self, batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
         """The batches, unchanged, each checked on its way to the writer."""
@@ -382,6 +386,7 @@ class _Tally:
             for check in self.row_checks:
                 self.totals[check.name] = _added(self.totals[check.name], outcome(check, batch, self.context))
             self.hashes.append(batch.select(self.key_hash).to_series())
+            self.markets.append(landed_per_market(batch))
             if self.head.height < PREVIEW_ROWS:
                 self.head = _compacted(pl.concat([self.head, batch.head(PREVIEW_ROWS - self.head.height)]))
             yield batch
@@ -394,6 +399,10 @@ class _Tally:
             elif check.name == UNIQUE_KEY_CHECK:
                 self.totals[check.name] = outcome(check, self._rows_sharing_a_hash(landed), self.context)
         return [self.totals[check.name] for check in self.checks]
+
+    def per_market(self) -> pl.DataFrame:
+        """Rows, size and notional (price x size) landed per market, over every batch."""
+        return pl.concat(self.markets).group_by(MARKET).agg(pl.col("rows").sum(), pl.col("size", "notional").sum())
 
     def _rows_sharing_a_hash(self, landed: Iterable[pl.DataFrame]) -> pl.DataFrame:
         """The landed rows whose key hash repeats: the only rows that can share a key."""

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
+from itertools import repeat
 from typing import Any, Protocol, runtime_checkable
 
 import polars as pl
@@ -23,6 +24,7 @@ from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.attribution import attribute
 from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
 from pipeline.engine.schema import TABLES
+from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.price_plan import price_calls
 from pipeline.engine.sources.unified import HOURLY, UnifiedSource, day_bounds
@@ -104,6 +106,15 @@ class WindowSource(PartitionSource, Protocol):
     def window_price_history(self, platform: str, first: date, last: date,
                              markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         """Price points of `markets` from `first` to `last`."""
+        ...
+
+
+@runtime_checkable
+class SelfReporting(Protocol):
+    """A source whose answers say something of themselves (list totals, points counted, cache and freshness)."""
+
+    def figures(self, platform: str, table: str) -> ServiceFigures:
+        """What the service said about the answers behind the session's `table` partition of `platform`."""
         ...
 
 
@@ -209,3 +220,26 @@ class UnifiedPartitions:
 
     def coverage(self) -> Coverage:
         return Coverage()
+
+    def figures(self, platform: str, table: str) -> ServiceFigures:
+        """The catalogue listing's figures for `markets`, `events` (with the markets listed per event) and `series`;
+        the session's answers' for `trades` (each market's walk) and `price_history`."""
+        if table == "trades":
+            walks = {f"trades?market_id={market}": walked for market, walked in self.source.trade_listings.items()}
+            return ServiceFigures(walks, meta=self.source.answers[table])
+        if table == "price_history":
+            return ServiceFigures(price_answers=list(self.source.price_answers), meta=self.source.answers[table])
+        catalogue = self.source.catalogue(platform)
+        figures = ServiceFigures({table: catalogue.listings[table]} if table in catalogue.listings else {})
+        if table in catalogue.answers:
+            figures.meta = catalogue.answers[table]
+        if table == "events":
+            figures.listed_per_event = _listed_per_event(catalogue.markets)
+        return figures
+
+
+def _listed_per_event(markets: list[Any]) -> pl.DataFrame:
+    """How many of the listed market records name each `event_id` (a record that is no object names none)."""
+    records = markets if set(map(type, markets)) <= {dict} else [m if isinstance(m, dict) else {} for m in markets]
+    event_ids = pl.Series("event_id", list(map(dict.get, records, repeat("event_id"))), dtype=pl.String(), strict=False)
+    return event_ids.drop_nulls().value_counts(name="listed").cast({"listed": pl.Int64()})

@@ -19,6 +19,7 @@ from pipeline.engine.config import Settings
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.sports import Detail, Lineage, normalise_odds, normalise_records
 from pipeline.engine.schema import OddsKind
+from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.factory import Emulator, open_unified_source
 from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
 
@@ -32,6 +33,7 @@ class SportsSource:
     def __init__(self, http: HttpLayer, source: str) -> None:
         self.http, self.source = http, source
         self._award_paths = list(_DETAIL_PATHS[OddsKind.AWARD])
+        self._figures = ServiceFigures()
 
     def league(self, league: str, day: date) -> dict[str, Normalised]:
         """The league (`leagues`) and its teams (`teams`), from one `/league-info` answer."""
@@ -60,11 +62,20 @@ class SportsSource:
     def requests(self) -> RequestStats:
         return self.http.stats.snapshot()
 
+    def figures(self) -> ServiceFigures:
+        """What the session's answers said of themselves: cache, freshness and the platforms' errors."""
+        return self._figures
+
+    def _answered(self, body: Any) -> Any:
+        self._figures.meta.read(body)
+        self._figures.read_platform_errors(body)
+        return body
+
     def _detail(self, kind: OddsKind, item: str) -> Detail:
         paths = self._award_paths if kind == OddsKind.AWARD else list(_DETAIL_PATHS[kind])
         for path in list(paths):
             try:
-                body = self.http.get_json(f"/{path}/{item}")
+                body = self._answered(self.http.get_json(f"/{path}/{item}"))
             except ApiError as error:
                 if error.status != NOT_FOUND:
                     raise
@@ -76,7 +87,7 @@ class SportsSource:
         return Detail(kind.value, item, {"id": item}, problem=f"listed, but {tried} answered 404 (not found)")
 
     def _data(self, endpoint: str, params: dict[str, str]) -> Any:
-        body = self.http.get_json(endpoint, params)
+        body = self._answered(self.http.get_json(endpoint, params))
         if not isinstance(body, dict) or "data" not in body:
             raise ApiError(f"GET {endpoint}: expected 'data' in the response")
         return body["data"]

@@ -35,6 +35,7 @@ from pipeline.engine.config import Settings
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
+from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.liveness import live_records, partition_records, unsure_records
 from pipeline.engine.sources.paging import UnifiedCursor, field_keys
@@ -59,15 +60,23 @@ def is_live_on(market: Record, day: date) -> bool:
 @dataclass(frozen=True)
 class Catalogue:
     """A platform's series, events and markets as listed, per list the records met again with other values under
-    an id already listed (`conflicting`: the first version is the one kept), and the `meta.data_freshness` the
-    market listing's pages gave (as served: when the service says their records are as of)."""
+    an id already listed (`conflicting`: the first version is the one kept), what its pages said of the list
+    (`listings`) and of themselves (`answers`: their meta, the market listing's `meta.data_freshness` among it: when
+    the service says its records are as of)."""
 
     series: list[Record]
     events: list[Record]
     markets: list[Record]
     fetched_at: datetime
     conflicting: dict[str, list[Record]] = field(default_factory=dict)
-    markets_freshness: list[str] = field(default_factory=list)
+    listings: dict[str, ListFigures] = field(default_factory=dict)
+    answers: dict[str, AnswerMeta] = field(default_factory=dict)
+
+    @property
+    def markets_freshness(self) -> list[str]:
+        """The `meta.data_freshness` values the market listing's pages gave, as served, sorted."""
+        meta = self.answers.get("markets")
+        return sorted(meta.freshness) if meta is not None else []
 
 
 class CatalogueCache:
@@ -93,7 +102,8 @@ class CatalogueCache:
             data = orjson.loads(path.read_bytes())
             fetched_at = datetime.fromisoformat(data["fetched_at"])
             catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"],
-                                  data.get("markets_freshness", []))
+                                  {k: ListFigures.from_json(v) for k, v in data.get("listings", {}).items()},
+                                  {k: AnswerMeta.from_json(v) for k, v in data.get("answers", {}).items()})
         except (OSError, ValueError, TypeError, KeyError) as error:  # orjson's JSONDecodeError is a ValueError
             log.warning("catalogue cache %s is unreadable (%s: %s); listing afresh", path, type(error).__name__, error)
             path.unlink(missing_ok=True)
@@ -108,7 +118,8 @@ class CatalogueCache:
         path = self.path(key)
         payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
                    "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting,
-                   "markets_freshness": catalogue.markets_freshness}
+                   "listings": {k: v.as_json() for k, v in catalogue.listings.items()},
+                   "answers": {k: v.as_json() for k, v in catalogue.answers.items()}}
         try:
             with replaced_atomically(path) as temporary:
                 temporary.write_bytes(orjson.dumps(payload))
@@ -122,6 +133,9 @@ class UnifiedSource:
     def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str,
                  late_s: float = Settings.trade_lateness_s) -> None:
         self.http, self.cache, self.cache_key = http, cache, cache_key
+        self.answers = {"trades": AnswerMeta(), "price_history": AnswerMeta()}  # the session's answers' meta
+        self.price_answers: list[PriceAnswer] = []  # the session's price-history answers whose points were kept
+        self.trade_listings: dict[str, ListFigures] = {}  # per market asked, its /trades walk's figures
         self.late_s = late_s  # how late the server may record a trade (PastTheDay)
         self._catalogues: dict[str, Catalogue] = {}
         self._asked_again: dict[str, set[str]] = {}  # per platform, the markets asked for at /markets/{id}
@@ -148,21 +162,21 @@ class UnifiedSource:
         fetched_at = datetime.now(UTC)
         listed: dict[str, list[Record]] = {}
         conflicting: dict[str, list[Record]] = {}
-        freshness: set[str] = set()
-        for name in ("series", "events", "markets"):
+        listings = {name: ListFigures() for name in ("series", "events", "markets")}
+        answers = {name: AnswerMeta() for name in listings}
+        for name in listings:
             walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
                                  smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
             listed[name], conflicting[name] = [], []
             for page in walk.pages():
                 listed[name] += page.items
                 conflicting[name] += page.conflicting
-                meta = page.body.get("meta") if name == "markets" else None
-                if isinstance(meta, dict) and isinstance(meta.get("data_freshness"), str):
-                    freshness.add(meta["data_freshness"])
+                listings[name].page(page.body, len(page.items))
+                answers[name].read(page.body)
         log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
                  len(listed["series"]), len(listed["events"]), len(listed["markets"]))
-        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting,
-                         sorted(freshness))
+        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting, listings,
+                         answers)
 
     def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
         """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
@@ -241,6 +255,8 @@ class UnifiedSource:
             for page in walk.pages():
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
+                self.answers["trades"].read(page.body)  # once the page is taken (the stream takes them all)
+                self.trade_listings.setdefault(market_id, ListFigures()).page(page.body, len(page.items))
 
     def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int) -> Iterator[RawPage]:
         """Hourly price points of at most 10 markets between two moments (Unix seconds, both included): one
@@ -260,6 +276,8 @@ class UnifiedSource:
             yield from self.price_pages(platform, day, ids, start, middle)
             yield from self.price_pages(platform, day, ids, middle + 1, end)
         else:
+            self.answers["price_history"].read(body)
+            self.price_answers.append(_price_answer(body, ids, start, end))
             yield RawPage(UNIFIED, "price_history", platform, day, datetime.now(UTC), body, "data", tuple(ids))
 
 
@@ -308,3 +326,15 @@ def _times(page: list[Any]) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return None if np.isnan(values).any() else values
+
+
+def _price_answer(body: dict[str, Any], ids: Sequence[str], start: int, end: int) -> PriceAnswer:
+    """What a price-history answer said of itself (`meta.total_points`, `meta.time_range`) beside what it held."""
+    meta = body.get("meta") if isinstance(body.get("meta"), dict) else {}
+    span = meta.get("time_range") if isinstance(meta.get("time_range"), dict) else {}
+
+    def number(value: Any) -> int | None:
+        return value if type(value) is int else None
+
+    return PriceAnswer(tuple(ids), start, end, len(body["data"]), number(meta.get("total_points")),
+                       number(span.get("start")), number(span.get("end")))
