@@ -24,11 +24,14 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "pagination_total": ("exact", "absent", "wrong"),
     "single_envelope": ("list", "data"),
     "list_order": ("catalogue", "reversed"),
-    "iso_times": ("z", "offset", "fractional"),
+    "iso_times": ("z", "offset", "fractional", "lowercase"),
     "over_limit": ("cap", "reject"),
     "book_order": ("best_first", "best_last"),
     "american_odds": ("signed", "bare"),
     "award_detail": ("awards", "futures"),
+    "member_ids": ("unified", "platform"),
+    "price_keys": ("id", "name"),
+    "market_id_param": ("any", "platform"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
@@ -50,13 +53,21 @@ class Readings:
     pagination_total: str = "exact"  # pagination.total: the count, absent, or wrong
     single_envelope: str = "list"  # /events/{id}, /markets/{id}: {pagination, events: [e]} or {data: e}
     list_order: str = "catalogue"  # series, events and markets lists: catalogue order, or reversed
-    iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, or ...00.000Z
+    iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, ...00.000Z, or 2026-11-20t00:00:00z
     over_limit: str = "cap"  # a limit above the maximum: capped, or refused (400) above the lowest documented one
     book_order: str = "best_first"  # an orderbook side's levels: best price first, or best price last
     american_odds: str = "signed"  # a future outcome's odds.american: +350 / -200, or 350 / -200
     award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
     cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
+    # Events' and series' platform_id equal to their id, markets (and events) pointing at them by id; or a
+    # platform_id of their own (Polymarket `{slug}-{id}`, Kalshi the ticker in lower case) that markets' event_id
+    # and series_id, and events' series_id, carry.
+    member_ids: str = "unified"
+    price_keys: str = "id"  # current_prices, price_24h/7d_changes, last_trades keyed by outcome id, or by its name
+    # /trades, /price-history and /markets/{id}/orderbook take a market's id or its platform_id, or only the
+    # platform_id (404 NOT_FOUND for the id where the two differ: Polymarket's numeric id vs its condition id)
+    market_id_param: str = "any"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
