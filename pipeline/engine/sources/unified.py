@@ -157,11 +157,16 @@ class UnifiedSource:
                       conflicting=live_records(catalogue.conflicting.get("markets", []), day, last))
 
     def member_pages(self, platform: str, day: date, kind: str, ids: set[str]) -> Iterator[RawPage]:
-        """The catalogue's `events` or `series` with these ids, as one page (with their conflicting versions)."""
+        """The catalogue's `events` or `series` that these ids name, as one page (with their conflicting versions).
+
+        The spec does not say which id a market's `event_id` and `series_id` carry: an id names the event or
+        series whose `id` it is, else those whose `platform_id` it is (the rule staging.stg_member_ids follows)."""
         catalogue = self.catalogue(platform)
         members = {"events": catalogue.events, "series": catalogue.series}[kind]
-        wanted = [m for m in members if isinstance(m, dict) and m.get("id") in ids]
-        conflicting = [m for m in catalogue.conflicting.get(kind, []) if m.get("id") in ids]
+        by_platform_id = ids - {_text(m, "id") for m in members}
+        wanted = [m for m in members if _text(m, "id") in ids or _text(m, "platform_id") in by_platform_id]
+        conflicting = [m for m in catalogue.conflicting.get(kind, [])
+                       if _text(m, "id") in ids or _text(m, "platform_id") in by_platform_id]
         yield RawPage(UNIFIED, kind, platform, day, catalogue.fetched_at, {kind: wanted}, kind, conflicting=conflicting)
 
     # -- trades and prices -------------------------------------------------------------------------
@@ -203,6 +208,12 @@ class UnifiedSource:
             yield from self.price_pages(platform, day, ids, middle + 1, end)
         else:
             yield RawPage(UNIFIED, "price_history", platform, day, datetime.now(UTC), body, "data", tuple(ids))
+
+
+def _text(record: Any, key: str) -> str | None:
+    """A record's text field, or None (a record that is no object, a value that is no text: no id to match)."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return value if isinstance(value, str) else None
 
 
 class PastTheDay:
