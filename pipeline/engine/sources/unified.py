@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,8 @@ from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.liveness import live_records
-from pipeline.engine.sources.paging import UnifiedCursor, field_keys
+from pipeline.engine.sources.market_ids import MarketIdParam
+from pipeline.engine.sources.paging import Page, UnifiedCursor, field_keys
 
 log = logging.getLogger("pipeline.engine.sources.unified")
 Record = dict[str, Any]
@@ -114,6 +115,7 @@ class UnifiedSource:
     def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str) -> None:
         self.http, self.cache, self.cache_key = http, cache, cache_key
         self._catalogues: dict[str, Catalogue] = {}
+        self._market_id_params: dict[str, MarketIdParam] = {}
 
     # -- catalogue ---------------------------------------------------------------------------------
 
@@ -171,41 +173,60 @@ class UnifiedSource:
 
     # -- trades and prices -------------------------------------------------------------------------
 
-    def trade_pages(self, platform: str, day: date, market_ids: Iterable[str],
-                    span: tuple[int, int] | None = None) -> Iterator[RawPage]:
+    def market_id_param(self, platform: str) -> MarketIdParam:
+        """Whether the platform's markets are asked by their id or their platform_id, for this session."""
+        return self._market_id_params.setdefault(platform, MarketIdParam())
+
+    def trade_pages(self, platform: str, day: date, market_ids: Iterable[str], span: tuple[int, int] | None = None,
+                    platform_ids: Mapping[str, str] | None = None) -> Iterator[RawPage]:
         """Each market's trades in turn, page by page, until no later page can hold a trade of the day, or of
         `span` (Unix seconds, start included, end excluded: a window of days) when given, whichever way the
         server orders them. Trades of other days come along; the caller keeps the day's.
 
         Polymarket's are asked `taker_only=true`: a match is then one row, its taker's, whatever the server's
-        default and whether or not it says which row took (`taker`), so no match is counted once per maker."""
+        default and whether or not it says which row took (`taker`), so no match is counted once per maker.
+
+        A market is asked by its id, or by its platform id (`platform_ids`) where the server knows it only by
+        that (market_ids.py); its pages belong to it either way."""
         takers = {"taker_only": "true"} if platform == "polymarket" else {}
         start, end = span or day_bounds(day)
-        for market_id in market_ids:
-            walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": market_id, **takers},
+
+        def first_page(asked: list[str]) -> tuple[Iterator[Page], Page | None]:
+            walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": asked[0], **takers},
                                  page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
                                  stop=PastTheDay(start, end))
-            for page in walk.pages():
+            pages = walk.pages()
+            return pages, next(pages, None)  # the first request, which a server that knows no such id refuses
+
+        for market_id in market_ids:
+            platform_id = (platform_ids or {}).get(market_id)
+            pages, first = self.market_id_param(platform).ask([market_id], [platform_id], first_page)
+            for page in chain([first] if first is not None else [], pages):
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
 
-    def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int) -> Iterator[RawPage]:
+    def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int,
+                    platform_ids: Sequence[str | None] | None = None) -> Iterator[RawPage]:
         """Hourly price points of at most 10 markets between two moments (Unix seconds, both included): one
-        answer, or several when one may have been cut at the cap (asked again in halves)."""
+        answer, or several when one may have been cut at the cap (asked again in halves). The markets are asked
+        by their ids, or by their platform ids (`platform_ids`, in the order of `ids`) where the server answers
+        404 for the batch asked by id (market_ids.py)."""
         limit = MAX_LIMIT["price_history"]
-        body = self.http.get_json("/price-history", {
-            "market_ids": ",".join(ids), "start_ts": start, "end_ts": end, "interval": HOURLY, "limit": limit})
+        platform_ids = list(platform_ids) if platform_ids is not None else [None] * len(ids)
+        body = self.market_id_param(platform).ask(ids, platform_ids, lambda asked: self.http.get_json(
+            "/price-history", {"market_ids": ",".join(asked), "start_ts": start, "end_ts": end, "interval": HOURLY,
+                               "limit": limit}))
         points = body.get("data") if isinstance(body, dict) else None
         if not isinstance(points, list):
             raise ApiError("GET /price-history: expected 'data' in the response")
         if len(points) >= limit and len(ids) > 1:  # possibly cut at the cap: ask again in halves
             half = len(ids) // 2
-            yield from self.price_pages(platform, day, ids[:half], start, end)
-            yield from self.price_pages(platform, day, ids[half:], start, end)
+            yield from self.price_pages(platform, day, ids[:half], start, end, platform_ids[:half])
+            yield from self.price_pages(platform, day, ids[half:], start, end, platform_ids[half:])
         elif len(points) >= limit and end > start:
             middle = (start + end) // 2
-            yield from self.price_pages(platform, day, ids, start, middle)
-            yield from self.price_pages(platform, day, ids, middle + 1, end)
+            yield from self.price_pages(platform, day, ids, start, middle, platform_ids)
+            yield from self.price_pages(platform, day, ids, middle + 1, end, platform_ids)
         else:
             yield RawPage(UNIFIED, "price_history", platform, day, datetime.now(UTC), body, "data", tuple(ids))
 
