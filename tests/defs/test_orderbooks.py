@@ -174,7 +174,7 @@ def test_books_of_markets_asked_by_platform_id_after_a_404_with_lower_case_times
     assert markets is not None and snapshots is not None
     assert lake.rejects_count("orderbook_snapshots", "polymarket", DAY) == 0
     assert set(snapshots["market_id"]) == set(busiest_open(markets, TOP_N))  # the service ids, as asked
-    assert snapshots["book_time"].null_count() == 0
+    assert snapshots["timestamp"].null_count() == 0 and snapshots["_served_market_id"].is_not_null().all()
     materialised = result.asset_materializations_for_node("orderbook_round")[0]
     assert materialised.metadata["requests"].value == TOP_N + 1  # one 404, then every book by platform id first
 
