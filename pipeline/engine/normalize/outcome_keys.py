@@ -46,11 +46,12 @@ def _outcome_lookup(indexed: pl.DataFrame) -> pl.DataFrame:
 def _rekeyed(indexed: pl.DataFrame, column: str, lookup: pl.DataFrame) -> pl.Series:
     """The map column with its keys matched by `lookup`, as a Series aligned with `indexed`'s rows."""
     original = indexed[column]
-    entries = indexed.select(_ROW, pl.col(column)).explode(column)  # an empty or null map: one null entry
+    entries = indexed.select(_ROW, pl.col(column)).explode(column).drop_nulls(column)  # maps with entries only
     key = pl.col(column).struct.field("key")
     matched = entries.with_columns(key.alias(_KEY)).join(lookup, on=[_ROW, _KEY], how="left", maintain_order="left")
     entry = pl.col(column).struct.with_fields(pl.coalesce(pl.col(_OUTCOME), key).alias("key"))
-    regrouped = matched.group_by(_ROW, maintain_order=True).agg(entry.alias(column)).sort(_ROW)[column]
+    regrouped = matched.group_by(_ROW, maintain_order=True).agg(entry.alias(column))
+    rekeyed = indexed.select(_ROW).join(regrouped, on=_ROW, how="left", maintain_order="left")[column]
     return pl.select(
-        pl.when(original.list.len() > 0).then(regrouped.cast(original.dtype)).otherwise(original).alias(column)
+        pl.when(original.list.len() > 0).then(rekeyed.cast(original.dtype)).otherwise(original).alias(column)
     ).to_series()
