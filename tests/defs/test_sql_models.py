@@ -408,7 +408,8 @@ def test_selectors_follow_dbt() -> None:
         "marts.platform_daily",
         "marts.category_volume",
     }
-    assert names("+stg_market_outcomes") == {"staging.stg_market_outcomes", "staging.stg_markets"}
+    assert names("+stg_market_outcomes") == {"staging.stg_market_outcomes", "staging.stg_markets",
+                                             "staging.stg_member_ids"}
     assert names() == {str(r) for r in project.models}
 
 
