@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlencode
 
@@ -34,7 +35,7 @@ from pipeline.engine.schema import (
     Platform,
 )
 from pmw_sandbox import orderbooks, profiles, stale
-from pmw_sandbox.catalogue import WorldConfig
+from pmw_sandbox.catalogue import Market, WorldConfig
 from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
 from pmw_sandbox.native import NativeApi, is_native
@@ -400,6 +401,43 @@ class SandboxApp:
         platform = query.platform(MARKET_PLATFORMS)
         return [platform] if platform else list(MARKET_PLATFORMS)
 
+    def _asked_market(self, market_id: str, platform: Platform | None = None) -> Market | None:
+        """The market a `market_id` parameter names: by its id or its platform_id (reading market_id_param=any),
+        or by its platform_id alone (=platform: its id, where the two differ, names no market)."""
+        market = self.world.find_market(market_id, platform)
+        if market is not None and (self.config.readings.market_id_param == "any" or market.platform_id == market.id):
+            return market
+        return self.world.find_market_by_platform_id(market_id, platform)
+
+    def _served(self, kind: str, record: Record) -> Record:
+        """A series, event or market record (and those nested in it) as the readings `member_ids` and
+        `price_keys` serve it."""
+        readings = self.config.readings
+        if readings.member_ids == "platform":
+            platform = Platform(record["platform"])
+            if kind in ("series", "events"):
+                record["platform_id"] = self._member_platform_ids[(platform, record["id"])]
+            for key in ("event_id", "series_id") if kind == "markets" else ("series_id",) if kind == "events" else ():
+                if record.get(key) is not None:
+                    record[key] = self._member_platform_ids[(platform, record[key])]
+        if kind == "markets" and readings.price_keys == "name":
+            names = {outcome["id"]: outcome["name"] for outcome in record["outcomes"]}
+            for key in ("current_prices", "price_24h_changes", "price_7d_changes", "last_trades"):
+                if record.get(key) is not None:
+                    record[key] = {names[k]: value for k, value in record[key].items()}
+        for nested in ("events", "markets"):
+            for item in record.get(nested) or ():
+                self._served(nested, item)
+        return record
+
+    @cached_property
+    def _member_platform_ids(self) -> dict[tuple[Platform, str], str]:
+        """Each series' and event's platform_id under member_ids=platform: Polymarket `{slug}-{id}`, Kalshi the
+        ticker in lower case (as Kalshi's web addresses write it)."""
+        members = [m for c in self.world.catalogues.values() for m in (*c.series, *c.events)]
+        return {(m.platform, m.id): f"{m.slug}-{m.id}" if m.platform == Platform.POLYMARKET else m.id.lower()
+                for m in members}
+
     # -- endpoints ---------------------------------------------------------------------------------
 
     def _health(self, _query: _Query) -> Record:
@@ -442,7 +480,8 @@ class SandboxApp:
             "series",
             query,
             len(series),
-            lambda o, n: [self.world.series_record(s, nested=nested, raw=raw) for s in series[o : o + n]],
+            lambda o, n: [self._served("series", self.world.series_record(s, nested=nested, raw=raw))
+                          for s in series[o : o + n]],
         )
         return {"pagination": pagination, "series": items, "meta": self._list_meta(platforms)}
 
@@ -455,7 +494,8 @@ class SandboxApp:
             "events",
             query,
             len(events),
-            lambda o, n: [self.world.event_record(e, nested=nested, raw=raw) for e in events[o : o + n]],
+            lambda o, n: [self._served("events", self.world.event_record(e, nested=nested, raw=raw))
+                          for e in events[o : o + n]],
         )
         return {"pagination": pagination, "events": items, "meta": self._list_meta(platforms)}
 
@@ -465,7 +505,7 @@ class SandboxApp:
         event = self.world.find_event(event_id, platform)
         if event is None:
             raise ApiError(404, "NOT_FOUND", f"event {event_id!r} not found")
-        return self._single("events", self.world.event_record(event, nested=nested, raw=raw))
+        return self._single("events", self._served("events", self.world.event_record(event, nested=nested, raw=raw)))
 
     def _markets(self, query: _Query) -> Record:
         platforms = self._platforms_of(query)
@@ -479,7 +519,7 @@ class SandboxApp:
             "markets",
             query,
             len(markets),
-            lambda o, n: [self._listed_market(m) for m in markets[o : o + n]],
+            lambda o, n: [self._served("markets", self._listed_market(m)) for m in markets[o : o + n]],
         )
         meta = self._list_meta(platforms)
         if items:  # a listing is as fresh as its stalest record
@@ -501,7 +541,8 @@ class SandboxApp:
         market = self.world.find_market(market_id, platform)
         if market is None:
             raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
-        return self._single("markets", self.world.market_record(market, raw=query.flag("include_raw")))
+        return self._single("markets", self._served("markets", self.world.market_record(market,
+                                                                                      raw=query.flag("include_raw"))))
 
     def _orderbook(self, market_id: str, query: _Query) -> Record:
         """The market's book as the world stands at `live_at`; the platform, when not given, is the first
@@ -510,9 +551,14 @@ class SandboxApp:
         raw = query.flag("include_raw")
         at = self.live_at or self.world.as_of
         for platform in [asked] if asked else ORDERBOOK_PLATFORMS:
-            found = orderbooks.book(self.world, platform, market_id, at, crossed=self.config.faults.crossed_book,
+            market = self._asked_market(market_id, platform) if platform in MARKET_PLATFORMS else None
+            if platform in MARKET_PLATFORMS and market is None:
+                continue
+            found = orderbooks.book(self.world, platform, market.id if market else market_id, at,
+                                    crossed=self.config.faults.crossed_book,
                                     best_last=self.config.readings.book_order == "best_last")
             if found is not None:
+                found["market_id"] = market_id
                 if raw:
                     found["metadata"]["_raw"] = {"market": market_id}
                 return {"data": found, "meta": {"request_time": 0}}
@@ -570,7 +616,7 @@ class SandboxApp:
             raise _bad("market_id", "is required (a Polymarket numeric market id or a Kalshi ticker)")
         taker_only = query.flag("taker_only")
         query.limit("trades")  # parameters are validated before ids are looked up
-        market = self.world.find_market(market_id)
+        market = self._asked_market(market_id)
         if market is None:
             raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
         taker_only = taker_only and market.platform == Platform.POLYMARKET
@@ -635,7 +681,7 @@ class SandboxApp:
         limit = query.limit("price_history")
         markets = []
         for market_id in ids:
-            market = self.world.find_market(market_id)
+            market = self._asked_market(market_id)
             if market is None:
                 raise ApiError(404, "NOT_FOUND", f"market {market_id!r} not found")
             markets.append(market)
@@ -749,14 +795,15 @@ def _as_read(records: list[Record], key: str, market: Any, reading: str) -> None
 
 
 def _iso_times(payload: bytes, reading: str) -> bytes:
-    """ISO times (as built: `...:00Z`) written the reading's way: `Z`, `+00:00`, or with fractional seconds."""
+    """ISO times (as built: `...T...:00Z`) written the reading's way: `Z`, `+00:00`, with fractional seconds, or
+    with a lower-case `t` and `z` (RFC 3339, 5.6, allows them)."""
     if reading == "z":
         return payload
-    replacement = rb'"\1+00:00"' if reading == "offset" else rb'"\1.000Z"'
+    replacement = {"offset": rb'"\1T\2+00:00"', "fractional": rb'"\1T\2.000Z"', "lowercase": rb'"\1t\2z"'}[reading]
     return _ISO_TIME.sub(replacement, payload)
 
 
-_ISO_TIME = re.compile(rb'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)Z"')
+_ISO_TIME = re.compile(rb'"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)Z"')
 
 
 def _redirect(path: str, query: Sequence[tuple[str, str]], headers: Mapping[str, str]) -> SandboxResponse:

@@ -24,7 +24,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "pagination_total": ("exact", "absent", "wrong"),
     "single_envelope": ("list", "data"),
     "list_order": ("catalogue", "reversed"),
-    "iso_times": ("z", "offset", "fractional"),
+    "iso_times": ("z", "offset", "fractional", "lowercase"),
     "over_limit": ("cap", "reject"),
     "book_order": ("best_first", "best_last"),
     "american_odds": ("signed", "bare"),
@@ -32,6 +32,9 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "cursor_refusal": ("invalid_cursor", "validation_error", "gone"),
     "price_range": ("exact", "periods"),
     "profile_trades_envelope": ("trades", "data"),
+    "member_ids": ("unified", "platform"),
+    "price_keys": ("id", "name"),
+    "market_id_param": ("any", "platform"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
@@ -54,7 +57,7 @@ class Readings:
     pagination_total: str = "exact"  # pagination.total: the count, absent, or wrong (half the count)
     single_envelope: str = "list"  # /events/{id}, /markets/{id}: {pagination, events: [e]} or {data: e}
     list_order: str = "catalogue"  # series, events and markets lists: catalogue order, or reversed
-    iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, or ...00.000Z
+    iso_times: str = "z"  # ISO times: 2026-11-20T00:00:00Z, ...+00:00, ...00.000Z, or 2026-11-20t00:00:00z
     over_limit: str = "cap"  # a limit above the maximum: capped, or refused (400) above the lowest documented one
     book_order: str = "best_first"  # an orderbook side's levels: best price first, or best price last
     american_odds: str = "signed"  # a future outcome's odds.american: +350 / -200, or 350 / -200
@@ -70,6 +73,14 @@ class Readings:
     price_range: str = "exact"  # /price-history: points labelled within [start_ts, end_ts], or every period overlapping
     profile_trades_envelope: str = "trades"  # /profile/trades: {trades, pagination, meta} or {data, pagination, meta}
     stale_listing: bool = False  # some listed market records synced hours or days before the world's end
+    # Events' and series' platform_id equal to their id, markets (and events) pointing at them by id; or a
+    # platform_id of their own (Polymarket `{slug}-{id}`, Kalshi the ticker in lower case) that markets' event_id
+    # and series_id, and events' series_id, carry.
+    member_ids: str = "unified"
+    price_keys: str = "id"  # current_prices, price_24h/7d_changes, last_trades keyed by outcome id, or by its name
+    # /trades, /price-history and /markets/{id}/orderbook take a market's id or its platform_id, or only the
+    # platform_id (404 NOT_FOUND for the id where the two differ: Polymarket's numeric id vs its condition id)
+    market_id_param: str = "any"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():

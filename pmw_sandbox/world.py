@@ -69,6 +69,7 @@ class World:
         self.catalogues: dict[Platform, Catalogue] = {p: build_catalogue(self.config, p) for p in MARKET_PLATFORMS}
         self._markets = {(m.platform, m.id): m for c in self.catalogues.values() for m in c.markets}
         self._events = {(e.platform, e.id): e for c in self.catalogues.values() for e in c.events}
+        self._by_platform_id = {(m.platform, m.platform_id): m for c in self.catalogues.values() for m in c.markets}
         self._activity: OrderedDict[tuple[Platform, str], MarketActivity] = OrderedDict()
         self._activity_lock = threading.Lock()  # apps on threaded servers share a world
         self._stats: dict[tuple[Platform, str, datetime | None], Record] = {}
@@ -92,6 +93,15 @@ class World:
         platforms = [platform] if platform else list(MARKET_PLATFORMS)
         for p in platforms:
             market = self._markets.get((p, market_id))
+            if market is not None and not market.multivariate:
+                return market
+        return None
+
+    def find_market_by_platform_id(self, platform_id: str, platform: Platform | None = None) -> Market | None:
+        """The market whose platform_id (Polymarket's condition id, the Kalshi ticker) this is."""
+        platforms = [platform] if platform else list(MARKET_PLATFORMS)
+        for p in platforms:
+            market = self._by_platform_id.get((p, platform_id))
             if market is not None and not market.multivariate:
                 return market
         return None

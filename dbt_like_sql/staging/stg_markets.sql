@@ -3,13 +3,14 @@
 --
 -- Binary markets have two outcomes, the first being yes / up / team A: `yes_price` and `no_price` are
 -- their current prices, null for categorical and scalar markets (see staging.stg_market_outcomes for
--- every outcome's price).
+-- every outcome's price). `event_id` and `series_id` are the ids of the event and series the market points at,
+-- whether it named them by id or by platform_id (staging.stg_member_ids); as served where they name none.
 SELECT
     platform,
     id AS market_id,
     platform_id AS platform_market_id,
-    event_id,
-    series_id,
+    coalesce(e.member_id, event_id) AS event_id,
+    coalesce(s.member_id, series_id) AS series_id,
     title AS market_title,
     outcome_label,
     subtitle AS market_subtitle,
@@ -61,6 +62,10 @@ SELECT
     _source AS source,
     _fetched_at AS fetched_at
 FROM raw.markets
+LEFT JOIN staging.stg_member_ids AS e
+    ON e.member_kind = 'event' AND e.member_platform = platform AND e.served_id = event_id
+LEFT JOIN staging.stg_member_ids AS s
+    ON s.member_kind = 'series' AND s.member_platform = platform AND s.served_id = series_id
 WINDOW market_rows AS (PARTITION BY platform, id)
 -- Ties on the fetch time (one catalogue listing serves several days) go to the latest day.
 QUALIFY row_number() OVER (PARTITION BY platform, id ORDER BY _fetched_at DESC, date DESC) = 1

@@ -28,6 +28,7 @@ from pipeline.engine.normalised import CONFLICTING_REPEAT
 from pipeline.engine.reconciliation import PER_MARKET, landed_per_market, reconciliations
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
+    OUTCOME_MAPS,
     OVERROUND_TOLERANCE,
     BookSide,
     Table,
@@ -159,6 +160,20 @@ def _repeats_agree_check(table: Table) -> Check:
                  "warning is not blocking)", run, blocking=False, reads_rejects=True)
 
 
+def _price_keys_check() -> Check:
+    def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        ids = pl.col("outcomes").list.eval(pl.element().struct.field("id"))
+        no_keys = pl.lit([], dtype=pl.List(pl.String()))
+        keys = pl.concat_list([pl.col(c).list.eval(pl.element().struct.field("key")).fill_null(no_keys)
+                               for c in OUTCOME_MAPS])
+        stray = keys.list.set_difference(ids.fill_null(no_keys)).alias("stray_keys")
+        return df.select(_key_columns(df), stray).filter(pl.col("stray_keys").list.len() > 0)
+
+    maps = ", ".join(f"`{c}`" for c in OUTCOME_MAPS)
+    return Check("price_keys_name_outcomes", f"every key of {maps} names an outcome of the market, by its id or "
+                 "its name (a key naming neither is kept as sent, its price joined to no outcome)", run)
+
+
 def _inside_day_check(column: str) -> Check:
     def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
         start = datetime.combine(ctx.day, datetime.min.time(), UTC)
@@ -287,6 +302,7 @@ def checks_for(table: Table) -> tuple[Check, ...]:
     checks += [_enum_check(f.name, f.enum) for f in table.fields if f.enum and f.name != table.partitioned_by]
     if table.name == "markets":
         checks.append(_price_check(lambda: pl.col("current_prices").list.eval(pl.element().struct.field("price"))))
+        checks.append(_price_keys_check())
     if table.name in ("trades", "profile_trades"):
         checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
         checks.append(_positive_size_check("a trade of nothing, or of less, is no trade"))

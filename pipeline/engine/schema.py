@@ -481,6 +481,10 @@ MARKETS = Table(
     ),
 )
 
+# A market's maps "from outcome key" (spec: `current_prices`, ...): every map of a market is keyed by outcome, and
+# stored keyed by the outcome's id (pipeline.engine.normalize.outcome_keys).
+OUTCOME_MAPS: tuple[str, ...] = tuple(f.name for f in MARKETS.fields if f.kind == "map")
+
 TRADES = Table(
     name="trades",
     resource="Trade",

@@ -122,7 +122,7 @@ def test_a_failed_markets_check_lands_the_whole_partition_and_holds_back_only_th
     watch_lists = {dg.AssetKey([schema, n]) for schema, n in (
         ("staging", "stg_orderbook_snapshots"), ("marts", "orderbook_daily"), ("staging", "stg_profiles"),
         ("staging", "stg_profile_trades"), ("marts", "trader_daily"))}  # they read no markets (and here no rows)
-    assert built == {dg.AssetKey(["staging", n]) for n in ("stg_events", "stg_series", "stg_trades",
+    assert built == {dg.AssetKey(["staging", n]) for n in ("stg_events", "stg_series", "stg_member_ids", "stg_trades",
                                                             "stg_price_history", "stg_future_odds")} | (
         watch_lists | SPORTS_MARTS)
     assert _materialised(result) == TABLE_KEYS | built  # the partition whole, and the models not reading markets

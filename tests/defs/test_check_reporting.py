@@ -150,6 +150,10 @@ def _breaking_rows(check: Check, table: Table) -> pl.DataFrame:
         return pl.concat([_row(table, row_id, size=-1.0), _row(table, f"{row_id}-zero", size=0.0)])
     if check.name == "timestamps_inside_day" and table.time_column is not None:
         return _row(table, row_id, **{table.time_column: NOON - timedelta(days=1)})
+    if check.name == "price_keys_name_outcomes":
+        prices = _value(table.polars_schema["current_prices"], 0.5)
+        prices[0]["key"] = "no-such-outcome"
+        return _row(table, row_id, current_prices=prices)
     if check.name == "references_partition_markets":
         return _row(table, row_id, market_id="no-such-market")
     raise AssertionError(f"{table.name}.{check.name}: no way to break it is known; add one to _breaking")

@@ -19,6 +19,7 @@ from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, orderbook_round, ro
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import Platform
+from pipeline.engine.sources.orderbooks import busiest_open
 from pmw_sandbox import orderbooks, plug
 from pmw_sandbox.app import SandboxApp
 from tests.support.runs import DAY, shared_instance
@@ -50,10 +51,10 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield root / "data"
 
 
-def _land_kalshi_markets() -> None:
-    """The day's Kalshi markets, which a Kalshi round takes its busiest from."""
+def _land_markets(platform: Platform = Platform.KALSHI) -> None:
+    """The day's markets of the platform, which its round takes its busiest from."""
     markets = next(a for a in INGESTION_ASSETS if a.key.to_user_string() == "markets")
-    key = dg.MultiPartitionKey({"platform": "kalshi", "date": DAY.isoformat()})
+    key = dg.MultiPartitionKey({"platform": platform.value, "date": DAY.isoformat()})
     with dg.build_asset_context(partition_key=key, resources={"pipeline": PipelineResource()},
                                 instance=shared_instance()) as context:
         list(markets(context))
@@ -87,7 +88,7 @@ def _served_levels(platform: Platform, market_ids: list[str], at: datetime) -> i
 
 
 def test_three_rounds_one_retried_land_three_snapshots_per_market(data_dir: Path) -> None:
-    _land_kalshi_markets()
+    _land_markets()
     lake = Lake(data_dir / "lake")
     assert _round(Platform.KALSHI, ROUNDS[0]).success
     failed = _round(Platform.KALSHI, ROUNDS[1], faults="error_rate=0.5")
@@ -154,6 +155,28 @@ def test_a_crossed_book_is_landed_and_reported_and_a_book_served_best_last_is_re
     best = levels.filter(pl.col("level") == 1, pl.col("outcome_side") == "yes")
     assert dict(zip(best["book_side"], best["price"], strict=True)) == {
         side: book["yes"][f"{side}s"][0]["price"] for side in ("bid", "ask") if book["yes"][f"{side}s"]}
+
+
+def test_books_of_markets_asked_by_platform_id_after_a_404_with_lower_case_times_belong_to_the_markets_asked(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readings = "iso_times=lowercase,market_id_param=platform"  # Polymarket's books only by condition id
+    monkeypatch.setenv("PMW_SANDBOX_READINGS", readings)
+    _land_markets(Platform.POLYMARKET)
+    at = datetime.combine(DAY, time(8), UTC)
+    pipeline_sandbox(PIPELINE_WORLD.seed, DAY, "", readings, PIPELINE_WORLD.days).live_at = at
+    result = dg.materialize([orderbook_round], partition_key=dg.MultiPartitionKey(
+        {"platform": "polymarket", "date": DAY.isoformat()}), resources={"pipeline": PipelineResource()},
+        instance=shared_instance(), tags={SNAPSHOT_AT_TAG: at.isoformat()}, raise_on_error=False)
+    assert result.success and all(e.passed for e in _checks(result).values())
+    lake = Lake(data_dir / "lake")
+    markets = lake.read_partition("markets", "polymarket", DAY)
+    snapshots = lake.read_partition("orderbook_snapshots", "polymarket", DAY)
+    assert markets is not None and snapshots is not None
+    assert lake.rejects_count("orderbook_snapshots", "polymarket", DAY) == 0
+    assert set(snapshots["market_id"]) == set(busiest_open(markets, TOP_N))  # the service ids, as asked
+    assert snapshots["timestamp"].null_count() == 0 and snapshots["_served_market_id"].is_not_null().all()
+    materialised = result.asset_materializations_for_node("orderbook_round")[0]
+    assert materialised.metadata["requests"].value == TOP_N + 1  # one 404, then every book by platform id first
 
 
 def test_round_time_is_the_tag_or_now_on_the_cadence() -> None:

@@ -55,6 +55,8 @@ def truth() -> dict[tuple[str, date], dict[str, pl.DataFrame]]:
             points = [p for m in live for p in world.price_points(m, start, start + 86_399, 60)]
             expected[(platform.value, day)] = {
                 "markets": pl.DataFrame({"id": [m.id for m in live]}),
+                "events": pl.DataFrame({"id": sorted({m.event_id for m in live})}),
+                "series": pl.DataFrame({"id": sorted({m.series_id for m in live})}),
                 "trades": pl.DataFrame(
                     [{k: t[k] for k in ("market_id", "trade_id", "price", "size", "outcome")}
                      | {"timestamp": datetime.fromtimestamp(t["timestamp"], UTC)} for t in trades],
@@ -101,7 +103,9 @@ def test_every_reading_lands_exactly_the_ground_truth(
             expected = truth[(platform, day)]
             landed = {table: lake.read_partition(table, platform, day) for table in TABLES}
             assert all(frame is not None for frame in landed.values())
-            _assert_same(landed["markets"].select("id"), expected["markets"], "id")
+            for table in ("markets", "events", "series"):
+                _assert_same(landed[table].select("id"), expected[table], "id")
+            _assert_prices_keyed_by_outcome_id(landed["markets"])
             _assert_same(landed["trades"].select(expected["trades"].columns), expected["trades"], "trade_id")
             points = landed["price_history"].select("market_id", "outcome_id", pl.col("price").struct.field("close"),
                                                     "timestamp")
@@ -133,6 +137,18 @@ def _assert_same(landed: pl.DataFrame, expected: pl.DataFrame, *key: str) -> Non
     assert landed.height == expected.height
     only_landed = landed.join(expected, on=list(key), how="anti").head(3)
     assert landed.sort(key).equals(expected.sort(key)), (only_landed, expected.join(landed, on=list(key), how="anti"))
+
+
+def _assert_prices_keyed_by_outcome_id(markets: pl.DataFrame) -> None:
+    """Every outcome has its price, and every key of the maps "from outcome key" is an outcome's id."""
+    outcome_ids = pl.col("outcomes").list.eval(pl.element().struct.field("id")).list.sort()
+    for column in ("current_prices", "price_24h_changes", "price_7d_changes", "last_trades"):
+        keys = pl.col(column).list.eval(pl.element().struct.field("key"))
+        stray = markets.filter(keys.list.set_difference(outcome_ids).list.len() > 0)
+        assert stray.height == 0, (column, stray.select("id", column, "outcomes").head(3))
+    unpriced = markets.filter(pl.col("current_prices").list.eval(pl.element().struct.field("key")).list.sort()
+                              != outcome_ids)
+    assert unpriced.height == 0, unpriced.select("id", "current_prices", "outcomes").head(3)
 
 
 def _assert_served_ids_kept(landed: dict[str, pl.DataFrame], readings: Readings) -> None:

@@ -18,7 +18,7 @@ import pytest
 from filelock import FileLock
 
 from pipeline.cli.main import main
-from pipeline.cli.sql import select_models
+from pipeline.cli.sql import run_sql, select_models
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.orderbooks.assets import orderbook_round
 from pipeline.defs.profiles.assets import trader_profiles
@@ -126,6 +126,28 @@ def test_one_run_lands_a_partition_builds_every_model_and_every_sql_test_passes(
     ]
     assert_market_daily_matches_the_lake(pipeline_env)
     assert_readme_sql_answers(pipeline_env / "warehouse.duckdb")  # pmw query on what the README shows
+
+
+@pytest.mark.parametrize("readings", ["", "price_keys=name,member_ids=platform"])
+def test_every_outcome_has_its_prices_and_every_market_its_event_and_series_whichever_keys_and_ids_are_served(
+        pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, readings: str) -> None:
+    monkeypatch.setenv("PMW_SANDBOX_READINGS", readings)
+    for platform in ("polymarket", "kalshi"):
+        assert materialise(platform, assets=["markets", "events", "series"]).success
+    assert run_sql(["+marts.dim_markets", "+staging.stg_market_outcomes"], say=lambda _: None)
+    outcomes = query(pipeline_env, "SELECT o.*, m.status FROM staging.stg_market_outcomes AS o "
+                                   "JOIN staging.stg_markets AS m USING (platform, market_id)")
+    assert set(outcomes["platform"]) == {"polymarket", "kalshi"}
+    quoted = pl.col("bid").is_not_null() & pl.col("ask").is_not_null()
+    unpriced = outcomes.filter(pl.col("current_price").is_null() | ((pl.col("status") != "resolved") & ~quoted))
+    assert unpriced.is_empty(), unpriced.head(3)
+    markets = query(pipeline_env, "SELECT * FROM marts.dim_markets")
+    unjoined = markets.filter(pl.col("event_title").is_null() | pl.col("series_title").is_null())
+    assert unjoined.is_empty(), unjoined.select("platform", "market_id", "event_id", "series_id").head(3)
+    lake = Lake(pipeline_env / "lake")
+    events = pl.concat([frame for platform in ("polymarket", "kalshi")
+                        if (frame := lake.read_partition("events", platform, DAY)) is not None])
+    assert set(markets["event_id"]) == set(events["id"])  # the events' own ids, whichever the markets named
 
 
 def assert_market_daily_matches_the_lake(data_dir: Path) -> None:
@@ -386,7 +408,8 @@ def test_selectors_follow_dbt() -> None:
         "marts.platform_daily",
         "marts.category_volume",
     }
-    assert names("+stg_market_outcomes") == {"staging.stg_market_outcomes", "staging.stg_markets"}
+    assert names("+stg_market_outcomes") == {"staging.stg_market_outcomes", "staging.stg_markets",
+                                             "staging.stg_member_ids"}
     assert names() == {str(r) for r in project.models}
 
 

@@ -145,6 +145,57 @@ def test_iso_times(apps: dict[str, SandboxApp], market: dict[str, Any], reading:
     assert written["created_at"] == market["created_at"].removesuffix("Z") + suffix
 
 
+def test_iso_times_in_lower_case(apps: dict[str, SandboxApp], market: dict[str, Any]) -> None:
+    written = _get(apps, "iso_times=lowercase", f"/markets/{market['id']}")["markets"][0]
+    assert written["created_at"] == market["created_at"].replace("T", "t").replace("Z", "z")
+
+
+@pytest.mark.parametrize("platform", ["polymarket", "kalshi"])
+def test_members_named_by_platform_id(apps: dict[str, SandboxApp], platform: str) -> None:
+    readings = "member_ids=platform"
+    series = {s["id"]: s for s in _get(apps, "", "/series", platform=platform, limit=100)["series"]}
+    events = {e["id"]: e for e in _get(apps, "", "/events", platform=platform, limit=100)["events"]}
+    served_series = {s["id"]: s for s in _get(apps, readings, "/series", platform=platform, limit=100)["series"]}
+    served_events = {e["id"]: e for e in _get(apps, readings, "/events", platform=platform, limit=100)["events"]}
+    assert served_series.keys() == series.keys() and served_events.keys() == events.keys()  # the same ids
+    assert all(s["platform_id"] == s["id"] for s in (*series.values(), *events.values()))
+    assert all(s["platform_id"] != s["id"] for s in (*served_series.values(), *served_events.values()))
+    event_by, series_by = ({m["platform_id"]: i for i, m in served.items()} for served in (served_events,
+                                                                                          served_series))
+    assert {series_by[e["series_id"]] for e in served_events.values()} == {e["series_id"] for e in events.values()}
+    markets = _get(apps, "", "/markets", platform=platform, limit=100)["markets"]
+    served = _get(apps, readings, "/markets", platform=platform, limit=100)["markets"]
+    assert [(event_by[m["event_id"]], series_by[m["series_id"]]) for m in served] == [
+        (m["event_id"], m["series_id"]) for m in markets]
+
+
+def test_price_maps_keyed_by_outcome_name(apps: dict[str, SandboxApp]) -> None:
+    for platform in ("polymarket", "kalshi"):
+        markets = _get(apps, "", "/markets", platform=platform, limit=50)["markets"]
+        served = _get(apps, "price_keys=name", "/markets", platform=platform, limit=50)["markets"]
+        for by_id, by_name in zip(markets, served, strict=True):
+            names = {o["id"]: o["name"] for o in by_id["outcomes"]}
+            for key in ("current_prices", "price_24h_changes", "price_7d_changes", "last_trades"):
+                expected = None if by_id[key] is None else {names[k]: v for k, v in by_id[key].items()}
+                assert by_name[key] == expected, key
+        assert any("Yes" in m["current_prices"] for m in served) or platform == "polymarket"
+
+
+def test_markets_asked_only_by_platform_id(apps: dict[str, SandboxApp], market: dict[str, Any]) -> None:
+    readings, condition_id = "market_id_param=platform", market["platform_id"]
+    assert _trades(apps, readings, condition_id) == _trades(apps, "", market["id"])
+    assert _trades(apps, "", condition_id) == _trades(apps, "", market["id"])  # `any`: either id
+    with _client(apps, readings) as client:
+        for path, params in (("/trades", {"market_id": market["id"]}), ("/price-history", {"market_ids": market["id"]}),
+                             (f"/markets/{market['id']}/orderbook", {})):
+            refused = client.get(path, params=params)
+            assert refused.status_code == 404 and refused.json()["error"]["code"] == "NOT_FOUND", path
+        book = client.get(f"/markets/{condition_id}/orderbook", params={"platform": "polymarket"})
+        assert book.status_code == 200 and book.json()["data"]["market_id"] == condition_id
+    kalshi = _get(apps, "", "/markets", platform="kalshi", limit=1)["markets"][0]
+    assert _trades(apps, readings, kalshi["id"]) == _trades(apps, "", kalshi["id"])  # one id: accepted
+
+
 def test_a_limit_over_the_lowest_documented_maximum_is_refused(apps: dict[str, SandboxApp]) -> None:
     with _client(apps, "over_limit=reject") as client:
         refused = client.get("/markets", params={"platform": "kalshi", "limit": 250})

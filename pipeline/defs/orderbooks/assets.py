@@ -63,16 +63,20 @@ def round_time(tags: dict[str, str], every_min: int, now: datetime | None = None
     return moment.astimezone(UTC).replace(microsecond=0)
 
 
-def round_markets(settings: Settings, lake: Lake, platform: str, day: date) -> list[str]:
+def round_markets(settings: Settings, lake: Lake, platform: str, day: date) -> tuple[list[str], dict[str, str]]:
     """The round's market ids: for Polymarket and Kalshi the busiest open markets of the latest markets partition
-    up to the day, then the watch list's markets of the platform."""
+    up to the day, then the watch list's markets of the platform; and the platform ids of those the partition
+    holds (a market the API knows only by its platform id is asked by it)."""
     busiest: list[str] = []
+    platform_ids: dict[str, str] = {}
     if platform in MARKET_PLATFORMS:
         landed = [d for p, d in lake.partitions("markets") if p == platform and d <= day]
         if landed:
-            busiest = busiest_open(lake.read_partition("markets", platform, max(landed)), settings.orderbook_top_n)
+            markets = lake.read_partition("markets", platform, max(landed))
+            busiest = busiest_open(markets, settings.orderbook_top_n)
+            platform_ids = dict(markets.select("id", "platform_id").iter_rows()) if markets is not None else {}
     watched = [item.id for item in settings.orderbook_watchlist if item.platform == platform]
-    return round_list(busiest, watched)
+    return round_list(busiest, watched), platform_ids
 
 
 @dg.multi_asset(
@@ -90,9 +94,9 @@ def orderbook_round(context: dg.AssetExecutionContext, pipeline: PipelineResourc
         "orderbook snapshots", why=" (PMW_SOURCE=direct serves no orderbooks of Limitless or Manifold)")
     round_at = round_time(context.run.tags, settings.orderbook_every_min)
     lake = pipeline.lake()
-    market_ids = round_markets(settings, lake, platform, day)
+    market_ids, platform_ids = round_markets(settings, lake, platform, day)
     with open_unified_source(settings, emulator_for(settings)) as unified:
-        answers = take_round(unified.http, platform, market_ids)
+        answers = take_round(unified.http, platform, market_ids, platform_ids)
         requests = unified.http.stats.snapshot()
     rows = normalise_round(answers, platform, day, round_at, settings.source.value)
     written = {

@@ -399,8 +399,10 @@ def book_quote(price: pl.Expr) -> pl.Expr:
 
 
 def parse_iso(text: pl.Expr) -> pl.Expr:
-    """The UTC time an ISO-8601 text with a UTC offset stands for; null when it cannot be read."""
-    return text.str.to_datetime(_ISO_FORMAT, time_unit="us", time_zone="UTC", strict=False)
+    """The UTC time an ISO-8601 text with a UTC offset stands for; null when it cannot be read. Read
+    case-insensitively: RFC 3339 (5.6) allows a lower-case `t` and `z` (`2026-11-20t00:00:00z`), which chrono's
+    literal `T` and `%#z` refuse, and no other letter belongs in such a time."""
+    return text.str.to_uppercase().str.to_datetime(_ISO_FORMAT, time_unit="us", time_zone="UTC", strict=False)
 
 
 def parse_unix(number: pl.Expr) -> pl.Expr:

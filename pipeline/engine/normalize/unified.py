@@ -21,6 +21,7 @@ from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalize.attribution import MARKET as MARKET_ID
 from pipeline.engine.normalize.attribution import owned_by
 from pipeline.engine.normalize.frames import Normalised, build, rejects_frame, rows, utc, value_reason
+from pipeline.engine.normalize.outcome_keys import keyed_by_outcome_id
 from pipeline.engine.schema import TABLES, Field, Table
 
 __all__ = ["REJECTS_SCHEMA", "Normalised", "normalise", "normalised_chunks"]
@@ -49,7 +50,9 @@ def normalise(
     Rows keep their own `platform` (a documented field); the partition's `platform`, like `day`, `source`
     and `fetched_at`, fills only the partition and lineage columns that the records do not document, so a
     record of another platform stays visible to the partition's checks instead of being relabelled.
-    Unknown fields are ignored; values the checks judge (enums, NaN, negative prices) are kept as sent.
+    Unknown fields are ignored; values the checks judge (enums, NaN, negative prices) are kept as sent. A market's
+    maps "from outcome key" are keyed by outcome id, whether the server keyed them by id or by name
+    (`pipeline.engine.normalize.outcome_keys`).
     """
     spec = _table(table)
     fetched_at = utc(fetched_at)
@@ -61,6 +64,8 @@ def normalise(
     rejected += zip((kept[i] for i in bad.arg_true()), reasons.filter(bad), strict=True)
     lineage = {"platform": platform, "date": day, "_source": source, "_fetched_at": fetched_at}
     landed = rows(spec, frame.filter(~bad), lineage)
+    if spec.name == "markets":
+        landed = keyed_by_outcome_id(landed)
     if asked_for is not None:
         owners = pl.Series(MARKET_ID, asked_for, dtype=pl.String()).filter(_kept_mask(records, kept))
         landed = owned_by(landed, owners.filter(~bad))

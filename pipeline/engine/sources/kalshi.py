@@ -252,4 +252,5 @@ def _check(platform: str) -> None:
 
 
 def _unix(value: str) -> int:
-    return int(datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC).timestamp())
+    """An RFC 3339 time (its `T` and `Z` in either case) as Unix seconds."""
+    return int(datetime.fromisoformat(value.upper().replace("Z", "+00:00")).astimezone(UTC).timestamp())

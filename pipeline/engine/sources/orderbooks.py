@@ -4,13 +4,15 @@ A round of a platform asks `GET /markets/{id}/orderbook?platform=<platform>` onc
 for Polymarket and Kalshi the `top_n` busiest open markets of the latest markets partition (by 24-hour
 volume) followed by the watch list's markets of the platform, for Limitless and Manifold (which have no
 catalogue in the API) the watch list alone. A round therefore costs exactly as many requests as its list is
-long, retries aside. A market the API no longer knows (404) is not fatal: its answer is kept as it came, and
-becomes a reject with the reason.
+long, retries aside. A market the API answers 404 for by its id is asked once more by its platform id, and then
+the platform's other markets by theirs first (market_ids.py); a market the API does not know either way (404) is
+not fatal: its answer is kept as it came, and becomes a reject with the reason. A book belongs to the market
+asked for, by whichever id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from urllib.parse import quote
 
@@ -19,6 +21,7 @@ import polars as pl
 from pipeline.engine.normalize.orderbooks import BookAnswer
 from pipeline.engine.schema import MarketStatus
 from pipeline.engine.sources.http import ApiError, HttpLayer
+from pipeline.engine.sources.market_ids import MarketIdParam
 
 
 def busiest_open(markets: pl.DataFrame | None, top_n: int) -> list[str]:
@@ -41,13 +44,16 @@ def book_path(market_id: str) -> str:
     return f"/markets/{quote(market_id, safe='')}/orderbook"
 
 
-def take_round(http: HttpLayer, platform: str, market_ids: Sequence[str],
+def take_round(http: HttpLayer, platform: str, market_ids: Sequence[str], platform_ids: Mapping[str, str] | None = None,
                clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> list[BookAnswer]:
-    """Every market's book, in list order, each as received; ApiError when one cannot be had (a 404 aside)."""
+    """Every market's book, in list order, each as received; ApiError when one cannot be had (a 404 aside).
+    `platform_ids`: the markets' platform ids where known, for a server that knows a market only by that."""
     answers = []
+    param = MarketIdParam()
     for market_id in market_ids:
         try:
-            body = http.get_json(book_path(market_id), {"platform": platform})
+            body = param.ask([market_id], [(platform_ids or {}).get(market_id)],
+                             lambda asked: http.get_json(book_path(asked[0]), {"platform": platform}))
         except ApiError as error:
             if error.status != 404:
                 raise

@@ -176,7 +176,8 @@ class UnifiedPartitions:
         record, synced after the window, says they last traded before it), normalised across markets, every
         record attributed to the market it was asked for."""
         start, end = day_bounds(first)[0], day_bounds(last)[1]
-        pages = self.source.trade_pages(platform, first, trade_markets(markets, start, end), (start, end))
+        platform_ids = dict(markets.select("id", "platform_id").iter_rows())
+        pages = self.source.trade_pages(platform, first, trade_markets(markets, start, end), (start, end), platform_ids)
         yield from normalised_stream(pages, markets, source=self.lineage)
 
     def window_price_history(self, platform: str, first: date, last: date,
@@ -203,7 +204,8 @@ class UnifiedPartitions:
                      end: int) -> Iterator[Normalised]:
         """The batch's points between two moments, attributed; asked again in halves while some cannot be told
         apart."""
-        pages = self.source.price_pages(platform, day, markets["id"].to_list(), start, end)
+        pages = self.source.price_pages(platform, day, markets["id"].to_list(), start, end,
+                                        markets["platform_id"].to_list())
         attributed, unattributed = attribute(normalise_pages("price_history", pages, source=self.lineage), markets)
         if unattributed and markets.height > 1:
             half = markets.height // 2

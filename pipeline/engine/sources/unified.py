@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -38,7 +38,8 @@ from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.liveness import live_records, partition_records, unsure_records
-from pipeline.engine.sources.paging import UnifiedCursor, field_keys
+from pipeline.engine.sources.market_ids import MarketIdParam
+from pipeline.engine.sources.paging import Page, UnifiedCursor, field_keys
 
 log = logging.getLogger("pipeline.engine.sources.unified")
 Record = dict[str, Any]
@@ -139,6 +140,7 @@ class UnifiedSource:
         self.late_s = late_s  # how late the server may record a trade (PastTheDay)
         self._catalogues: dict[str, Catalogue] = {}
         self._asked_again: dict[str, set[str]] = {}  # per platform, the markets asked for at /markets/{id}
+        self._market_id_params: dict[str, MarketIdParam] = {}
 
     # -- catalogue ---------------------------------------------------------------------------------
 
@@ -229,56 +231,86 @@ class UnifiedSource:
         return next((r for r in candidates if isinstance(r, dict) and r.get("id") == market_id), None)
 
     def member_pages(self, platform: str, day: date, kind: str, ids: set[str]) -> Iterator[RawPage]:
-        """The catalogue's `events` or `series` with these ids, as one page (with their conflicting versions)."""
+        """The catalogue's `events` or `series` that these ids name, as one page (with their conflicting versions).
+
+        The spec does not say which id a market's `event_id` and `series_id` carry: an id names the event or
+        series whose `id` it is, else those whose `platform_id` it is (the rule staging.stg_member_ids follows)."""
         catalogue = self.catalogue(platform)
         members = {"events": catalogue.events, "series": catalogue.series}[kind]
-        wanted = [m for m in members if isinstance(m, dict) and m.get("id") in ids]
-        conflicting = [m for m in catalogue.conflicting.get(kind, []) if m.get("id") in ids]
+        by_platform_id = ids - {_text(m, "id") for m in members}
+        wanted = [m for m in members if _text(m, "id") in ids or _text(m, "platform_id") in by_platform_id]
+        conflicting = [m for m in catalogue.conflicting.get(kind, [])
+                       if _text(m, "id") in ids or _text(m, "platform_id") in by_platform_id]
         yield RawPage(UNIFIED, kind, platform, day, catalogue.fetched_at, {kind: wanted}, kind, conflicting=conflicting)
 
     # -- trades and prices -------------------------------------------------------------------------
 
-    def trade_pages(self, platform: str, day: date, market_ids: Iterable[str],
-                    span: tuple[int, int] | None = None) -> Iterator[RawPage]:
+    def market_id_param(self, platform: str) -> MarketIdParam:
+        """Whether the platform's markets are asked by their id or their platform_id, for this session."""
+        return self._market_id_params.setdefault(platform, MarketIdParam())
+
+    def trade_pages(self, platform: str, day: date, market_ids: Iterable[str], span: tuple[int, int] | None = None,
+                    platform_ids: Mapping[str, str] | None = None) -> Iterator[RawPage]:
         """Each market's trades in turn, page by page, until no later page can hold a trade of the day, or of
         `span` (Unix seconds, start included, end excluded: a window of days) when given, whichever way the
         server orders them. Trades of other days come along; the caller keeps the day's.
 
         Polymarket's are asked `taker_only=true`: a match is then one row, its taker's, whatever the server's
-        default and whether or not it says which row took (`taker`), so no match is counted once per maker."""
+        default and whether or not it says which row took (`taker`), so no match is counted once per maker.
+
+        A market is asked by its id, or by its platform id (`platform_ids`) where the server knows it only by
+        that (market_ids.py); its pages belong to it either way."""
         takers = {"taker_only": "true"} if platform == "polymarket" else {}
         start, end = span or day_bounds(day)
-        for market_id in market_ids:
-            walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": market_id, **takers},
+
+        def first_page(asked: list[str]) -> tuple[Iterator[Page], Page | None]:
+            walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": asked[0], **takers},
                                  page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
                                  stop=PastTheDay(start, end, self.late_s))
-            for page in walk.pages():
+            pages = walk.pages()
+            return pages, next(pages, None)  # the first request, which a server that knows no such id refuses
+
+        for market_id in market_ids:
+            platform_id = (platform_ids or {}).get(market_id)
+            pages, first = self.market_id_param(platform).ask([market_id], [platform_id], first_page)
+            for page in chain([first] if first is not None else [], pages):
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
                 self.answers["trades"].read(page.body)  # once the page is taken (the stream takes them all)
                 self.trade_listings.setdefault(market_id, ListFigures()).page(page.body, len(page.items))
 
-    def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int) -> Iterator[RawPage]:
+    def price_pages(self, platform: str, day: date, ids: Sequence[str], start: int, end: int,
+                    platform_ids: Sequence[str | None] | None = None) -> Iterator[RawPage]:
         """Hourly price points of at most 10 markets between two moments (Unix seconds, both included): one
-        answer, or several when one may have been cut at the cap (asked again in halves)."""
+        answer, or several when one may have been cut at the cap (asked again in halves). The markets are asked
+        by their ids, or by their platform ids (`platform_ids`, in the order of `ids`) where the server answers
+        404 for the batch asked by id (market_ids.py)."""
         limit = MAX_LIMIT["price_history"]
-        body = self.http.get_json("/price-history", {
-            "market_ids": ",".join(ids), "start_ts": start, "end_ts": end, "interval": HOURLY, "limit": limit})
+        platform_ids = list(platform_ids) if platform_ids is not None else [None] * len(ids)
+        body = self.market_id_param(platform).ask(ids, platform_ids, lambda asked: self.http.get_json(
+            "/price-history", {"market_ids": ",".join(asked), "start_ts": start, "end_ts": end, "interval": HOURLY,
+                               "limit": limit}))
         points = body.get("data") if isinstance(body, dict) else None
         if not isinstance(points, list):
             raise ApiError("GET /price-history: expected 'data' in the response")
         if len(points) >= limit and len(ids) > 1:  # possibly cut at the cap: ask again in halves
             half = len(ids) // 2
-            yield from self.price_pages(platform, day, ids[:half], start, end)
-            yield from self.price_pages(platform, day, ids[half:], start, end)
+            yield from self.price_pages(platform, day, ids[:half], start, end, platform_ids[:half])
+            yield from self.price_pages(platform, day, ids[half:], start, end, platform_ids[half:])
         elif len(points) >= limit and end > start:
             middle = (start + end) // 2
-            yield from self.price_pages(platform, day, ids, start, middle)
-            yield from self.price_pages(platform, day, ids, middle + 1, end)
+            yield from self.price_pages(platform, day, ids, start, middle, platform_ids)
+            yield from self.price_pages(platform, day, ids, middle + 1, end, platform_ids)
         else:
             self.answers["price_history"].read(body)
             self.price_answers.append(_price_answer(body, ids, start, end))
             yield RawPage(UNIFIED, "price_history", platform, day, datetime.now(UTC), body, "data", tuple(ids))
+
+
+def _text(record: Any, key: str) -> str | None:
+    """A record's text field, or None (a record that is no object, a value that is no text: no id to match)."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return value if isinstance(value, str) else None
 
 
 class PastTheDay:

@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 
 from pipeline.engine.normalize import frames
 from pipeline.engine.normalize.unified import Normalised, normalise
-from pipeline.engine.schema import TABLES, Field, Table
+from pipeline.engine.schema import OUTCOME_MAPS, TABLES, Field, Table
 
 PROPERTIES = settings(
     max_examples=int(os.environ.get("PMW_PROPERTY_EXAMPLES", "25")),
@@ -185,11 +185,22 @@ def stored(field: Field, value: Any) -> Any:
 
 
 def expected_row(table: Table, record: Record) -> Record:
-    """The table's columns in order: the record's fields as stored, the others from the call's lineage."""
-    return {
+    """The table's columns in order: the record's fields as stored, the others from the call's lineage; a market's
+    maps keyed by outcome id where a key names an outcome by its name alone."""
+    row = {
         c.name: stored(c.field, record.get(c.field.wire)) if c.field is not None else LINEAGE.get(c.name)
         for c in table.columns
     }
+    if table.name == "markets":
+        outcomes = row["outcomes"] or []
+        ids = {o["id"] for o in outcomes}
+        names = [o["name"] for o in outcomes]
+        by_name = {o["name"]: o["id"] for o in outcomes if names.count(o["name"]) == 1}
+        for column in OUTCOME_MAPS:
+            for entry in row[column] or []:
+                if entry["key"] not in ids and entry["key"] in by_name:
+                    entry["key"] = by_name[entry["key"]]
+    return row
 
 
 def as_raw(record: Any) -> str:

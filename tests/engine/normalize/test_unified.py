@@ -101,6 +101,8 @@ def test_unix_seconds_become_utc_timestamps_and_milliseconds_are_refused(sandbox
         ("2026-11-21T21:00:00+00:00", datetime(2026, 11, 21, 21, tzinfo=UTC)),
         ("2026-11-21T23:00:00+02:00", datetime(2026, 11, 21, 21, tzinfo=UTC)),
         ("2026-01-12T22:08:10.446961Z", datetime(2026, 1, 12, 22, 8, 10, 446961, tzinfo=UTC)),
+        ("2026-11-21t21:00:00z", datetime(2026, 11, 21, 21, tzinfo=UTC)),  # RFC 3339 5.6: either case
+        ("2026-11-21t23:00:00.5+02:00", datetime(2026, 11, 21, 21, 0, 0, 500000, tzinfo=UTC)),
     ],
 )
 def test_iso_times_become_utc_timestamps(sandbox: dict[str, list[Record]], text: str, expected: datetime) -> None:
@@ -123,6 +125,28 @@ def test_maps_become_lists_of_key_value_structs_in_key_order(sandbox: dict[str, 
         {"key": "yes", "price": 0.6, "bid": None, "ask": None},
     ]
     assert row["price_24h_changes"] == [{"key": "yes", "value": 0.01}, {"key": "no", "value": -0.01}]
+
+
+def test_price_maps_keyed_by_outcome_name_are_stored_by_outcome_id_and_a_stray_key_is_kept(
+        sandbox: dict[str, list[Record]]) -> None:
+    kalshi = copy.deepcopy(next(m for m in sandbox["markets"] if m["platform"] == "kalshi"))
+    kalshi["current_prices"] = {"Yes": {"price": 0.6, "bid": 0.59, "ask": 0.61}, "No": {"price": 0.4}}
+    kalshi["price_24h_changes"] = {"No": -0.01, "yes": 0.01}  # by name and by id, in one map
+    kalshi["price_7d_changes"] = {"Maybe": 0.02}  # names no outcome: kept as sent, for the check to report
+    kalshi["last_trades"] = None
+    twins = copy.deepcopy(kalshi)  # two outcomes of one name: the name names neither
+    twins["id"], twins["outcomes"] = "TWINS", [{"id": "a", "name": "Same"}, {"id": "b", "name": "Same"}]
+    twins["current_prices"], twins["price_24h_changes"], twins["price_7d_changes"] = {"Same": {"price": 0.5}}, {}, None
+    result = run("markets", [kalshi, twins], platform="kalshi")
+    assert result.rejects.is_empty()
+    row, twin = result.rows.to_dicts()
+    assert row["current_prices"] == [{"key": "yes", "price": 0.6, "bid": 0.59, "ask": 0.61},
+                                     {"key": "no", "price": 0.4, "bid": None, "ask": None}]
+    assert row["price_24h_changes"] == [{"key": "no", "value": -0.01}, {"key": "yes", "value": 0.01}]
+    assert row["price_7d_changes"] == [{"key": "Maybe", "value": 0.02}]
+    assert row["last_trades"] is None
+    assert twin["current_prices"] == [{"key": "Same", "price": 0.5, "bid": None, "ask": None}]
+    assert twin["price_24h_changes"] == [] and twin["price_7d_changes"] is None
 
 
 def test_nested_objects_become_structs_with_snake_case_fields(sandbox: dict[str, list[Record]]) -> None:
