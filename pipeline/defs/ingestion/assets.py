@@ -26,7 +26,7 @@ from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
-from pipeline.engine.schema import TABLES, lake_tables
+from pipeline.engine.schema import lake_tables
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.partition import Coverage, PartitionSource, WindowSource
 from pipeline.engine.sources.window import Window, WindowSweeps
@@ -100,7 +100,7 @@ def ingestion_asset(table: str, deps: list[str] | None = None) -> Any:
         owners=OWNERS,
         kinds={"polars", "parquet"},
         pool=api_pool(source_from_env()),
-        description=TABLES[table].doc,
+        description=lake_tables()[table].doc,
         check_specs=_check_specs(table),
         metadata={"dagster/column_schema": _column_schema(table)},
     )

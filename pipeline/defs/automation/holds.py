@@ -1,0 +1,65 @@
+"""Holds: no run starts for a platform that the unified API's `/platforms` reports unavailable.
+
+The daily schedule, the backfill sensor and `pmw backfill` ask `/platforms` once before they start runs, and leave
+out the platforms it holds (pipeline.engine.normalize.platform_status: the hold rule), saying why: the schedule's
+and the sensor's tick, the command's output. Asking costs one request of the budget, with few attempts and a short
+deadline: a tick must not wait out a long outage. An answer that cannot be had holds nothing (the runs then meet
+the outage themselves, and fail or report it), and so does a source without `/platforms` (PMW_SOURCE=direct).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+from pipeline.defs.resources import emulator_for
+from pipeline.engine.config import ConfigError, Settings
+from pipeline.engine.normalize.platform_status import held_platforms, status_rows
+from pipeline.engine.schema import Source
+from pipeline.engine.sources.factory import open_unified_source
+from pipeline.engine.sources.http import ApiError
+from pipeline.engine.sources.service_status import observe
+
+PROBE_ATTEMPTS = 3
+PROBE_DEADLINE_S = 30.0
+
+
+@dataclass(frozen=True)
+class Holds:
+    """The held platforms, each with the service's status and reason; and why nothing could be asked, if so."""
+
+    held: dict[str, str] = field(default_factory=dict)
+    unasked: str = ""
+
+    def line(self, platform: str) -> str:
+        return f"{platform} held: {self.held[platform]}"
+
+    def summary(self) -> str:
+        """One line for a tick's log or skip reason: the held platforms and why, or why none could be held."""
+        said = [self.line(platform) for platform in sorted(self.held)]
+        if self.unasked:
+            said.append(f"platform status not read ({self.unasked}): no platform held")
+        return "; ".join(said)
+
+
+def platform_holds(platforms: Iterable[str], settings: Settings | None = None) -> Holds:
+    """Which of `platforms` the service holds, by one `/platforms` request (`settings`: the environment's)."""
+    wanted = list(dict.fromkeys(platforms))
+    if not wanted:
+        return Holds()
+    try:
+        settings = settings or Settings.from_env()
+    except ConfigError as error:
+        return Holds(unasked=str(error))
+    if settings.source == Source.DIRECT:
+        return Holds()  # the platforms' own APIs have no /platforms
+    probe = replace(settings, max_attempts=min(settings.max_attempts, PROBE_ATTEMPTS),
+                    http_deadline_s=min(settings.http_deadline_s, PROBE_DEADLINE_S))
+    try:
+        with open_unified_source(probe, emulator_for(probe)) as unified:
+            status = observe(unified.http, health=False)
+    except (ApiError, ConfigError, OSError) as error:
+        return Holds(unasked=f"{type(error).__name__}: {error}")
+    if status.platforms.error is not None:
+        return Holds(unasked=status.platforms.error)
+    return Holds(held_platforms(status_rows(status, wanted, probe.source.value)))
