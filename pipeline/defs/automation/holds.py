@@ -5,6 +5,10 @@ out the platforms it holds (pipeline.engine.normalize.platform_status: the hold 
 and the sensor's tick, the command's output. Asking costs one request of the budget, with few attempts and a short
 deadline: a tick must not wait out a long outage. An answer that cannot be had holds nothing (the runs then meet
 the outage themselves, and fail or report it), and so does a source without `/platforms` (PMW_SOURCE=direct).
+
+A held platform has no run to observe the service for it, so the observation that held it lands in
+`platform_status` here (with `/health`: two requests), unless the day's latest observation of the platform already
+said the same (a sensor ticking through an outage would otherwise land a file a minute).
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+import polars as pl
+
 from pipeline.defs.resources import emulator_for
 from pipeline.engine.config import ConfigError, Settings
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.platform_status import held_platforms, status_rows
-from pipeline.engine.schema import Source
+from pipeline.engine.schema import PLATFORM_STATUS, Source
 from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.http import ApiError
 from pipeline.engine.sources.service_status import observe
@@ -32,11 +39,11 @@ class Holds:
     unasked: str = ""
 
     def line(self, platform: str) -> str:
-        return f"{platform} held: {self.held[platform]}"
+        return f"{platform}: {self.held[platform]}"
 
     def summary(self) -> str:
         """One line for a tick's log or skip reason: the held platforms and why, or why none could be held."""
-        said = [self.line(platform) for platform in sorted(self.held)]
+        said = [f"held {self.line(platform)}" for platform in sorted(self.held)]
         if self.unasked:
             said.append(f"platform status not read ({self.unasked}): no platform held")
         return "; ".join(said)
@@ -57,9 +64,22 @@ def platform_holds(platforms: Iterable[str], settings: Settings | None = None) -
                     http_deadline_s=min(settings.http_deadline_s, PROBE_DEADLINE_S))
     try:
         with open_unified_source(probe, emulator_for(probe)) as unified:
-            status = observe(unified.http, health=False)
+            status = observe(unified.http)
     except (ApiError, ConfigError, OSError) as error:
         return Holds(unasked=f"{type(error).__name__}: {error}")
     if status.platforms.error is not None:
         return Holds(unasked=status.platforms.error)
-    return Holds(held_platforms(status_rows(status, wanted, probe.source.value)))
+    rows = status_rows(status, wanted, probe.source.value).filter(pl.col("held"))
+    keep_new_states(Lake.of(settings), rows)
+    return Holds(held_platforms(rows))
+
+
+def keep_new_states(lake: Lake, rows: pl.DataFrame) -> None:
+    """Land each row in `platform_status` unless the day's latest observation of its platform said the same."""
+    same = ["listed", "held", "status", "health_status", "service_status", "error"]
+    for row in rows.partition_by("platform"):
+        platform, day, observed_at = row["platform"][0], row["date"][0], row["observed_at"][0]
+        landed = lake.read_partition(PLATFORM_STATUS.name, platform, day)
+        latest = landed.sort("observed_at").tail(1).select(same) if landed is not None else None
+        if latest is None or not latest.equals(row.select(same)):
+            lake.write_round(PLATFORM_STATUS.name, platform, day, observed_at, row)
