@@ -68,10 +68,9 @@ def status_rows(status: ServiceStatus, platforms: Sequence[str], source: str) ->
     unreadable = pl.when(served.is_not_null() & parsed.is_null()).then(
         pl.concat_str([pl.lit("GET /platforms: health.last_check is not an ISO-8601 time with a UTC offset: "),
                        served]))
+    errors = pl.concat_str([pl.col("error"), unreadable], separator="; ", ignore_nulls=True)
     return pl.DataFrame(rows, schema=schema, strict=False).with_columns(
-        parsed.alias("health_last_check"),
-        pl.concat_str([pl.col("error"), unreadable], separator="; ", ignore_nulls=True).alias("error"),
-    )
+        parsed.alias("health_last_check"), pl.when(errors != "").then(errors).alias("error"))
 
 
 def held_platforms(rows: pl.DataFrame) -> dict[str, str]:
