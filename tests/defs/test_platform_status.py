@@ -21,9 +21,8 @@ from pipeline.defs.automation.schedule import daily_ingestion
 from pipeline.defs.automation.sensor import evaluate
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalize.platform_status import status_rows
+from pipeline.engine.normalize.platform_status import Answered, ServiceStatus, status_rows
 from pipeline.engine.schema import PLATFORM_STATUS
-from pipeline.engine.sources.service_status import Answered, ServiceStatus
 from pmw_sandbox import Faults
 from tests.support.runs import DAY
 
