@@ -87,9 +87,9 @@ class PartitionReport:
 
     def failure_lines(self) -> list[str]:
         """What went wrong, one line each, for the end of the output: the partition, then its checks."""
-        failed = [f"FAILED PARTITION {self.platform} {self.day}: {self.error}"] if not self.success else []
         if self.held:
-            return []  # the platform's one HELD line says it
+            return []  # the platform's one HELD PLATFORM line says it
+        failed = [f"FAILED PARTITION {self.platform} {self.day}: {self.error}"] if not self.success else []
         return failed + [check.line(self.platform, self.day) for check in self.failed_checks]
 
 

@@ -1,13 +1,14 @@
 """Holds: no run starts for a platform that the unified API's `/platforms` reports unavailable.
 
-The daily schedule, the backfill sensor and `pmw backfill` ask `/platforms` once before they start runs, and leave
-out the platforms it holds (pipeline.engine.normalize.platform_status: the hold rule), saying why: the schedule's
-and the sensor's tick, the command's output. Asking costs one request of the budget, with few attempts and a short
-deadline: a tick must not wait out a long outage. An answer that cannot be had holds nothing (the runs then meet
-the outage themselves, and fail or report it), and so does a source without `/platforms` (PMW_SOURCE=direct).
+The daily schedule, the backfill sensor and `pmw backfill` ask `/platforms` (and `/health`) once before they start
+runs, and leave out the platforms it holds (pipeline.engine.normalize.platform_status: the hold rule), saying why: the
+schedule's and the sensor's tick, the command's output. Asking costs two requests of the budget, with few attempts
+and a short deadline: a tick must not wait out a long outage. An answer that cannot be had holds nothing (the runs
+then meet the outage themselves, and fail or report it), and so does a source without `/platforms`
+(PMW_SOURCE=direct).
 
 A held platform has no run to observe the service for it, so the observation that held it lands in
-`platform_status` here (with `/health`: two requests), unless the day's latest observation of the platform already
+`platform_status` here, unless the day's latest observation of the platform already
 said the same (a sensor ticking through an outage would otherwise land a file a minute).
 """
 
@@ -50,7 +51,7 @@ class Holds:
 
 
 def platform_holds(platforms: Iterable[str], settings: Settings | None = None) -> Holds:
-    """Which of `platforms` the service holds, by one `/platforms` request (`settings`: the environment's)."""
+    """Which of `platforms` the service holds, by one observation (`settings`: the environment's)."""
     wanted = list(dict.fromkeys(platforms))
     if not wanted:
         return Holds()
