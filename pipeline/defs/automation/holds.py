@@ -28,8 +28,10 @@ from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.http import ApiError
 from pipeline.engine.sources.service_status import observe
 
+# A probe's bounds: at most 3 attempts of 10 s each, 5 s apart at most, per endpoint.
 PROBE_ATTEMPTS = 3
-PROBE_DEADLINE_S = 30.0
+PROBE_TIMEOUT_S = 10.0
+PROBE_BACKOFF_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,9 @@ def platform_holds(platforms: Iterable[str], settings: Settings | None = None) -
     if settings.source == Source.DIRECT:
         return Holds()  # the platforms' own APIs have no /platforms
     probe = replace(settings, max_attempts=min(settings.max_attempts, PROBE_ATTEMPTS),
-                    http_deadline_s=min(settings.http_deadline_s, PROBE_DEADLINE_S))
+                    http_timeout_s=min(settings.http_timeout_s, PROBE_TIMEOUT_S),
+                    http_deadline_s=min(settings.http_deadline_s, PROBE_TIMEOUT_S),
+                    max_backoff_s=min(settings.max_backoff_s, PROBE_BACKOFF_S))
     try:
         with open_unified_source(probe, emulator_for(probe)) as unified:
             status = observe(unified.http)
