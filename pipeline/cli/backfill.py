@@ -67,6 +67,7 @@ class PartitionReport:
     incomplete: dict[str, int] = field(default_factory=dict)  # table -> markets not read back to the day's start
     error: str | None = None
     held: bool = False  # not run: the service holds its platform (`error` says why, in one line for the platform)
+    status_requests: Counter[str] = field(default_factory=Counter)  # the run's observation of the service's status
 
     @property
     def ok(self) -> bool:
@@ -82,8 +83,10 @@ class PartitionReport:
         checks = f"; failed checks: {names}" if self.failed_checks else ""
         short = "".join(f"; {table} incomplete: {count} market(s) not read back to the day's start"
                         for table, count in self.incomplete.items())
+        status = sum(self.status_requests.values())
+        observed = f" (and {status} for /health and /platforms)" if status else ""
         return (f"{self.platform} {self.day}: {tables} rows; {rejects} rejects; "
-                f"{sum(self.requests.values())} requests{checks}{short}")
+                f"{sum(self.requests.values())} requests{observed}{checks}{short}")
 
     def failure_lines(self) -> list[str]:
         """What went wrong, one line each, for the end of the output: the partition, then its checks."""
@@ -142,6 +145,8 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
         report.requests.update(metadata.get("requests_by_endpoint", {}))
         if metadata.get("complete") is False:
             report.incomplete[table] = int(metadata.get("incomplete_markets", 0))
+    for observed in result.asset_materializations_for_node(platform_status.key.to_user_string()):
+        report.status_requests.update(observed.metadata["requests_by_endpoint"].value)  # type: ignore[arg-type]
     report.failed_checks = [_failed_check(e) for e in result.get_asset_check_evaluations() if not e.passed]
     report.error = _run_error(result, [t for t in (a.key.to_user_string() for a in assets) if t not in report.rows])
     report.success = report.error is None
@@ -206,7 +211,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
                 reports.append(report)
                 done += 1
                 say(f"[{done}/{total}] {report.line()}")
-    requests = sum((r.requests for r in reports), Counter())
+    requests = sum((r.requests + r.status_requests for r in reports), holds.requests)
     say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
     for line in (line for report in reports for line in report.failure_lines()):
         say(line)

@@ -14,6 +14,7 @@ said the same (a sensor ticking through an outage would otherwise land a file a 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -40,6 +41,7 @@ class Holds:
 
     held: dict[str, str] = field(default_factory=dict)
     unasked: str = ""
+    requests: Counter[str] = field(default_factory=Counter)  # what asking cost, by endpoint
 
     def line(self, platform: str) -> str:
         return f"{platform}: {self.held[platform]}"
@@ -70,13 +72,14 @@ def platform_holds(platforms: Iterable[str], settings: Settings | None = None) -
     try:
         with open_unified_source(probe, emulator_for(probe)) as unified:
             status = observe(unified.http)
+            requests = unified.http.stats.snapshot().by_endpoint
     except (ApiError, ConfigError, OSError) as error:
         return Holds(unasked=f"{type(error).__name__}: {error}")
     if status.platforms.error is not None:
-        return Holds(unasked=status.platforms.error)
+        return Holds(unasked=status.platforms.error, requests=requests)
     rows = status_rows(status, wanted, probe.source.value).filter(pl.col("held"))
     keep_new_states(Lake.of(settings), rows)
-    return Holds(held_platforms(rows))
+    return Holds(held_platforms(rows), requests=requests)
 
 
 def keep_new_states(lake: Lake, rows: pl.DataFrame) -> None:
