@@ -386,7 +386,7 @@ class SandboxApp:
                 {
                     "id": p.value,
                     "name": p.value.capitalize(),
-                    "status": "available" if up else "unavailable",
+                    "status": "available" if up else self.config.readings.unavailable_status,
                     "health": {"status": "pass" if up else "fail", "last_check": iso(self.world.as_of),
                                "response_time_ms": 0},
                     "endpoints": [

@@ -24,8 +24,9 @@ class Faults:
     malformed_record: bool = False  # the first trades page served carries one extra, broken trade
     crossed_book: bool = False  # every orderbook served is crossed: its best YES bid above its best ask
     seed: int = 0
-    # Platforms that /platforms reports unavailable (status `unavailable`, health `fail`, no endpoint available) and
-    # /health names as failing, joined by `+` (`kalshi`, `kalshi+polymarket`); their data endpoints still answer.
+    # Platforms that /platforms reports unavailable (status: the reading `unavailable_status`; health `fail`; no
+    # endpoint available) and /health names as failing, joined by `+` (`kalshi`, `kalshi+polymarket`); their data
+    # endpoints still answer.
     unavailable: str = ""
 
     def __post_init__(self) -> None:

@@ -29,12 +29,13 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "book_order": ("best_first", "best_last"),
     "american_odds": ("signed", "bare"),
     "award_detail": ("awards", "futures"),
+    "unavailable_status": ("unavailable", "maintenance", "offline"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
 # readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
 # `book_order`, tests/engine/test_sports.py the sports tables under the others.
-NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail"})
+NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "unavailable_status"})
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Readings:
     award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
     cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
+    # the status /platforms gives a platform the `unavailable` fault names (the spec shows only `available`)
+    unavailable_status: str = "unavailable"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():

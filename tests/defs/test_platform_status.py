@@ -24,6 +24,7 @@ from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.platform_status import Answered, ServiceStatus, status_rows
 from pipeline.engine.schema import PLATFORM_STATUS
 from pmw_sandbox import Faults
+from pmw_sandbox.readings import CHOICES
 from tests.support.runs import DAY
 
 HELD_LINE = "the service's /platforms reports status 'unavailable', health 'fail'"
@@ -84,6 +85,19 @@ def test_the_fault_names_known_platforms_only() -> None:
     assert Faults.parse("unavailable=kalshi+polymarket").unavailable_platforms == {"kalshi", "polymarket"}
     with pytest.raises(ValueError, match="unknown platform"):
         Faults.parse("unavailable=kalshy")
+
+
+@pytest.mark.parametrize("word", CHOICES["unavailable_status"])
+def test_a_platform_is_held_whatever_word_the_service_gives_its_unavailability(
+        word: str, pipeline_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _unavailable(monkeypatch, "kalshi")
+    monkeypatch.setenv("PMW_SANDBOX_READINGS", f"unavailable_status={word}")
+    holds = platform_holds(["polymarket", "kalshi"])
+    assert holds.held == {"kalshi": f"the service's /platforms reports status {word!r}, health 'fail' "
+                                    f"(last check {DAY + timedelta(days=1)}T00:00:00Z)"}
+    assert sum(holds.requests.values()) == 2  # /platforms and /health, once each
+    [row] = _observations(pipeline_env, "kalshi").iter_rows(named=True)
+    assert row["status"] == word and row["held"]
 
 
 def test_the_platforms_own_apis_have_no_platforms_to_ask() -> None:
