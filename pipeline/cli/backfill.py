@@ -146,7 +146,8 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
         if metadata.get("complete") is False:
             report.incomplete[table] = int(metadata.get("incomplete_markets", 0))
     for observed in result.asset_materializations_for_node(platform_status.key.to_user_string()):
-        report.status_requests.update(observed.metadata["requests_by_endpoint"].value)  # type: ignore[arg-type]
+        asked = observed.metadata.get("requests_by_endpoint")  # none under PMW_SOURCE=direct: nothing to ask
+        report.status_requests.update(asked.value if asked is not None else {})  # type: ignore[arg-type]
     report.failed_checks = [_failed_check(e) for e in result.get_asset_check_evaluations() if not e.passed]
     report.error = _run_error(result, [t for t in (a.key.to_user_string() for a in assets) if t not in report.rows])
     report.success = report.error is None
