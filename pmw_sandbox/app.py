@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 import numpy as np
 import orjson
@@ -32,7 +33,7 @@ from pipeline.engine.schema import (
     MarketStatus,
     Platform,
 )
-from pmw_sandbox import orderbooks, profiles
+from pmw_sandbox import orderbooks, profiles, stale
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.cursors import CursorBook, CursorError
 from pmw_sandbox.faults import Faults
@@ -44,6 +45,13 @@ from pmw_sandbox.world import Record, iso, shared_world
 API_VERSION = "2.0.0"
 DEFAULT_API_KEYS: tuple[str, ...] = ("sandbox-key", "sandbox-key-2")
 STRICT_RATE_LIMIT_PER_MIN = 100
+# Under the `page_overlap` reading, each next page starts with this many items of the page before.
+PAGE_OVERLAP = 2
+# Under the `trades_order=recorded` reading, the last trade before each midnight is recorded this late.
+RECORDED_LATE_S = 1_800
+# The list endpoints, answered 307 to their trailing-slash path under the `redirect` reading.
+LISTS = frozenset({"/series", "/events", "/markets", "/trades", "/price-history", "/profile/trades", "/list-futures",
+                   "/list-awards"})
 DEFAULT_PAGE_SIZE = {"series": 25, "events": 25, "markets": 25, "trades": 100, "price_history": 5000,
                      "profile_trades": 50}
 
@@ -187,6 +195,7 @@ class SandboxApp:
         self.requests_served = 0
         self.rate_limited_answers = 0  # 429s sent because the budget was spent (not injected bursts)
         self._malformed_record_sent = False
+        self._refused_listings: set[str] = set()  # listings whose first cursor was refused (cursor_refusal reading)
         self._dice = self.config.faults.roll(0)
         self.started = clock()
         # The moment of the world whose live answers (orderbooks, traders' profiles and trades) are served (None:
@@ -217,6 +226,8 @@ class SandboxApp:
         faults = self.config.faults
         if faults.latency_ms:
             time.sleep(faults.latency_ms / 1000.0)
+        if self.config.readings.redirect and path in LISTS:
+            return _redirect(path, query, headers)
         with self._lock:
             try:
                 refuse = self.config.readings.over_limit == "reject"
@@ -309,34 +320,62 @@ class SandboxApp:
         """One page of a cursor-paginated list: the items and the pagination object."""
         limit = query.limit(resource)
         filters = query.filters()
-        offset = 0
+        readings = self.config.readings
+        # Under `empty_pages`, an empty page (its items filtered out after paging) comes before each page of
+        # items: its cursor holds the offset of the page it comes before, as -(offset + 1).
+        offset = -1 if readings.empty_pages and total else 0
         token = query.text("cursor")
         if token is not None:
-            faults = self.config.faults
-            if faults.cursor_expiry_rate and self._dice.random() < faults.cursor_expiry_rate:
-                self.cursors.expire(token)
-            try:
-                offset = self.cursors.redeem(token, endpoint, filters)
-            except (CursorError, ValueError, KeyError) as error:
-                message = str(error) if isinstance(error, CursorError) else "cursor is not a cursor this service issued"
-                raise ApiError(400, "INVALID_CURSOR", f"invalid parameter 'cursor': {message}") from None
-        readings = self.config.readings
+            offset = self._redeem(token, endpoint, filters)
+        if offset < 0:
+            following = -offset - 1
+            pagination = {"total": total, "limit": limit, "has_more": True,
+                          "next_cursor": self.cursors.issue(endpoint, filters, following)}
+            return [], self._total_as_read(pagination)
         served = max(1, limit // 3) if readings.short_pages else limit
         items = fetch(offset, served)
         end = offset + len(items)
         has_more = end < total
         next_cursor = None
         if has_more:
-            overlap = min(self.config.faults.duplicate_items, len(items) - 1)
-            next_cursor = self.cursors.issue(endpoint, filters, end - max(overlap, 0))
+            overlap = min(max(self.config.faults.duplicate_items, PAGE_OVERLAP * readings.page_overlap),
+                          len(items) - 1)
+            following = end - max(overlap, 0)
+            next_cursor = self.cursors.issue(endpoint, filters, -following - 1 if readings.empty_pages else following)
         elif readings.cursor_on_last_page:
             next_cursor = self.cursors.issue(endpoint, filters, end)
         pagination: Record = {"total": total, "limit": limit, "has_more": has_more, "next_cursor": next_cursor}
+        return items, self._total_as_read(pagination)
+
+    def _redeem(self, token: str, endpoint: str, filters: Mapping[str, str]) -> int:
+        """The offset a cursor stands for, or the reading's refusal: a cursor that has expired (under the
+        `cursor_expiry_rate` fault, or, under a `cursor_refusal` reading other than the default, the first
+        cursor of each listing, once), or one that is no cursor of this listing."""
+        faults, refusal = self.config.faults, self.config.readings.cursor_refusal
+        if faults.cursor_expiry_rate and self._dice.random() < faults.cursor_expiry_rate:
+            self.cursors.expire(token)
+        listing = self.cursors.filters_digest(endpoint, filters)
+        if refusal != "invalid_cursor" and listing not in self._refused_listings:
+            self._refused_listings.add(listing)
+            self.cursors.expire(token)
+        try:
+            return self.cursors.redeem(token, endpoint, filters)
+        except (CursorError, ValueError, KeyError) as error:
+            message = str(error) if isinstance(error, CursorError) else "cursor is not a cursor this service issued"
+            if refusal == "gone":
+                raise ApiError(410, "GONE", f"the cursor is no longer valid: {message}") from None
+            code = "INVALID_CURSOR" if refusal == "invalid_cursor" else "VALIDATION_ERROR"
+            raise ApiError(400, code, f"invalid parameter 'cursor': {message}") from None
+
+    def _total_as_read(self, pagination: Record) -> Record:
+        """`pagination.total` as the reading gives it: the count, absent, or wrong."""
+        readings = self.config.readings
+        total = pagination["total"]
         if readings.pagination_total == "absent":
             del pagination["total"]
         elif readings.pagination_total == "wrong":
             pagination["total"] = total // 2 + 3
-        return items, pagination
+        return pagination
 
     @staticmethod
     def _search(items: list[Any], query: _Query) -> list[Any]:
@@ -444,9 +483,22 @@ class SandboxApp:
             "markets",
             query,
             len(markets),
-            lambda o, n: [self.world.market_record(m) for m in markets[o : o + n]],
+            lambda o, n: [self._listed_market(m) for m in markets[o : o + n]],
         )
-        return {"pagination": pagination, "markets": items, "meta": self._list_meta(platforms)}
+        meta = self._list_meta(platforms)
+        if items:  # a listing is as fresh as its stalest record
+            meta["data_freshness"] = min(item["last_synced_at"] for item in items)
+        return {"pagination": pagination, "markets": items, "meta": meta}
+
+    def _listed_market(self, market: Any) -> Record:
+        """A market's record as the listing shows it: as of the world's end, or (reading stale_listing) as an
+        earlier sync left it (pmw_sandbox.stale)."""
+        seen = stale.listed(self.world.config, market) if self.config.readings.stale_listing else None
+        if seen is None:
+            return self.world.market_record(market)
+        record = self.world.market_record(market, at=seen.synced)
+        record["trading_end_at"] = record["resolution_date"] = iso(seen.trading_end)
+        return record
 
     def _market(self, market_id: str, query: _Query) -> Record:
         platform = query.platform(MARKET_PLATFORMS)
@@ -506,7 +558,7 @@ class SandboxApp:
         query.limit("profile_trades")
         platform, index = self._trader(query)
         rows = self._ledger(platform)[1].newest_first(index)
-        if self.config.readings.trades_order == "oldest_first":
+        if self.config.readings.trades_order != "newest_first":
             rows = rows[::-1]
         items, pagination = self._page(
             "/profile/trades", "profile_trades", query, len(rows),
@@ -514,7 +566,7 @@ class SandboxApp:
                           for record in self.world.trade_records_at(market, np.array([i]))],
         )
         meta = {"request_time": 0, "platform": platform.value, "data_freshness": iso(self.world.as_of)}
-        return {"trades": items, "pagination": pagination, "meta": meta}
+        return {self.config.readings.profile_trades_envelope: items, "pagination": pagination, "meta": meta}
 
     def _trades(self, query: _Query) -> Record:
         market_id = query.text("market_id")
@@ -528,10 +580,12 @@ class SandboxApp:
         taker_only = taker_only and market.platform == Platform.POLYMARKET
         total = self.world.trade_count(market, taker_only)
         readings = self.config.readings
+        recorded = self._recorded(market, taker_only) if readings.trades_order == "recorded" else None
         oldest_first = readings.trades_order == "oldest_first"
         items, pagination = self._page(
             "/trades", "trades", query, total,
-            lambda o, n: self.world.trade_records(market, o, n, taker_only, oldest_first),
+            lambda o, n: (self.world.trade_records(market, o, n, taker_only, oldest_first) if recorded is None
+                          else self.world.trade_records_at(market, recorded[o : o + n])),
         )
         _as_read(items, "market_id", market, readings.row_market_id)
         if readings.trade_taker == "absent":
@@ -552,6 +606,16 @@ class SandboxApp:
             broken = {**items[-1], "trade_id": f"{items[-1]['trade_id']}-malformed", "price": "not-a-price"}
             items.append(broken)
         return {"trades": items, "pagination": pagination, "meta": meta}
+
+    def _recorded(self, market: Any, taker_only: bool) -> np.ndarray:
+        """The positions of a market's trades oldest first in the order the server recorded them: the last trade
+        before each midnight recorded RECORDED_LATE_S late, so that it comes after trades of the next day."""
+        act = self.world.activity(market)
+        positions = act.taker_newest_first[::-1] if taker_only else np.arange(len(act.ts))
+        day = act.ts[positions] // 86_400
+        last_of_day = np.append(day[1:] != day[:-1], False)
+        recorded = act.ts[positions] + np.where(last_of_day, RECORDED_LATE_S, 0)
+        return positions[np.argsort(recorded, kind="stable")]
 
     def _price_history(self, query: _Query) -> Record:
         ids_text = query.text("market_ids")
@@ -593,13 +657,17 @@ class SandboxApp:
 
 
     def _points(self, markets: list[Any], start: int, end: int, interval: int) -> list[Record]:
-        """The markets' price points labelled within [start, end], in the reading's order and labelling."""
+        """The markets' price points labelled within [start, end] (or, reading price_range=periods, of every period
+        overlapping it), in the reading's order and labelling."""
         readings = self.config.readings
         shift = interval * 60 if readings.price_label == "period_end" else 0
+        first, last = start - shift, end - shift  # the periods whose label lies within [start, end]
+        if readings.price_range == "periods":
+            first, last = start - start % (interval * 60), end
         ordered = markets[::-1] if readings.price_points_order == "by_market_reversed" else markets
         points: list[Record] = []
         for market in ordered:
-            mine = self.world.price_points(market, start - shift, end - shift, interval)
+            mine = self.world.price_points(market, first, last, interval)
             for point in mine:
                 point["timestamp"] += shift
             _as_read(mine, "marketId", market, readings.row_market_id)
@@ -693,6 +761,14 @@ def _iso_times(payload: bytes, reading: str) -> bytes:
 
 
 _ISO_TIME = re.compile(rb'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)Z"')
+
+
+def _redirect(path: str, query: Sequence[tuple[str, str]], headers: Mapping[str, str]) -> SandboxResponse:
+    """307 to the path with a trailing slash, the query kept: an absolute URL on the host asked (a relative one
+    when the request names none)."""
+    host = _header(headers, "host")
+    location = (f"http://{host}" if host else "") + path + "/" + (f"?{urlencode(query)}" if query else "")
+    return SandboxResponse(307, {"location": location, "content-type": "text/plain"}, b"")
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

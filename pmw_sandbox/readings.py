@@ -15,7 +15,7 @@ from pmw_sandbox.switches import parse_switches
 
 # Every reading of each switch that is not a plain yes/no; the first is the default.
 CHOICES: dict[str, tuple[str, ...]] = {
-    "trades_order": ("newest_first", "oldest_first"),
+    "trades_order": ("newest_first", "oldest_first", "recorded"),
     "price_points_order": ("by_market", "by_market_reversed", "by_time"),
     "row_market_id": ("unified", "platform", "absent"),
     "trade_outcome": ("name", "id"),
@@ -29,20 +29,26 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "book_order": ("best_first", "best_last"),
     "american_odds": ("signed", "bare"),
     "award_detail": ("awards", "futures"),
+    "cursor_refusal": ("invalid_cursor", "validation_error", "gone"),
+    "price_range": ("exact", "periods"),
+    "profile_trades_envelope": ("trades", "data"),
     "unavailable_status": ("unavailable", "maintenance", "offline"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
 # readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
-# `book_order`, tests/engine/test_sports.py the sports tables under the others.
-NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "unavailable_status"})
+# `book_order`, tests/engine/test_sports.py the sports tables under `american_odds` and `award_detail`,
+# tests/defs/test_profiles.py the traders' tables under `profile_trades_envelope`, and
+# tests/defs/test_platform_status.py the holds under `unavailable_status`.
+NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "profile_trades_envelope",
+                         "unavailable_status"})
 
 
 @dataclass(frozen=True)
 class Readings:
     """One reading of every point the spec leaves open (the defaults: the sandbox's original reading)."""
 
-    trades_order: str = "newest_first"  # /trades pages newest first, or oldest first
+    trades_order: str = "newest_first"  # /trades pages newest first, oldest first, or oldest first as recorded
     price_points_order: str = "by_market"  # market by market as asked, in reverse, or all interleaved by time
     row_market_id: str = "unified"  # a trade's market_id, a point's marketId: the unified id, the platform's, none
     trade_outcome: str = "name"  # a trade's outcome: the outcome's name, or its id
@@ -58,6 +64,15 @@ class Readings:
     award_detail: str = "awards"  # an award's detail at /awards/{id}, or (that path not served) at /futures/{id}
     short_pages: bool = False  # pages hold fewer items than `limit` while has_more is true
     cursor_on_last_page: bool = False  # the last page still carries a next_cursor (has_more false)
+    page_overlap: bool = False  # each next page starts with the last items of the page before
+    empty_pages: bool = False  # items filtered after paging: an empty page, has_more true, before each page
+    # an expired cursor (the first of each listing is refused once, except under the default): 400
+    # INVALID_CURSOR, 400 VALIDATION_ERROR naming the cursor, or 410 Gone
+    cursor_refusal: str = "invalid_cursor"
+    redirect: bool = False  # a list endpoint asked without a trailing slash answers 307 to the path with one
+    price_range: str = "exact"  # /price-history: points labelled within [start_ts, end_ts], or every period overlapping
+    profile_trades_envelope: str = "trades"  # /profile/trades: {trades, pagination, meta} or {data, pagination, meta}
+    stale_listing: bool = False  # some listed market records synced hours or days before the world's end
     # the status /platforms gives a platform the `unavailable` fault names (the spec shows only `available`)
     unavailable_status: str = "unavailable"
 

@@ -71,7 +71,7 @@ class World:
         self._events = {(e.platform, e.id): e for c in self.catalogues.values() for e in c.events}
         self._activity: OrderedDict[tuple[Platform, str], MarketActivity] = OrderedDict()
         self._activity_lock = threading.Lock()  # apps on threaded servers share a world
-        self._stats: dict[tuple[Platform, str], Record] = {}
+        self._stats: dict[tuple[Platform, str, datetime | None], Record] = {}
 
     # -- lookups (the unified API's view: multivariate markets and their events are hidden) ---------
 
@@ -126,15 +126,17 @@ class World:
                 self._activity.popitem(last=False)
         return activity
 
-    def _market_stats(self, market: Market) -> Record:
-        key = (market.platform, market.id)
+    def _market_stats(self, market: Market, at: datetime | None = None) -> Record:
+        """The market's figures as of `at` (the world's end when None): from the trades made before it."""
+        key = (market.platform, market.id, at)
         if key not in self._stats:
             act = self.activity(market)
-            as_of_s = int(self.as_of.timestamp())
-            notional = np.where(act.taker, act.size * act.price, 0.0)  # a match counts once: its taker's row
+            as_of_s = int((at or self.as_of).timestamp())
+            before = act.ts < as_of_s if at is not None else np.full(len(act.ts), True)  # at the end: every trade
+            notional = np.where(act.taker & before, act.size * act.price, 0.0)  # a match counts once: its taker's
             last_trades: Record = {}
             for j, outcome in enumerate(market.outcomes):
-                idx = np.flatnonzero(act.outcome == j)
+                idx = np.flatnonzero((act.outcome == j) & before)
                 if len(idx):
                     i = idx[-1]
                     last_trades[outcome.id] = {
@@ -146,10 +148,10 @@ class World:
                 "volume_24h": _money(notional[act.ts >= as_of_s - 86_400].sum()),
                 "volume_7d": _money(notional[act.ts >= as_of_s - 7 * 86_400].sum()),
                 "volume_total": _money(notional.sum()),
-                "unique_traders": len(np.unique(act.user)),
-                "open_interest": _money(act.size[act.taker].sum() * 0.35),
+                "unique_traders": len(np.unique(act.user[before])),
+                "open_interest": _money(act.size[act.taker & before].sum() * 0.35),
                 "last_trades": last_trades or None,
-                "last_prices": act.last_prices().copy(),
+                "last_prices": (act.last_prices() if at is None else act.price_at(as_of_s)).copy(),
                 "day_ago": act.price_at(as_of_s - 86_400).copy(),
                 "week_ago": act.price_at(as_of_s - 7 * 86_400).copy(),
             }
@@ -205,9 +207,9 @@ class World:
             record["_raw"] = {"event_ticker" if event.platform == Platform.KALSHI else "id": event.id}
         return record
 
-    def current_prices(self, market: Market) -> Record:
-        last = self._market_stats(market)["last_prices"]
-        if market.status == MarketStatus.RESOLVED:
+    def current_prices(self, market: Market, at: datetime | None = None) -> Record:
+        last = self._market_stats(market, at)["last_prices"]
+        if self._status(market, at) == MarketStatus.RESOLVED:
             winner = int(np.argmax(last))
             return {o.id: {"price": 1.0 if j == winner else 0.0} for j, o in enumerate(market.outcomes)}
         return {
@@ -219,10 +221,18 @@ class World:
             for j, o in enumerate(market.outcomes)
         }
 
-    def market_record(self, market: Market, raw: bool = False) -> Record:
-        stats = self._market_stats(market)
+    @staticmethod
+    def _status(market: Market, at: datetime | None) -> MarketStatus:
+        """The market's status as of `at` (the world's end when None): open until it was halted or resolved."""
+        halted = market.resolved_at or market.stopped_at
+        return MarketStatus.OPEN if at is not None and halted is not None and halted > at else market.status
+
+    def market_record(self, market: Market, raw: bool = False, at: datetime | None = None) -> Record:
+        """The market's record as synced at the world's end, or as an earlier sync at `at` saw it."""
+        stats = self._market_stats(market, at)
         event = self._events[(market.platform, market.event_id)]
-        prices = self.current_prices(market)
+        prices = self.current_prices(market, at)
+        status = self._status(market, at)
         first = prices[market.outcomes[0].id]
         best_bid, best_ask = first.get("bid", first["price"]), first.get("ask", first["price"])
         last = stats["last_prices"]
@@ -244,7 +254,7 @@ class World:
             "category": market.category,
             "subcategory": market.subcategory,
             "tags": list(market.tags),
-            "status": market.status.value,
+            "status": status.value,
             "market_type": market.market_type.value,
             "outcomes": [{"id": o.id, "name": o.name} for o in market.outcomes],
             "current_prices": prices,
@@ -268,7 +278,7 @@ class World:
             "trading_start_at": iso(market.trading_start),
             "trading_end_at": iso(market.trading_end),
             "resolution_date": iso(market.trading_end),
-            "resolved_at": iso(market.resolved_at) if market.resolved_at else None,
+            "resolved_at": iso(market.resolved_at) if market.resolved_at and status == market.status else None,
             "resolution_criteria": f"Resolves per the {market.series_id} rules.",
             "resolution_source": "https://resolution.sandbox.invalid/",
             "price_24h_changes": {o.id: _price(last[j] - stats["day_ago"][j]) for j, o in enumerate(market.outcomes)},
@@ -286,7 +296,7 @@ class World:
                 "spread": _price(best_ask - best_bid),
                 "clobTokenIds": [o.id for o in market.outcomes] if is_polymarket else None,
             },
-            "last_synced_at": iso(self.as_of),
+            "last_synced_at": iso(at or self.as_of),
         }
         if raw:
             record["_raw"] = {"ticker" if not is_polymarket else "conditionId": market.platform_id}

@@ -22,6 +22,7 @@ from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
 from pipeline.engine.schema import TABLES, Source
+from pipeline.engine.sources.activity import PROCESS_ACTIVITY
 from pipeline.engine.sources.window import Window, windows_of
 
 # Dagster's console logger: silent by default, since each partition's line says what went wrong in one line
@@ -126,14 +127,17 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
                           instance: dg.DagsterInstance, resource: PipelineResource,
                           verbose: bool = False, window: Window | None = None) -> PartitionReport:
     """One Dagster run of the partition; with a `window`, its trades and price history come from the window's
-    sweep (pipeline.engine.sources.window)."""
+    sweep (pipeline.engine.sources.window). Its requests are those the process sent while the run ran (the HTTP
+    layers count each in PROCESS_ACTIVITY), a failed step's included: a step's metadata holds its own, and a
+    step that failed records none; those of the run's observation of the service (platform_status) are apart."""
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     tags = {WINDOW_TAG: window.tag} if window is not None else None
+    before = PROCESS_ACTIVITY.snapshot()
     # Every run also observes what the service says about itself (platform_status), whatever `assets` are.
     result = dg.materialize([*assets, platform_status], partition_key=key, instance=instance,
                             resources={"pipeline": resource}, run_config=VERBOSE_LOGS if verbose else QUIET_LOGS,
                             raise_on_error=False, tags=tags)
-    report = PartitionReport(platform, day, success=True)
+    report = PartitionReport(platform, day, success=True, requests=(PROCESS_ACTIVITY.snapshot() - before).by_endpoint)
     for asset in assets:
         table = asset.key.to_user_string()
         materializations = result.asset_materializations_for_node(table)
@@ -142,12 +146,12 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
         metadata = {k: v.value for k, v in materializations[-1].metadata.items()}
         report.rows[table] = int(metadata.get("dagster/row_count", 0))
         report.rejects[table] = int(metadata.get("rejects", 0))
-        report.requests.update(metadata.get("requests_by_endpoint", {}))
         if metadata.get("complete") is False:
             report.incomplete[table] = int(metadata.get("incomplete_markets", 0))
     for observed in result.asset_materializations_for_node(platform_status.key.to_user_string()):
         asked = observed.metadata.get("requests_by_endpoint")  # none under PMW_SOURCE=direct: nothing to ask
         report.status_requests.update(asked.value if asked is not None else {})  # type: ignore[arg-type]
+    report.requests -= report.status_requests  # the data's requests, apart from the observation's
     report.failed_checks = [_failed_check(e) for e in result.get_asset_check_evaluations() if not e.passed]
     report.error = _run_error(result, [t for t in (a.key.to_user_string() for a in assets) if t not in report.rows])
     report.success = report.error is None

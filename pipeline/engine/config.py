@@ -94,6 +94,7 @@ class Settings:
     trader_watchlist: tuple[WatchItem, ...] = ()  # PMW_TRADER_WATCHLIST's traders
     orderbook_every_min: int = 60  # minutes between snapshot rounds (PMW_ORDERBOOK_EVERY_MIN)
     orderbook_top_n: int = 20  # busiest open markets of Polymarket and Kalshi snapshotted each round
+    trade_lateness_s: float = 3600.0  # how late a server may record a trade: trade paging stops this far past a day
 
     @property
     def lake_dir(self) -> Path:
@@ -166,6 +167,7 @@ class Settings:
             trader_watchlist=_watchlist(env, TRADER_WATCHLIST),
             orderbook_every_min=_round_minutes(env),
             orderbook_top_n=_integer(env, "PMW_ORDERBOOK_TOP_N", defaults.orderbook_top_n, minimum=0),
+            trade_lateness_s=_seconds(env, "PMW_TRADE_LATENESS_S", defaults.trade_lateness_s),
         )
 
 

@@ -42,3 +42,15 @@ def test_a_backfill_in_a_log_prints_plain_progress_lines_that_agree_with_its_res
     assert running, "a line at least every 0.01 s while a partition runs"
     for done, platform, _, _, in_run, in_partition, _ in running:
         assert in_partition <= requests[done] and in_run == sum(requests[:done]) + in_partition, platform
+
+
+def test_a_failed_partition_reports_the_requests_it_sent(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every answer cut in half: the first listing fails after its attempts, and the output says it sent them."""
+    monkeypatch.setenv("PMW_SANDBOX_FAULTS", "malformed_page_rate=1.0")
+    monkeypatch.setenv("PMW_MAX_ATTEMPTS", "3")
+    code = main(["backfill", "--platform", "kalshi", "--start", DAY.isoformat(), "--assets", "markets"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1 and out[0].startswith(f"[1/1] kalshi {DAY}: FAILED: ")
+    assert out[1] == "requests by endpoint: /series 3"

@@ -46,7 +46,7 @@ def _spend(activity: ActivityCounter, waits: FakeClock, requests: int, budget_wa
     with activity.budget_wait():
         waits.advance(budget_wait_s)
     for _ in range(requests):
-        activity.add_request()
+        activity.add_request("/trades")
 
 
 def test_the_estimate_waits_for_a_partition_then_takes_the_larger_of_budget_and_time() -> None:
@@ -166,7 +166,7 @@ def test_a_thread_refreshes_while_the_partition_runs_and_stops_with_it() -> None
     progress = Progress(1, PlainLines(stream), None, activity)
     with watching(progress, "kalshi", DAY, every_s=0.001):
         while stream.getvalue().count("\n") < 3:
-            activity.add_request()
+            activity.add_request("/trades")
     said = stream.getvalue()
     assert " started: " in said.splitlines()[0] and " running: " in said.splitlines()[-1]
     time.sleep(0.01)

@@ -28,7 +28,9 @@ WORLD = WorldConfig(seed=3, end=date(2026, 11, 21), days=3, series_per_platform=
                     markets_per_event=3, trades_per_market_day=40, multivariate_markets=1)
 DAYS = [WORLD.end_day - timedelta(days=1), WORLD.end_day]
 PLATFORMS = [p.value for p in MARKET_PLATFORMS]
-SMALL_PAGES = {"markets": 7, "events": 5, "series": 3, "trades": 12}
+# Price history capped at 50 points an answer: a day of one binary market (27 hourly periods asked) is over it, so
+# answers are cut by markets and then in time (pipeline.engine.sources.unified.UnifiedSource.price_pages).
+SMALL_PAGES = {"markets": 7, "events": 5, "series": 3, "trades": 12, "price_history": 50}
 SMALLER_PAGES = {"markets": 4, "events": 3, "series": 2}  # a server's own maxima, below those asked for
 # The orderbook reading (`book_order`) and the switches of the sports endpoints change nothing these five tables
 # read (tests/defs/test_orderbooks.py and tests/engine/test_sports.py land under them); flipped with all the others

@@ -157,6 +157,8 @@ def changing_cursor(path: str) -> Fault:
 
 
 def empty_page_with_more(_request: Request, items: list[Any], body: dict[str, Any]) -> None:
+    """Every page empty, saying there is more behind a cursor the server never issued: paging follows it, the
+    server refuses it, and paging restarts from the first page until it gives up."""
     items.clear()
     body["pagination"].update(has_more=True, next_cursor="more-to-come")
 
@@ -301,8 +303,9 @@ CASES = [
     Case("a new cursor every page, the same items forever", changing_cursor("/trades"),
          fails_with="pages in a row brought only items already given"),
     Case("has_more with an empty catalogue page", on_items("/markets", empty_page_with_more),
-         fails_with="page is empty"),
-    Case("has_more with an empty trades page", on_items("/trades", empty_page_with_more), fails_with="page is empty"),
+         fails_with="gave up after 5 restarts"),
+    Case("has_more with an empty trades page", on_items("/trades", empty_page_with_more),
+         fails_with="gave up after 5 restarts"),
     Case("duplicated items, expired cursors", sandbox="duplicate_items=3,cursor_expiry_rate=0.2,seed=6"),
     Case("reordered items", chain(on_items("/trades", reordered), on_items("/markets", reordered))),
     Case("trades sent twice, the second time at another price", sent_again_otherwise(3), repeated=3,

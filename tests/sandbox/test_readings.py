@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import fields
+from itertools import pairwise
 from typing import Any
 
 import httpx
@@ -152,6 +154,39 @@ def test_a_limit_over_the_lowest_documented_maximum_is_refused(apps: dict[str, S
         assert client.get("/trades", params={"market_id": "x", "limit": 1000}).status_code == 404  # not a limit
 
 
+def test_points_of_every_period_overlapping_the_span(apps: dict[str, SandboxApp], market: dict[str, Any]) -> None:
+    """price_range=periods: a span starting inside a period gets that period too, under its start."""
+    exact = _points(apps, "", market["id"], shift=1800)
+    periods = _points(apps, "price_range=periods", market["id"], shift=1800)
+    first = {p["timestamp"] for p in periods} - {p["timestamp"] for p in exact}
+    assert first == {DAY_START} and len(periods) > len(exact)
+    assert [p for p in periods if p["timestamp"] != DAY_START] == exact
+
+
+def test_trader_trades_under_data(apps: dict[str, SandboxApp]) -> None:
+    user = _trades(apps, "", _get(apps, "", "/markets", platform="kalshi", limit=1)["markets"][0]["id"])[0]["user"]
+    query = {"platform": "kalshi", "user": user["name"], "limit": 5}
+    assert _get(apps, "", "/profile/trades", **query)["trades"] == _get(
+        apps, "profile_trades_envelope=data", "/profile/trades", **query)["data"]
+
+
+def test_a_stale_listing(apps: dict[str, SandboxApp]) -> None:
+    """stale_listing: some records as an earlier sync left them (figures, status, end of trading, last_synced_at),
+    the listing's data_freshness its stalest record's, a market's own record current."""
+    fresh = _get(apps, "", "/markets", platform="polymarket", limit=250)
+    stale = _get(apps, "stale_listing=true", "/markets", platform="polymarket", limit=250)
+    pairs = list(zip(fresh["markets"], stale["markets"], strict=True))
+    older = [(now, then) for now, then in pairs if then["last_synced_at"] < now["last_synced_at"]]
+    assert 0 < len(older) < len(pairs) and all(now == then for now, then in pairs if (now, then) not in older)
+    assert stale["meta"]["data_freshness"] == min(then["last_synced_at"] for _, then in older)
+    assert any(then["volume_total"] < now["volume_total"] for now, then in older)
+    assert any(then["trading_end_at"] < now["trading_end_at"] for now, then in older)  # extended since
+    assert all(then["last_trades"] is None or max(t["timestamp"] for t in then["last_trades"].values())
+               <= then["last_synced_at"] for _, then in older)
+    now, _ = older[0]
+    assert _get(apps, "stale_listing=true", f"/markets/{now['id']}")["markets"][0] == now
+
+
 def test_readings_are_checked_and_listed() -> None:
     with pytest.raises(ValueError, match="reading trades_order must be one of newest_first, oldest_first"):
         Readings.parse("trades_order=sideways")
@@ -160,5 +195,60 @@ def test_readings_are_checked_and_listed() -> None:
     every = Readings.every_other()
     assert Readings.parse(every.label()) == every
     alone = Readings.each_alone()
-    assert len(alone) == sum(len(c) - 1 for c in CHOICES.values()) + 2  # and the two yes/no switches
+    flags = [f.name for f in fields(Readings) if f.name not in CHOICES]  # the yes/no switches
+    assert len(alone) == sum(len(c) - 1 for c in CHOICES.values()) + len(flags)
     assert all(len(r.label().split(",")) == 1 for r in alone)
+
+
+def _ids(pages: list[dict[str, Any]], key: str) -> list[str]:
+    return [item["id"] for page in pages for item in page[key]]
+
+
+def test_pages_that_overlap_start_with_the_last_items_of_the_page_before(apps: dict[str, SandboxApp]) -> None:
+    plain = list(_walk(apps, "", "/markets", "markets", platform="kalshi", limit=10))
+    pages = list(_walk(apps, "page_overlap=true", "/markets", "markets", platform="kalshi", limit=10))
+    assert all(later["markets"][:2] == earlier["markets"][-2:] for earlier, later in pairwise(pages))
+    assert list(dict.fromkeys(_ids(pages, "markets"))) == _ids(plain, "markets")
+
+
+def test_empty_pages_that_say_there_is_more_come_before_each_page(apps: dict[str, SandboxApp]) -> None:
+    plain = list(_walk(apps, "", "/markets", "markets", platform="kalshi", limit=10))
+    pages = list(_walk(apps, "empty_pages=true", "/markets", "markets", platform="kalshi", limit=10))
+    assert [len(p["markets"]) for p in pages[::2]] == [0] * len(plain)
+    assert all(p["pagination"]["has_more"] and p["pagination"]["next_cursor"] for p in pages[::2])
+    assert _ids(pages, "markets") == _ids(plain, "markets")
+
+
+@pytest.mark.parametrize(("reading", "status", "code"), [("validation_error", 400, "VALIDATION_ERROR"),
+                                                         ("gone", 410, "GONE")])
+def test_the_first_cursor_of_each_listing_is_refused_once(apps: dict[str, SandboxApp], reading: str, status: int,
+                                                          code: str) -> None:
+    with _client(apps, f"cursor_refusal={reading}") as client:
+        for platform in ("kalshi", "polymarket"):  # each listing (its filters) once
+            first = client.get("/markets", params={"platform": platform, "limit": 10}).json()
+            query = {"platform": platform, "limit": 10, "cursor": first["pagination"]["next_cursor"]}
+            refused = client.get("/markets", params=query)
+            assert refused.status_code == status and refused.json()["error"]["code"] == code
+            assert "cursor" in refused.json()["error"]["message"]
+            again = client.get("/markets", params={"platform": platform, "limit": 10}).json()
+            assert client.get("/markets", params={**query, "cursor": again["pagination"]["next_cursor"]}).is_success
+
+
+def test_a_list_asked_without_its_trailing_slash_is_redirected_to_it(apps: dict[str, SandboxApp],
+                                                                    market: dict[str, Any]) -> None:
+    with _client(apps, "redirect=true") as client:
+        moved = client.get("/markets", params={"platform": "kalshi", "limit": 3})
+        assert moved.status_code == 307
+        assert moved.headers["location"] == "http://sandbox.invalid/markets/?platform=kalshi&limit=3"
+        assert client.get(moved.headers["location"]).json()["pagination"]["limit"] == 3
+        assert client.get(f"/markets/{market['id']}").status_code == 200  # one item, no list: served where asked
+
+
+def test_trades_as_recorded_come_oldest_first_with_the_last_trade_of_each_day_after_the_next_days(
+        apps: dict[str, SandboxApp], market: dict[str, Any]) -> None:
+    oldest = _trades(apps, "trades_order=oldest_first", market["id"], limit=1000)
+    recorded = _trades(apps, "trades_order=recorded", market["id"], limit=1000)
+    assert sorted(t["trade_id"] for t in recorded) == sorted(t["trade_id"] for t in oldest)
+    times = [t["timestamp"] for t in recorded]
+    late = [i for i in range(1, len(times)) if times[i] < times[i - 1]]
+    assert late and all(times[i - 1] // 86_400 > times[i] // 86_400 for i in late)  # behind the next day's trades

@@ -18,7 +18,10 @@ import pytest
 
 from pipeline.cli import sandbox as sandbox_cli
 from pipeline.cli.main import build_parser
+from pipeline.engine.config import Secret
+from pipeline.engine.sources.http import HttpLayer
 from pmw_sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
+from pmw_sandbox.readings import Readings
 from pmw_sandbox.server import SandboxServer
 from tests.support.world import WORLD
 
@@ -36,6 +39,17 @@ def test_server_serves_the_app_on_loopback() -> None:
             body = c.get("/markets", params={"platform": "kalshi", "limit": 500}).json()
             assert body["pagination"]["limit"] == 250
             assert httpx.get(f"{server.url}/health").status_code == 401
+
+
+def test_the_redirect_reading_over_http_is_followed_on_the_servers_origin() -> None:
+    """`redirect=true` behind the real server: a 307 to the listing's trailing-slash path on the host asked, which
+    the HTTP layer follows with the key, each hop a request."""
+    app = SandboxApp(SandboxConfig(world=WORLD, readings=Readings(redirect=True)))
+    with SandboxServer(app, port=0) as server, HttpLayer(server.url, api_key=Secret(DEFAULT_API_KEYS[0])) as layer:
+        moved = httpx.get(f"{server.url}/markets", params={"platform": "kalshi"})
+        assert moved.status_code == 307 and moved.headers["location"] == f"{server.url}/markets/?platform=kalshi"
+        assert layer.get_json("/markets", {"platform": "kalshi", "limit": 5})["pagination"]["limit"] == 5
+        assert layer.stats.requests == 2
 
 
 @contextmanager

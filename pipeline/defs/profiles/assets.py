@@ -4,7 +4,9 @@ One multi-asset reads every watched trader of the platform: their profile and me
 of the request, so a day's partition holds them as of when it was fetched: the schedule fetches yesterday just
 after midnight) and their trades of the day. Both tables' partitions are replaced whole, atomically, like the
 daily ingestion's, under the same rule against shrinking; re-running a day gives the same trades (each once by
-its id; a trade belongs to the day of its timestamp, so no trade lands in two days). The assets run in the
+its id; a trade belongs to the day of its timestamp, so no trade lands in two days). When a trader's trades
+cannot be read, the profiles still land and the step fails naming the error: `profile_trades` keeps the
+partition it had rather than a part of the day. The assets run in the
 `unified_api` pool and through its request budget.
 """
 
@@ -30,6 +32,7 @@ from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.profiles import normalise_profiles, normalise_trader_trades
 from pipeline.engine.schema import WATCHLIST_TABLES
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
+from pipeline.engine.sources.http import ApiError
 from pipeline.engine.sources.profiles import profile_answer, trader_trades
 from pipeline.engine.warehouse.views import ensure_raw_views
 
@@ -50,24 +53,28 @@ def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResourc
     platform, day = partition_of(context)
     settings = pipeline.unified_api_settings("trader profiles")
     traders = [item.id for item in settings.trader_watchlist if item.platform == platform]
+    failure: ApiError | None = None
     with open_unified_source(settings, emulator_for(settings)) as unified:
         answers = [profile_answer(unified.http, platform, trader) for trader in traders]
-        histories = [t for trader in traders if (t := trader_trades(unified.http, platform, trader, day))]
+        try:
+            histories = [t for trader in traders if (t := trader_trades(unified.http, platform, trader, day))]
+        except ApiError as error:  # the profiles still land; the trades' partition is not replaced by a part
+            histories, failure = [], error
         requests = unified.http.stats.snapshot()
     source = settings.source.value
-    results = {
-        "profiles": normalise_profiles(answers, platform, day, source),
-        "profile_trades": _concat([normalise_trader_trades(h.trades, h.conflicting, h.trader, platform, day, source,
-                                                           h.fetched_at) for h in histories], "profile_trades"),
-    }
+    results = {"profiles": normalise_profiles(answers, platform, day, source)}
+    if failure is None:
+        results["profile_trades"] = _concat([
+            normalise_trader_trades(h.trades, h.conflicting, h.trader, platform, day, source, h.fetched_at)
+            for h in histories], "profile_trades")
     lake = pipeline.lake()
     rule = ReplacementRule.of(settings)
     written = {table: lake.write_partition(table, platform, day, result.rows, result.rejects,
                                            rule.approver(table, platform, day))
                for table, result in results.items()}
     ensure_raw_views(settings.warehouse_path, lake)
-    context.log.info("traders %s %s: %d traders, %d trades, %d requests", platform, day, len(traders),
-                     written["profile_trades"].rows, requests.requests)
+    context.log.info("traders %s %s: %d traders, %s trades, %d requests", platform, day, len(traders),
+                     written["profile_trades"].rows if failure is None else "no", requests.requests)
     for table, write in written.items():
         yield dg.MaterializeResult(asset_key=table, metadata={
             "dagster/row_count": write.rows, "traders": len(traders), "rejects": write.rejects,
@@ -76,6 +83,8 @@ def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResourc
     for table, result in results.items():
         for outcome in run_checks(table, result.rows, PartitionContext(platform, day), result.rejects):
             yield _check_result(dg.AssetKey(table), outcome)
+    if failure is not None:
+        raise dg.Failure(f"profile_trades {platform} {day} not landed (the profiles were): {failure}")
 
 
 def _concat(parts: list[Normalised], table: str) -> Normalised:

@@ -128,7 +128,7 @@ def open_unified_source(settings: Settings, emulator: Emulator | None = None) ->
         raise ConfigError(f"PMW_SOURCE={settings.source.value} reads the platforms' APIs, not the unified API")
     cache = CatalogueCache(settings.cache_dir / "catalogue", settings.catalogue_ttl_s)
     try:
-        yield UnifiedSource(http, cache, cache_key)
+        yield UnifiedSource(http, cache, cache_key, settings.trade_lateness_s)
     finally:
         http.close()
 

@@ -7,6 +7,9 @@
   every process on the machine.
 - Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with
   exponential backoff and full jitter, honouring `Retry-After` (header or Error `details.retry_after`).
+- Redirects: one to the API's own origin (scheme, host, port) is followed, at most MAX_REDIRECTS in a row, each
+  hop a request of its own (budget and counters); any other is an error naming its status and Location, so that
+  the key never goes to another origin (httpx's own following would carry the key's header along).
 - Counters: requests (per endpoint), retries, seconds waited, 429s, and the duplicates (plain and
   conflicting) and cursor restarts that paging (paging.py) meets, for metadata; each request, and each wait
   for the budget as it runs, also go to the process's running totals (activity.py), for a watcher to read.
@@ -39,6 +42,7 @@ log = logging.getLogger("pipeline.http")
 
 
 MIB = 1 << 20
+MAX_REDIRECTS = 5  # same-origin redirects followed in a row
 
 class ApiError(Exception):
     """The API refused a request, or kept failing after every retry. The message never holds the key."""
@@ -197,21 +201,45 @@ class HttpLayer:
             ) from None
 
     def _attempt(self, path: str, params: list[tuple[str, Any]]) -> Any:
-        if self.budget is not None:
-            with PROCESS_ACTIVITY.budget_wait():
-                self.stats.waited_s += self.budget.acquire()
-        self.stats.requests += 1
-        PROCESS_ACTIVITY.add_request()
-        self.stats.by_endpoint[endpoint_of(path)] += 1
-        deadline = time.monotonic() + self._deadline_s
-        try:
-            with self._client.stream("GET", path, params=params) as response:
-                content = self._content(path, response, deadline)
-        except httpx.TimeoutException as error:
-            raise _Transient(f"timed out ({type(error).__name__})") from None
-        except httpx.TransportError as error:
-            raise _Transient(f"connection failed: {self.redact(str(error), limit=200)}") from None
-        return self._read(path, response, content)
+        """One try: the request, and the same-origin redirects it is answered with, each a request of its own."""
+        url: str | httpx.URL = path
+        query: list[tuple[str, Any]] | None = params
+        hops = 0
+        while True:
+            if self.budget is not None:
+                with PROCESS_ACTIVITY.budget_wait():
+                    self.stats.waited_s += self.budget.acquire()
+            self.stats.requests += 1
+            PROCESS_ACTIVITY.add_request(endpoint_of(path))
+            self.stats.by_endpoint[endpoint_of(path)] += 1
+            deadline = time.monotonic() + self._deadline_s
+            try:
+                with self._client.stream("GET", url, params=query) as response:
+                    if response.has_redirect_location:
+                        url, query = self._redirect(path, response, hops), None  # the Location holds the query
+                        hops += 1
+                        continue
+                    content = self._content(path, response, deadline)
+            except httpx.TimeoutException as error:
+                raise _Transient(f"timed out ({type(error).__name__})") from None
+            except httpx.TransportError as error:
+                raise _Transient(f"connection failed: {self.redact(str(error), limit=200)}") from None
+            return self._read(path, response, content)
+
+    def _redirect(self, path: str, response: httpx.Response, hops: int) -> httpx.URL:
+        """Where a redirect leads, when it is to be followed: on the API's own origin (scheme, host and port),
+        the key being for that origin alone, and at most MAX_REDIRECTS in a row; ApiError naming the status and
+        the Location otherwise."""
+        target = response.url.join(response.headers["location"])
+        said = f"GET {endpoint_of(path)} answered {response.status_code} to {self.redact(str(target), limit=300)}"
+        base = self._client.base_url
+        if (target.scheme, target.host, target.port) != (base.scheme, base.host, base.port):
+            raise ApiError(f"{said}: another origin than {base.scheme}://{base.netloc.decode()}, not followed "
+                           f"(the API key goes to the API's origin only)", response.status_code)
+        if hops == MAX_REDIRECTS:
+            raise ApiError(f"{said}: {MAX_REDIRECTS} redirects in a row, not followed further", response.status_code)
+        log.info("%s: following", said)
+        return target
 
     def _content(self, path: str, response: httpx.Response, deadline: float) -> bytes:
         """The decoded body, read as it arrives: refused past `max_body_bytes` (a page inflating to gigabytes
@@ -240,6 +268,8 @@ class HttpLayer:
             raise _Transient("429 rate limited", _retry_after_seconds(response, body))
         if status >= 500:
             raise _Transient(f"{status} {self._error_text(content, body)}", _retry_after_seconds(response, body))
+        if 300 <= status < 400:
+            raise ApiError(f"GET {endpoint_of(path)} answered {status} without a Location to follow", status)
         if status >= 400:
             code, message = self._error_fields(body)
             text = f"GET {endpoint_of(path)} answered {status} {code or ''}: {message or self._snippet(content)}"

@@ -4,10 +4,18 @@ market records, whose times are read as the normaliser reads them.
 
 A market whose start or end is unknown (or cannot be read) counts as live, so that it reaches the
 normaliser, and the rejects area if it must, instead of vanishing here.
+
+A record is a copy the service synced at `last_synced_at` (a record without a readable one: as of its listing's
+`meta.data_freshness`, the oldest its pages gave), and what it says of the future may have changed since. A
+market left out by `live_on` is left out for sure (`surely_not_live`) only when its record was synced after the
+days ended, or saw the end of trading it gives pass (synced after it). Any other (`unsure_records`) is asked
+about again (`pipeline.engine.sources.unified.UnifiedSource.market_pages`), and stays in the partition
+(`partition_records`) unless the answer leaves it out for sure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from itertools import compress, repeat
 from typing import Any
@@ -17,28 +25,71 @@ import polars as pl
 from pipeline.engine.normalize.frames import parse_iso
 
 TIME_COLUMNS = ("trading_start_at", "created_at", "trading_end_at", "resolved_at")  # what `live_on` reads
+SYNCED = "last_synced_at"  # when the service synced the record
+
+
+def _bounds(day: date, last: date | None) -> tuple[datetime, datetime]:
+    """The first moment of `day` and the first moment after `last` (or `day`)."""
+    day_start = datetime.combine(day, datetime.min.time(), UTC)
+    return day_start, datetime.combine(last or day, datetime.min.time(), UTC) + timedelta(days=1)
 
 
 def live_on(day: date, last: date | None = None) -> pl.Expr:
     """Markets tradable at some moment of the day (or of some day from `day` to `last`): trading started (or, if
     the start is unknown, the market was created) before the day ends, and neither the end of trading nor the
     resolution came before it starts."""
-    day_start = datetime.combine(day, datetime.min.time(), UTC)
-    window_end = datetime.combine(last or day, datetime.min.time(), UTC) + timedelta(days=1)
+    day_start, window_end = _bounds(day, last)
     start = pl.coalesce("trading_start_at", "created_at")
     end = pl.col("trading_end_at")
-    stop = pl.min_horizontal(end, pl.col("resolved_at"))  # nulls ignored: no resolution means the end
-    return start.is_null() | end.is_null() | ((start < window_end) & (stop > day_start))
+    return start.is_null() | end.is_null() | ((start < window_end) & (_stop() > day_start))
+
+
+def surely_not_live(day: date, last: date | None = None) -> pl.Expr:
+    """Markets that `live_on` leaves out on evidence that cannot be stale: a record synced after the days
+    ended, or one that saw the end of trading (or the resolution) it gives, before the days, pass."""
+    day_start, window_end = _bounds(day, last)
+    synced = pl.col(SYNCED)
+    seen_ended = (_stop() <= day_start) & (synced >= _stop())
+    return ~live_on(day, last) & ((synced >= window_end) | seen_ended).fill_null(False)
+
+
+def _stop() -> pl.Expr:
+    return pl.min_horizontal(pl.col("trading_end_at"), pl.col("resolved_at"))  # nulls ignored: no resolution
 
 
 def live_records(records: list[Any], day: date, last: date | None = None) -> list[Any]:
     """The unified API's market records (as parsed JSON) that `live_on` keeps for the day (or the days up to
     `last`)."""
+    return list(compress(records, _times(records).select(live_on(day, last)).to_series().to_list()))
+
+
+def unsure_records(records: list[Any], day: date, last: date | None = None,
+                   freshness: Sequence[str] = ()) -> list[Any]:
+    """The records that `live_on` leaves out for the day (or the days up to `last`) on no evidence that cannot be
+    stale (`surely_not_live`): synced before the days ended, they may since have been extended. `freshness`: the
+    listing's `data_freshness` texts, for records without a `last_synced_at`."""
+    unsure = ~live_on(day, last) & ~surely_not_live(day, last)
+    return list(compress(records, _times(records, freshness).select(unsure).to_series().to_list()))
+
+
+def partition_records(records: list[Any], day: date, last: date | None = None,
+                      freshness: Sequence[str] = ()) -> list[Any]:
+    """The records of the day's partition (or of the days up to `last`): all but those `surely_not_live` leaves
+    out (a market left out on a record that may be stale may have traded); `freshness` as for `unsure_records`."""
+    kept = _times(records, freshness).select(~surely_not_live(day, last))
+    return list(compress(records, kept.to_series().to_list()))
+
+
+def _times(records: list[Any], freshness: Sequence[str] = ()) -> pl.DataFrame:
+    """The records' times as the normaliser reads them (null where a record has none that can be read); a
+    record's sync, where it gives none, the oldest of the listing's `freshness`."""
     objects = records if set(map(type, records)) <= {dict} else [r if type(r) is dict else {} for r in records]
-    times = pl.DataFrame([_iso_texts(objects, name) for name in TIME_COLUMNS]).select(
-        parse_iso(pl.col(name)).alias(name) for name in TIME_COLUMNS
+    names = (*TIME_COLUMNS, SYNCED)
+    times = pl.DataFrame([_iso_texts(objects, name) for name in names]).select(
+        parse_iso(pl.col(name)).alias(name) for name in names
     )
-    return list(compress(records, times.select(live_on(day, last)).to_series().to_list()))
+    oldest = pl.DataFrame({"at": list(freshness)}, schema={"at": pl.String()}).select(parse_iso(pl.col("at")).min())
+    return times.with_columns(pl.coalesce(SYNCED, pl.lit(oldest.item(), dtype=times.schema[SYNCED])).alias(SYNCED))
 
 
 def _iso_texts(objects: list[dict[str, Any]], name: str) -> pl.Series:

@@ -19,8 +19,9 @@ says the list is done or where the caller's `stop` rule says the rest cannot mat
 that never says it is done however its cursor changes: at most `PMW_MAX_PAGES` pages a listing (more when
 the list's own count of its items needs more: a count only ever raises the bound, so a wrong one cannot cut
 a listing short), and at most `STALE_PAGES` pages in a row that bring no item not already given; each fails
-the listing naming the endpoint, the bound and what was reached. A long walk logs its progress every
-`PROGRESS_EVERY` pages.
+the listing naming the endpoint, the bound and what was reached; so does a run of `EMPTY_PAGES` empty pages
+in a row that each say there are more. `stop` sees only the items a page brings for the first time. A long
+walk logs its progress every `PROGRESS_EVERY` pages.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ Keys = Callable[[list[Any]], list[Hashable | None]]  # a page's items -> their i
 Stop = Callable[[list[Any]], bool]  # a page's items -> whether no later page can matter
 Query = dict[str, Any]
 STALE_PAGES = 50  # pages in a row of items all given before: a cursor that changes over the same items
+EMPTY_PAGES = 1_000  # empty pages in a row that say there are more (a server filtering items after paging)
 PROGRESS_EVERY = 500  # pages between two progress lines of one walk
 
 
@@ -92,7 +94,7 @@ class Paginator(ABC):
     def pages(self) -> Iterator[Page]:
         """Every page of the list, each item once, until the API or `stop` says the list is done."""
         query: Query | None = self._first()
-        asked = stale = 0
+        asked = stale = empty = 0
         bound = self.http.max_pages
         while query is not None:
             if self._beyond_reach(query):
@@ -117,15 +119,21 @@ class Paginator(ABC):
                 bound = max(bound, 2 * counted + STALE_PAGES)
             met = self.seen.meet(self.keys(items), fingerprints(items))
             fresh = list(compress(items, met.new))
-            stale = stale + 1 if items and not fresh else 0
+            if items:  # an empty page neither brings nor repeats anything: its own count
+                stale, empty = 0 if fresh else stale + 1, 0
+            else:
+                empty += 1
             if stale >= STALE_PAGES:
                 raise ApiError(f"GET {self.endpoint}: {stale} pages in a row brought only items already given "
                                f"(bound {STALE_PAGES}): the cursor changes, the items do not; paging would never end")
             conflicting = list(compress(items, met.conflicting))
             yield Page(fresh if key is None else {**body, key: fresh}, fresh, key, conflicting)
             query = self._next(query, body, items)
-            if query is None or (self.stop is not None and self.stop(items)):
+            if query is None or (self.stop is not None and self.stop(fresh)):
                 return
+            if empty >= EMPTY_PAGES:
+                raise ApiError(f"GET {self.endpoint}: {empty} empty pages in a row while the server says there are "
+                               f"more (bound {EMPTY_PAGES}); paging would never end")
             if self._loops(query, items):
                 raise ApiError(f"GET {self.endpoint}: {self._loop_reason(query)}; paging would never end")
 
@@ -198,10 +206,11 @@ class _Cursor(Paginator):
 class UnifiedCursor(_Cursor):
     """The unified API's cursor paging (`limit`, `cursor`; `pagination.has_more` and `next_cursor`).
 
-    Paging stops when either `has_more` or `next_cursor` says there is no more; a page that is empty while
-    `has_more` is true is an error (before `stop`, which would take it for the end of the data). An invalid or
-    expired cursor restarts from the first page, at most `max_restarts` times (items met before are not
-    kept twice); `smaller_page_size` is asked for instead when the server refuses `page_size`.
+    Paging stops when either `has_more` or `next_cursor` says there is no more; a page that is short or empty
+    while `has_more` is true (a server that filters items after paging) is followed, while its cursor is new, up to
+    `EMPTY_PAGES` empty pages in a row. A cursor the server refuses as invalid or expired (`INVALID_CURSOR`, or a
+    400 or 410 naming the cursor) restarts from the first page, at most `max_restarts` times (items met before
+    are not kept twice); `smaller_page_size` is asked for instead when the server refuses `page_size`.
     """
 
     def __init__(
@@ -241,12 +250,10 @@ class UnifiedCursor(_Cursor):
         cursor = pagination.get("next_cursor")
         if not (pagination.get("has_more") and cursor):
             return None
-        if not items:
-            raise ApiError(f"GET {self.endpoint}: has_more is true but the page is empty")
         return {**query, self.cursor_param: cursor}
 
     def _instead(self, error: ApiError, query: Query) -> Query:
-        if isinstance(error, InvalidCursor):
+        if isinstance(error, InvalidCursor) or (self.cursor_param in query and refuses_cursor(error)):
             self.restarts += 1
             self.http.stats.cursor_restarts += 1
             if self.restarts > self.max_restarts:
@@ -539,6 +546,12 @@ class SeenKeys:
             a, b, content = np.concatenate([a2, a1]), np.concatenate([b2, b1]), np.concatenate([c2, c1])
             order = np.argsort(a, kind="stable")
             self._runs.append((a[order], b[order], content[order]))
+
+
+def refuses_cursor(error: ApiError) -> bool:
+    """A 400 or 410 that names the `cursor` parameter: a cursor the server no longer takes (it may say so with
+    INVALID_CURSOR, a VALIDATION_ERROR naming the cursor, or 410 Gone)."""
+    return error.status in (400, 410) and "cursor" in str(error).lower()
 
 
 def refuses_limit(error: ApiError) -> bool:

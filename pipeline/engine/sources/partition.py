@@ -22,6 +22,7 @@ from pipeline.engine.config import PriceLabel
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.attribution import attribute
 from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
+from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.price_plan import price_calls
 from pipeline.engine.sources.unified import HOURLY, UnifiedSource, day_bounds
@@ -115,19 +116,13 @@ def combined(stats: list[RequestStats]) -> RequestStats:
     return total
 
 
-def last_trade_times(markets: pl.DataFrame) -> list[tuple[str, int | None]]:
-    """Each market with the time of its latest trade as the listing reported it (None if it did not)."""
-    latest = markets.select(
-        pl.col("id"),
-        pl.col("last_trades").list.eval(pl.element().struct.field("timestamp")).list.max().alias("last"),
-    ).sort("id")
-    return [(market_id, int(last.timestamp()) if last is not None else None) for market_id, last in latest.iter_rows()]
-
-
-def trade_markets(markets: pl.DataFrame, since: int) -> list[str]:
-    """The markets whose trades are asked for from `since` (Unix seconds) on, in id order: all but those whose
-    listing says they last traded before."""
-    return [market for market, latest in last_trade_times(markets) if latest is None or latest >= since]
+def trade_markets(markets: pl.DataFrame, start: int, end: int) -> list[str]:
+    """The markets (rows of the `markets` table) whose trades are asked for from `start` to `end` (Unix seconds),
+    in id order: all but those whose record, synced at or after `end`, says they last traded before `start`. A
+    record synced earlier cannot say so: the market may have traded since."""
+    latest = pl.col("last_trades").list.eval(pl.element().struct.field("timestamp")).list.max()
+    skipped = (latest.dt.epoch("s") < start) & (pl.col("last_synced_at").dt.epoch("s") >= end)
+    return markets.filter(~skipped.fill_null(False)).sort("id")["id"].to_list()
 
 
 class UnifiedPartitions:
@@ -157,8 +152,9 @@ class UnifiedPartitions:
         yield from self.window_price_history(platform, day, day, markets)
 
     def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
-        """Trades: all but the markets whose listing says they last traded before the day; price history: all."""
-        return set(trade_markets(markets, day_bounds(day)[0]) if table == "trades" else markets["id"].to_list())
+        """Trades: all but the markets whose record, synced after the day, says they last traded before it
+        (`trade_markets`); price history: all."""
+        return set(trade_markets(markets, *day_bounds(day)) if table == "trades" else markets["id"].to_list())
 
     def window_markets(self, platform: str, first: date, last: date) -> Normalised:
         return normalise_pages("markets", self.source.market_pages(platform, first, last), source=self.lineage)
@@ -166,20 +162,30 @@ class UnifiedPartitions:
     def window_trades(self, platform: str, first: date, last: date,
                       markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         """Each market's trades in turn, paged once back to the window's first day (except markets whose
-        listing says they last traded before it), normalised across markets, every record attributed to the
-        market it was asked for."""
+        record, synced after the window, says they last traded before it), normalised across markets, every
+        record attributed to the market it was asked for."""
         start, end = day_bounds(first)[0], day_bounds(last)[1]
-        pages = self.source.trade_pages(platform, first, trade_markets(markets, start), (start, end))
+        pages = self.source.trade_pages(platform, first, trade_markets(markets, start, end), (start, end))
         yield from normalised_stream(pages, markets, source=self.lineage)
 
     def window_price_history(self, platform: str, first: date, last: date,
                              markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """The markets' points over the window, 10 markets a call, cut in time where the cap requires."""
+        """The markets' points over the window, 10 markets a call, cut in time where the cap requires; a point
+        that several answers of a batch hold (a server may answer every period that overlaps the span asked, so
+        the period at a cut comes in both halves) is kept once by its key, the first version met."""
         seconds = HOURLY * 60
         start, end = day_bounds(first)[0] - seconds, day_bounds(last)[1] + seconds
+        key = list(TABLES["price_history"].primary_key)
+        no_keys = pl.DataFrame(schema={name: TABLES["price_history"].polars_schema[name] for name in key})
+        held = no_keys  # the keys of the batch's points so far
         for call in price_calls(markets, start, end):
-            yield from self._price_batch(platform, first, call.markets, call.start, call.end)
+            for answer in self._price_batch(platform, first, call.markets, call.start, call.end):
+                fresh = answer.rows.join(held, on=key, how="anti", nulls_equal=True).unique(
+                    key, keep="first", maintain_order=True)
+                held = pl.concat([held, fresh.select(key)])
+                yield Normalised(fresh, answer.rejects)
             if call.last_of_batch:
+                held = no_keys
                 yield MarketsDone(call.markets["id"][-1])
 
     def _price_batch(self, platform: str, day: date, markets: pl.DataFrame, start: int,

@@ -2,9 +2,10 @@
 
 A partition (platform, day) asks `GET /profile/info?platform&user&include_metrics=true` once per watched trader
 of the platform, then pages `GET /profile/trades?platform&user&limit=100&cursor` with the cursor until no later
-page can hold a trade of the day (`PastTheDay`: in whichever time order the server pages). Paging keeps each
-trade once by its `trade_id`; a trader the API does not know (404) is not fatal: the answer is kept as it
-came, and becomes a reject with the reason.
+page can hold a trade of the day (`PastTheDay`: in whichever time order the server pages). The spec does not
+show `/profile/trades`' payload: its trades are read under `trades` (as `/trades` holds them) or `data`. Paging
+keeps each trade once by its `trade_id`; a trader the API does not know (404) is not fatal: the answer is kept
+as it came, and becomes a reject with the reason.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pipeline.engine.schema import MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.paging import UnifiedCursor, field_keys
 from pipeline.engine.sources.unified import PastTheDay, day_bounds
+
+TRADES_KEYS = ("trades", "data")  # where a /profile/trades answer may hold its trades
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,9 @@ def profile_answer(http: HttpLayer, platform: str, trader: str) -> ProfileAnswer
 def trader_trades(http: HttpLayer, platform: str, trader: str, day: date) -> TraderTrades | None:
     """The trader's trades, paged until the day is behind (other days' trades come along); None for a trader
     the API does not know (their profile answer says so)."""
-    walk = UnifiedCursor(http, "/profile/trades", "trades", {"platform": platform, "user": trader},
-                         page_size=MAX_LIMIT["profile_trades"], keys=field_keys("trade_id"),
-                         stop=PastTheDay(*day_bounds(day)))
+    walk = _TraderTradesCursor(http, "/profile/trades", TRADES_KEYS[0], {"platform": platform, "user": trader},
+                               page_size=MAX_LIMIT["profile_trades"], keys=field_keys("trade_id"),
+                               stop=PastTheDay(*day_bounds(day)))
     trades: list[dict[str, Any]] = []
     conflicting: list[Any] = []
     try:
@@ -58,3 +61,14 @@ def trader_trades(http: HttpLayer, platform: str, trader: str, day: date) -> Tra
             raise
         return None
     return TraderTrades(trader, trades, conflicting)
+
+
+class _TraderTradesCursor(UnifiedCursor):
+    """`/profile/trades`' pages, their trades under `trades` or `data` (the first that holds a list)."""
+
+    def _items_key(self, body: Any) -> str:
+        if isinstance(body, dict) and isinstance(body.get("pagination"), dict):
+            for key in TRADES_KEYS:
+                if isinstance(body.get(key), list):
+                    return key
+        raise ApiError(f"GET {self.endpoint}: expected 'trades' or 'data', and 'pagination', in the response")

@@ -5,10 +5,12 @@ listed in full at the largest page sizes, once, and kept in a short-lived on-dis
 process on the machine shares: a backfill of many days lists it once. From it:
 
 - markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
-  the scheduled end nor the resolution before it starts);
+  the scheduled end nor the resolution before it starts); a market that a record synced before the day ended
+  leaves out is asked about again (`/markets/{id}`), and kept unless its own record leaves it out for sure;
 - their events and series;
-- trades: per live market, paging stops at the first page past the day (in whichever time order the server
-  pages); a market whose last trade (from the listing) is older than the day is not asked at all;
+- trades: per live market, paging stops at the first page past the day by PMW_TRADE_LATENESS_S (in whichever
+  time order the server pages, by the trades' times or as it recorded them); a market is not asked at all only
+  when its record, synced after the day ended, says its last trade came before the day;
 - price history: 10 markets per call, hourly, at the maximum points per call (a batch that may have been
   cut at the cap is split and asked again).
 """
@@ -18,21 +20,23 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from itertools import repeat
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import orjson
 from filelock import FileLock
 
+from pipeline.engine.config import Settings
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
-from pipeline.engine.sources.liveness import live_records
+from pipeline.engine.sources.liveness import live_records, partition_records, unsure_records
 from pipeline.engine.sources.paging import UnifiedCursor, field_keys
 
 log = logging.getLogger("pipeline.engine.sources.unified")
@@ -54,14 +58,16 @@ def is_live_on(market: Record, day: date) -> bool:
 
 @dataclass(frozen=True)
 class Catalogue:
-    """A platform's series, events and markets as listed, and per list the records met again with other
-    values under an id already listed (`conflicting`: the first version is the one kept)."""
+    """A platform's series, events and markets as listed, per list the records met again with other values under
+    an id already listed (`conflicting`: the first version is the one kept), and the `meta.data_freshness` the
+    market listing's pages gave (as served: when the service says their records are as of)."""
 
     series: list[Record]
     events: list[Record]
     markets: list[Record]
     fetched_at: datetime
     conflicting: dict[str, list[Record]] = field(default_factory=dict)
+    markets_freshness: list[str] = field(default_factory=list)
 
 
 class CatalogueCache:
@@ -86,7 +92,8 @@ class CatalogueCache:
         try:
             data = orjson.loads(path.read_bytes())
             fetched_at = datetime.fromisoformat(data["fetched_at"])
-            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"])
+            catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"],
+                                  data.get("markets_freshness", []))
         except (OSError, ValueError, TypeError, KeyError) as error:  # orjson's JSONDecodeError is a ValueError
             log.warning("catalogue cache %s is unreadable (%s: %s); listing afresh", path, type(error).__name__, error)
             path.unlink(missing_ok=True)
@@ -100,7 +107,8 @@ class CatalogueCache:
         254 levels) or to disk is logged and left uncached: the run goes on with the catalogue it holds."""
         path = self.path(key)
         payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
-                   "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting}
+                   "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting,
+                   "markets_freshness": catalogue.markets_freshness}
         try:
             with replaced_atomically(path) as temporary:
                 temporary.write_bytes(orjson.dumps(payload))
@@ -111,9 +119,12 @@ class CatalogueCache:
 class UnifiedSource:
     """Reads partitions from the unified API (or the sandbox, which speaks the same API)."""
 
-    def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str) -> None:
+    def __init__(self, http: HttpLayer, cache: CatalogueCache | None, cache_key: str,
+                 late_s: float = Settings.trade_lateness_s) -> None:
         self.http, self.cache, self.cache_key = http, cache, cache_key
+        self.late_s = late_s  # how late the server may record a trade (PastTheDay)
         self._catalogues: dict[str, Catalogue] = {}
+        self._asked_again: dict[str, set[str]] = {}  # per platform, the markets asked for at /markets/{id}
 
     # -- catalogue ---------------------------------------------------------------------------------
 
@@ -137,6 +148,7 @@ class UnifiedSource:
         fetched_at = datetime.now(UTC)
         listed: dict[str, list[Record]] = {}
         conflicting: dict[str, list[Record]] = {}
+        freshness: set[str] = set()
         for name in ("series", "events", "markets"):
             walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
                                  smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
@@ -144,17 +156,63 @@ class UnifiedSource:
             for page in walk.pages():
                 listed[name] += page.items
                 conflicting[name] += page.conflicting
+                meta = page.body.get("meta") if name == "markets" else None
+                if isinstance(meta, dict) and isinstance(meta.get("data_freshness"), str):
+                    freshness.add(meta["data_freshness"])
         log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
                  len(listed["series"]), len(listed["events"]), len(listed["markets"]))
-        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting)
+        return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting,
+                         sorted(freshness))
 
     def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
         """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
-        conflicting versions live then)."""
-        catalogue = self.catalogue(platform)
-        live = live_records(catalogue.markets, day, last)
-        yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": live}, "markets",
+        conflicting versions live then).
+
+        A market whose listed record leaves it out on no evidence that cannot be stale (`liveness.unsure_records`:
+        synced before the days ended, its trading may have been extended since) is asked about again, once a
+        session, at `/markets/{id}`: its own record, when the service has one, takes the listed one's place (in
+        the cached catalogue too). A market that no record leaves out for sure is kept: it may have traded."""
+        catalogue = self._reasked(platform, day, last)
+        kept = partition_records(catalogue.markets, day, last, catalogue.markets_freshness)
+        yield RawPage(UNIFIED, "markets", platform, day, catalogue.fetched_at, {"markets": kept}, "markets",
                       conflicting=live_records(catalogue.conflicting.get("markets", []), day, last))
+
+    def _reasked(self, platform: str, day: date, last: date | None) -> Catalogue:
+        """The catalogue, with the records of its markets unsure for the days replaced by their own."""
+        catalogue = self.catalogue(platform)
+        asked = self._asked_again.setdefault(platform, set())
+        unsure = [r["id"] for r in unsure_records(catalogue.markets, day, last, catalogue.markets_freshness)
+                  if isinstance(r.get("id"), str) and r["id"] not in asked]
+        asked.update(unsure)
+        own = {market_id: record for market_id in unsure if (record := self._own_record(platform, market_id))}
+        if unsure:
+            log.info("%s: %d markets left out of %s by records synced before it ended asked for again, %d answered",
+                     platform, len(unsure), f"{day}..{last or day}", len(own))
+        if not own:
+            return catalogue
+        markets = [own.get(r["id"], r) if isinstance(r, dict) and isinstance(r.get("id"), str) else r
+                   for r in catalogue.markets]
+        catalogue = replace(catalogue, markets=markets)
+        self._catalogues[platform] = catalogue
+        if self.cache is not None:
+            key = f"{self.cache_key}:{platform}"
+            with self.cache.lock(key):
+                self.cache.store(key, catalogue)
+        return catalogue
+
+    def _own_record(self, platform: str, market_id: str) -> Record | None:
+        """The market's record at `/markets/{id}` (as `{data: Market}` or `{markets: [Market]}`), or None when the
+        service has none for it (404) or answers with none of that id."""
+        try:
+            body = self.http.get_json(f"/markets/{quote(market_id, safe='')}", {"platform": platform})
+        except ApiError as error:
+            if error.status != 404:
+                raise
+            return None
+        listed = body.get("markets") if isinstance(body, dict) else None
+        found = body.get("data") if isinstance(body, dict) and not isinstance(listed, list) else None
+        candidates = listed if isinstance(listed, list) else [found]
+        return next((r for r in candidates if isinstance(r, dict) and r.get("id") == market_id), None)
 
     def member_pages(self, platform: str, day: date, kind: str, ids: set[str]) -> Iterator[RawPage]:
         """The catalogue's `events` or `series` with these ids, as one page (with their conflicting versions)."""
@@ -179,7 +237,7 @@ class UnifiedSource:
         for market_id in market_ids:
             walk = UnifiedCursor(self.http, "/trades", "trades", {"market_id": market_id, **takers},
                                  page_size=MAX_LIMIT["trades"], keys=field_keys("trade_id"),
-                                 stop=PastTheDay(start, end))
+                                 stop=PastTheDay(start, end, self.late_s))
             for page in walk.pages():
                 yield RawPage(UNIFIED, "trades", platform, day, datetime.now(UTC), page.body, page.items_key,
                               (market_id,), conflicting=page.conflicting)
@@ -209,39 +267,39 @@ class PastTheDay:
     """Ends a market's trade paging once no later page can hold a trade of the day (or of a window of days).
 
     The spec does not say in which order `/trades` pages: newest first, the last page that matters is the
-    first to reach back before the day; oldest first, the first to reach past it. The order is read from the
-    pages themselves (the times within a page, and from one page to the next); while it is not known, or if
-    the pages are in no time order, paging goes on to the end.
+    first to reach back before the day; oldest first, the first to reach past it. Nor does it say whether that
+    order is the trades' times or the order the server recorded them in: a trade recorded late comes after
+    trades later than itself. So the order is read from the times of the items each page brings for the first
+    time (items repeated from an earlier page say nothing of the order; a page of repeats decides nothing),
+    with `late_s` of slack: in newest-first order no time may exceed the earliest before it by more than
+    `late_s`, in oldest-first order none may fall short of the latest before it by more. Paging stops only past
+    the day by that margin too (newest first, a time before the day's start less `late_s`; oldest first, a time
+    at or after its end plus `late_s`), which no trade recorded at most `late_s` late can be behind. While the
+    order is not known, or if the pages are in neither order, paging reads on, to the end of the list (bounded by
+    the paginator's bounds).
     """
 
-    def __init__(self, day_start: int, day_end: int) -> None:
-        self.day_start, self.day_end = day_start, day_end
-        self.direction = 0  # -1 newest first, 1 oldest first, 0 not known yet
-        self.ordered = True
-        self.previous: float | None = None  # the last time of the page before
+    def __init__(self, day_start: int, day_end: int, late_s: float = Settings.trade_lateness_s) -> None:
+        self.day_start, self.day_end, self.late_s = day_start, day_end, late_s
+        self.newest_first = self.oldest_first = True  # the orders the times seen so far allow
+        self.earliest, self.latest = np.inf, -np.inf  # of the times seen so far
 
-    def __call__(self, page: list[Any]) -> bool:
-        if not page:
-            return True
-        times = _times(page)
+    def __call__(self, fresh: list[Any]) -> bool:
+        if not fresh:
+            return False
+        times = _times(fresh)
         if times is None:  # a time that is no number: the normaliser rejects it; judge no order on it
             return False
-        if self.previous is not None:
-            times = np.concatenate(([self.previous], times))
-        self.previous = float(times[-1])
-        steps = np.diff(times)
-        later, earlier = bool((steps > 0).any()), bool((steps < 0).any())
-        if later and earlier:
-            self.ordered = False
-        elif later or earlier:
-            step = 1 if later else -1
-            self.ordered = self.ordered and self.direction in (0, step)
-            self.direction = step
-        if not self.ordered:
+        earliest = np.minimum.accumulate(np.concatenate(([self.earliest], times)))[:-1]  # before each item
+        latest = np.maximum.accumulate(np.concatenate(([self.latest], times)))[:-1]
+        self.newest_first = self.newest_first and bool((times <= earliest + self.late_s).all())
+        self.oldest_first = self.oldest_first and bool((times >= latest - self.late_s).all())
+        self.earliest, self.latest = min(self.earliest, float(times.min())), max(self.latest, float(times.max()))
+        if self.newest_first == self.oldest_first:  # both still possible, or neither
             return False
-        if self.direction < 0:
-            return self.previous < self.day_start
-        return self.direction > 0 and self.previous >= self.day_end
+        if self.newest_first:
+            return self.earliest < self.day_start - self.late_s
+        return self.latest >= self.day_end + self.late_s
 
 
 def _times(page: list[Any]) -> np.ndarray | None:

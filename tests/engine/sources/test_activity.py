@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 
 import httpx
 
@@ -37,7 +38,7 @@ def test_each_attempt_and_its_budget_wait_reach_the_process_totals_while_they_ha
     before = PROCESS_ACTIVITY.snapshot()
     layer.get_json("/markets")
     spent = PROCESS_ACTIVITY.snapshot() - before
-    assert spent.requests == 2
+    assert spent.requests == 2 and spent.by_endpoint == {"/markets": 2}
     assert 0.04 <= spent.budget_wait_s < 1.0, "the budget's waits, not the 2 s backoff"
     during_the_first_wait = budget.seen[0] - before
     assert during_the_first_wait.requests == 0
@@ -51,9 +52,9 @@ def test_a_wait_counts_up_to_each_snapshot_and_ends_where_it_ended(clock: FakeCl
         clock.advance(3.0)
         assert counter.snapshot() == Activity(0, 3.0)
         clock.advance(1.5)
-    counter.add_request()
+    counter.add_request("/markets")
     clock.advance(10.0)
-    assert counter.snapshot() == Activity(1, 4.5)
+    assert counter.snapshot() == Activity(1, 4.5, Counter({"/markets": 1}))
 
 
 def test_totals_added_from_many_threads_lose_nothing() -> None:
@@ -61,11 +62,11 @@ def test_totals_added_from_many_threads_lose_nothing() -> None:
 
     def add() -> None:
         for _ in range(2_000):
-            counter.add_request()
+            counter.add_request("/trades")
 
     threads = [threading.Thread(target=add) for _ in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert counter.snapshot().requests == 8_000
+    assert counter.snapshot().requests == 8_000 and counter.snapshot().by_endpoint == {"/trades": 8_000}

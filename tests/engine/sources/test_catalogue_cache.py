@@ -79,7 +79,8 @@ def test_records_listed_again_otherwise_reach_the_partitions_that_hold_them_thro
         "series": [{"id": "s1", "title": "S"}, {"id": "s2", "title": "S2"}],
         "events": [{"id": "e1", "title": "E"}],
         "markets": [{"id": "m1", "title": "M", "trading_start_at": START, "trading_end_at": "2026-11-22T00:00:00Z"},
-                    {"id": "m2", "title": "gone", "trading_start_at": START, "trading_end_at": "2026-11-01T00:00:00Z"}],
+                    {"id": "m2", "title": "gone", "trading_start_at": START, "trading_end_at": "2026-11-01T00:00:00Z",
+                     "last_synced_at": "2026-11-02T00:00:00Z"}],  # saw its end pass: left out for sure
     }
 
     def listing(request: httpx.Request) -> httpx.Response:

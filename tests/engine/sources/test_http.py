@@ -233,3 +233,41 @@ def test_a_body_inflating_past_the_limit_is_refused_without_retrying_or_holding_
     with pytest.raises(ApiError, match=r"GET /trades answered a body of more than 1,048,576 bytes \(PMW_MAX_BODY_MB\)"):
         layer.get_json("/trades")
     assert len(bomb) < 100_000 and calls == [1]
+
+
+# -- redirects ------------------------------------------------------------------------------------------------
+
+
+def _moved(location: str, status: int = 307) -> httpx.Response:
+    return httpx.Response(status, headers={"location": location})
+
+
+@pytest.mark.parametrize("location", ["http://api.test/markets/?platform=kalshi", "/markets/?platform=kalshi"])
+def test_a_redirect_on_the_apis_origin_is_followed_with_the_key_each_hop_a_request(location: str) -> None:
+    seen: list[tuple[str, str | None]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((str(request.url), request.headers.get("X-API-Key")))
+        return httpx.Response(200, json={"ok": True}) if request.url.path.endswith("/") else _moved(location)
+
+    layer = _layer(handler)
+    assert layer.get_json("/markets", {"platform": "kalshi"}) == {"ok": True}
+    assert seen == [("http://api.test/markets?platform=kalshi", KEY), ("http://api.test/markets/?platform=kalshi", KEY)]
+    assert layer.stats.requests == 2 and layer.stats.by_endpoint == {"/markets": 2} and layer.stats.retries == 0
+
+
+@pytest.mark.parametrize("location", ["https://api.test/markets/", "http://elsewhere.test/markets/",
+                                      "http://api.test:8080/markets/"])
+def test_a_redirect_to_another_origin_is_an_error_naming_status_and_location_and_the_key_stays(location: str) -> None:
+    seen: list[httpx.Request] = []
+    layer = _layer(lambda request: (seen.append(request), _moved(location, 308))[1])
+    with pytest.raises(ApiError, match=f"GET /markets answered 308 to {location}: another origin") as raised:
+        layer.get_json("/markets")
+    assert [str(r.url) for r in seen] == ["http://api.test/markets"] and raised.value.status == 308
+
+
+def test_redirects_that_go_round_are_given_up_and_one_without_a_location_is_named() -> None:
+    with pytest.raises(ApiError, match=r"answered 307 to http://api\.test/a: 5 redirects in a row"):
+        _layer(lambda request: _moved("/b" if request.url.path == "/a" else "/a")).get_json("/a")
+    with pytest.raises(ApiError, match="GET /markets answered 302 without a Location"):
+        _layer(lambda request: httpx.Response(302)).get_json("/markets")

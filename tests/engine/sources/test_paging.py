@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 import httpx
 import pytest
 
+from pipeline.engine.sources import paging
 from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
 from pipeline.engine.sources.paging import (
     STALE_PAGES,
@@ -22,9 +24,13 @@ from pipeline.engine.sources.paging import (
     field_keys,
     fingerprints,
 )
+from pipeline.engine.sources.unified import PastTheDay, UnifiedSource, day_bounds
 
 Handler = Callable[[httpx.Request], httpx.Response]
 BY_ID = field_keys("id")
+DAY = date(2026, 11, 20)
+START, END = day_bounds(DAY)
+HOUR = 3_600
 
 
 def layer(handler: Handler, asked: list[httpx.Request] | None = None, max_pages: int = 20_000) -> HttpLayer:
@@ -48,16 +54,16 @@ def ids(items: list[dict[str, Any]]) -> list[str]:
 
 
 def unified_pages(items: list[dict], page_size: int, expire_once_at: int | None = None, duplicate: int = 0,
-                  cursor_on_last_page: bool = False) -> Handler:
+                  cursor_on_last_page: bool = False, refusal: httpx.Response | None = None) -> Handler:
     """A cursor-paged list whose cursor is the offset; `duplicate` items of each page come again on the next,
-    and the cursor of `expire_once_at` is refused once as expired."""
+    and the cursor of `expire_once_at` is refused once as expired (400 INVALID_CURSOR, or `refusal`)."""
     state = {"expired": False}
 
     def handler(request: httpx.Request) -> httpx.Response:
         offset = int(request.url.params.get("cursor", "0") or 0)
         if expire_once_at is not None and offset == expire_once_at and not state["expired"]:
             state["expired"] = True
-            return error(400, "INVALID_CURSOR", "cursor has expired")
+            return refusal or error(400, "INVALID_CURSOR", "cursor has expired")
         page = items[offset : offset + page_size]
         end = offset + len(page)
         more = end < len(items)
@@ -138,12 +144,58 @@ def test_a_unified_cursor_that_repeats_forever_is_stopped() -> None:
         list(unified(loop, page_size=1).items())
 
 
-def test_an_empty_unified_page_that_says_there_is_more_is_an_error_even_with_a_stop_rule() -> None:
-    def empty(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"items": [], "pagination": {"has_more": True, "next_cursor": "more"}})
+def filtered_after_paging(items: list[dict], page_size: int) -> Handler:
+    """A cursor-paged list with an empty page that says there is more before each page of items (a server that
+    filters items out after paging): cursor `e<n>` is the empty page before offset n."""
+    def handler(request: httpx.Request) -> httpx.Response:
+        cursor = request.url.params.get("cursor", "e0")
+        if cursor.startswith("e"):
+            return httpx.Response(200, json={"items": [], "pagination": {"has_more": True,
+                                                                         "next_cursor": cursor.removeprefix("e")}})
+        answer = unified_pages(items, page_size)(request).json()
+        more = answer["pagination"]["next_cursor"]
+        return httpx.Response(200, json={**answer, "pagination": {"has_more": answer["pagination"]["has_more"],
+                                                                  "next_cursor": more and f"e{more}"}})
 
-    with pytest.raises(ApiError, match="has_more is true but the page is empty"):
-        list(unified(empty, stop=lambda page: True).items())
+    return handler
+
+
+def test_empty_pages_that_say_there_is_more_are_followed_and_a_stop_rule_takes_them_for_nothing() -> None:
+    items = [{"id": str(i), "timestamp": END + 7200 - 600 * i} for i in range(12)]
+    asked: list[httpx.Request] = []
+    walk = UnifiedCursor(layer(filtered_after_paging(items, 5), asked), "/trades", "items", page_size=5, keys=BY_ID,
+                         stop=PastTheDay(START, END, late_s=0))
+    assert ids(list(walk.items())) == ids(items)
+    assert len(asked) == 6
+
+
+def test_empty_pages_that_never_end_are_stopped_at_their_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    def empty(request: httpx.Request) -> httpx.Response:
+        number = int(request.url.params.get("cursor", "0"))
+        return httpx.Response(200, json={"items": [], "pagination": {"has_more": True, "next_cursor": str(number + 1)}})
+
+    monkeypatch.setattr(paging, "EMPTY_PAGES", 7)
+    with pytest.raises(ApiError, match="7 empty pages in a row while the server says there are more"):
+        list(unified(empty).items())
+
+
+@pytest.mark.parametrize(("status", "code", "message"), [
+    (400, "VALIDATION_ERROR", "invalid parameter 'cursor': cursor has expired"),
+    (410, "GONE", "the cursor is no longer valid"),
+])
+def test_a_cursor_refused_with_400_or_410_naming_it_restarts_from_the_first_page(status: int, code: str,
+                                                                                 message: str) -> None:
+    items = [{"id": str(i)} for i in range(12)]
+    walk = unified(unified_pages(items, 5, expire_once_at=5, refusal=error(status, code, message)))
+    assert ids(list(walk.items())) == ids(items)
+    assert walk.http.stats.cursor_restarts == 1
+
+
+def test_a_400_naming_another_parameter_than_the_cursor_stands() -> None:
+    refusal = error(400, "VALIDATION_ERROR", "invalid parameter 'platform': expected one of kalshi, polymarket")
+    walk = unified(unified_pages([{"id": str(i)} for i in range(12)], 5, expire_once_at=5, refusal=refusal))
+    with pytest.raises(ApiError, match="invalid parameter 'platform'"):
+        list(walk.items())
 
 
 def test_unified_paging_gives_up_after_its_restarts() -> None:
@@ -508,3 +560,60 @@ def test_a_page_sets_aside_the_items_sent_again_otherwise() -> None:
     assert [ids(page.items) for page in pages] == [["m0", "m1", "m2"], ["m3", "m4", "m5"]]
     assert [page.conflicting for page in pages] == [[], [{"id": "m2", "price": 0.7}]]
     assert (walk.http.stats.conflicting_repeats, walk.http.stats.duplicates_dropped) == (1, 1)
+
+
+# -- the early stop of a market's trades (unified.PastTheDay) --------------------------------------------------
+
+
+def trade_pages(times: list[int], page_size: int, duplicate: int = 0) -> Handler:
+    """A market's trades (trade_id its place) at these times, in this order, paged by `unified_pages`."""
+    pages = unified_pages([{"id": str(i), "timestamp": t} for i, t in enumerate(times)], page_size,
+                          duplicate=duplicate)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = pages(request).json()
+        trades = [{"trade_id": item["id"], "timestamp": item["timestamp"]} for item in body.pop("items")]
+        return httpx.Response(200, json={"trades": trades, **body})
+
+    return handler
+
+
+def read_trades(handler: Handler, asked: list[httpx.Request]) -> set[str]:
+    """The trade ids the unified source reads for DAY (trades of other days come along)."""
+    source = UnifiedSource(layer(handler, asked), None, "test")
+    return {trade["trade_id"] for page in source.trade_pages("kalshi", DAY, ["m"])
+            for trade in page.body["trades"]}
+
+
+def test_pages_that_start_with_the_last_trades_of_the_page_before_still_stop_past_the_day() -> None:
+    """Newest first, each page repeating the last two trades of the page before: the order is judged on the new
+    trades alone, so paging stops at the first page an hour (PMW_TRADE_LATENESS_S) before the day."""
+    times = list(range(END + 2 * 86_400, START - 2 * 86_400, -HOUR))  # hourly, two days on either side
+    asked: list[httpx.Request] = []
+    read = read_trades(trade_pages(times, 10, duplicate=2), asked)
+    assert {str(i) for i, t in enumerate(times) if START <= t < END} <= read
+    first_past = next(i for i, t in enumerate(times) if t < START - HOUR)  # the trade that ends the walk
+    assert len(asked) == -(-(first_past - 1) // 8)  # the pages of 8 new trades (10 less 2 repeated) up to it
+
+
+def test_a_trade_recorded_late_behind_trades_of_the_next_day_is_read() -> None:
+    """Oldest first as recorded: the day's last trade was recorded half an hour late, so that it comes on the page
+    after the first page past the day's end."""
+    before = [START + HOUR * h for h in range(24)]  # six pages of 4
+    next_day = [END + 60, END + 600, END + 1_200, END + 1_500]  # the seventh: past the day's end
+    late = END - 60
+    after = [END + 1_800 + HOUR * h for h in range(12)]
+    times = [*before, *next_day, late, *after]
+    asked: list[httpx.Request] = []
+    assert str(times.index(late)) in read_trades(trade_pages(times, 4), asked)
+    assert len(asked) == 8  # the eighth page, the late trade's, reaches an hour past the day's end
+
+
+@pytest.mark.parametrize("times", [[START + 10, START + 20, START + 30], [END + HOUR * 3, END + HOUR]])
+def test_the_order_is_not_known_while_it_spans_no_more_than_the_lateness_and_pages_in_no_order_read_on(
+        times: list[int]) -> None:
+    rule = PastTheDay(START, END)
+    assert not rule([{"timestamp": t} for t in times])  # both orders possible, or (the second) one, not past yet
+    assert not rule([])  # a page of repeats or an empty one decides nothing
+    assert not rule([{"timestamp": START - HOUR * 5}, {"timestamp": END + HOUR * 5}])  # now in neither order
+    assert not rule([{"timestamp": START - HOUR * 9}])
