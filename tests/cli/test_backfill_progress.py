@@ -52,5 +52,6 @@ def test_a_failed_partition_reports_the_requests_it_sent(
     monkeypatch.setenv("PMW_MAX_ATTEMPTS", "3")
     code = main(["backfill", "--platform", "kalshi", "--start", DAY.isoformat(), "--assets", "markets"])
     out = capsys.readouterr().out.splitlines()
-    assert code == 1 and out[0].startswith(f"[1/1] kalshi {DAY}: FAILED: ")
-    assert out[1] == "requests by endpoint: /series 3"
+    assert out[0].startswith("platform status not read (GET /platforms: ")  # no hold, and the runs go ahead
+    assert code == 1 and out[1].startswith(f"[1/1] kalshi {DAY}: FAILED: ")
+    assert out[2] == "requests by endpoint: /health 6, /platforms 6, /series 3", out  # the hold's and the run's
