@@ -16,13 +16,13 @@ import pytest
 
 from pipeline.cli import backfill
 from pipeline.cli.main import main
-from pipeline.defs.automation.holds import platform_holds
+from pipeline.defs.automation.holds import Holds, platform_holds
 from pipeline.defs.automation.schedule import daily_ingestion
 from pipeline.defs.automation.sensor import evaluate
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.platform_status import Answered, ServiceStatus, status_rows
-from pipeline.engine.schema import PLATFORM_STATUS
+from pipeline.engine.schema import PLATFORM_STATUS, Source
 from pmw_sandbox import Faults
 from pmw_sandbox.readings import CHOICES
 from tests.support.runs import DAY
@@ -101,7 +101,8 @@ def test_a_platform_is_held_whatever_word_the_service_gives_its_unavailability(
 
 
 def test_the_platforms_own_apis_have_no_platforms_to_ask() -> None:
-    assert platform_holds(["kalshi"], Settings(source="direct", direct_url="http://127.0.0.1:9")).held == {}  # type: ignore[arg-type]
+    direct = Settings(source=Source.DIRECT, direct_url="http://127.0.0.1:9")  # nothing listens: nothing is asked
+    assert platform_holds(["kalshi"], direct) == Holds()
 
 
 # -- the holds -----------------------------------------------------------------------------------------
