@@ -441,10 +441,12 @@ class SandboxApp:
     # -- endpoints ---------------------------------------------------------------------------------
 
     def _health(self, _query: _Query) -> Record:
+        down = sorted(self.config.faults.unavailable_platforms)
         return {
             "data": {
-                "status": "healthy",
-                "checks": [{"name": "sandbox-world", "status": "pass", "response_time_ms": 0}],
+                "status": "degraded" if down else "healthy",
+                "checks": [{"name": "sandbox-world", "status": "pass", "response_time_ms": 0},
+                           *({"name": name, "status": "fail", "response_time_ms": 0} for name in down)],
                 "uptime": round(self.clock() - self.started, 3),
                 "version": API_VERSION,
                 "timestamp": iso(self.world.as_of),
@@ -454,16 +456,18 @@ class SandboxApp:
 
     def _platforms(self, _query: _Query) -> Record:
         platforms = []
+        down = self.config.faults.unavailable_platforms
         for p in ORDERBOOK_PLATFORMS:
-            full = p in MARKET_PLATFORMS
+            full, up = p in MARKET_PLATFORMS, p.value not in down
             platforms.append(
                 {
                     "id": p.value,
                     "name": p.value.capitalize(),
-                    "status": "available",
-                    "health": {"status": "pass", "last_check": iso(self.world.as_of), "response_time_ms": 0},
+                    "status": "available" if up else self.config.readings.unavailable_status,
+                    "health": {"status": "pass" if up else "fail", "last_check": iso(self.world.as_of),
+                               "response_time_ms": 0},
                     "endpoints": [
-                        {"name": name, "available": full or name == "orderbook"}
+                        {"name": name, "available": up and (full or name == "orderbook")}
                         for name in ("series", "events", "markets", "orderbook", "trades", "price-history")
                     ],
                     "features": {"orderbook": True, "trades": full, "historical_data": full, "user_profiles": full},

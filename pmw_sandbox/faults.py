@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from pipeline.engine.schema import Platform
 from pmw_sandbox.switches import parse_switches
 
 
@@ -23,6 +24,10 @@ class Faults:
     malformed_record: bool = False  # the first trades page served carries one extra, broken trade
     crossed_book: bool = False  # every orderbook served is crossed: its best YES bid above its best ask
     seed: int = 0
+    # Platforms that /platforms reports unavailable (status: the reading `unavailable_status`; health `fail`; no
+    # endpoint available) and /health names as failing, joined by `+` (`kalshi`, `kalshi+polymarket`); their data
+    # endpoints still answer.
+    unavailable: str = ""
 
     def __post_init__(self) -> None:
         for name in ("error_rate", "malformed_page_rate", "cursor_expiry_rate"):
@@ -34,6 +39,15 @@ class Faults:
                 raise ValueError(f"fault {name} must be >= 0, got {getattr(self, name)}")
         if self.burst_429_length and self.burst_429_length >= max(self.burst_429_every, 1):
             raise ValueError("fault burst_429_length must be smaller than burst_429_every")
+        unknown = sorted(set(self.unavailable_platforms) - {p.value for p in Platform})
+        if unknown:
+            raise ValueError(f"fault unavailable names unknown platform(s) {', '.join(unknown)}; expected some of "
+                             f"{', '.join(p.value for p in Platform)} joined by +")
+
+    @property
+    def unavailable_platforms(self) -> frozenset[str]:
+        """The platforms /platforms reports unavailable."""
+        return frozenset(filter(None, (name.strip() for name in self.unavailable.split("+"))))
 
     @classmethod
     def parse(cls, spec: str) -> Faults:

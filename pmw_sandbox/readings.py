@@ -35,13 +35,16 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "member_ids": ("unified", "platform"),
     "price_keys": ("id", "name"),
     "market_id_param": ("any", "platform"),
+    "unavailable_status": ("unavailable", "maintenance", "offline"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
 # readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
-# `book_order`, tests/engine/test_sports.py the sports tables under `american_odds` and `award_detail`, and
-# tests/defs/test_profiles.py the traders' tables under `profile_trades_envelope`.
-NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "profile_trades_envelope"})
+# `book_order`, tests/engine/test_sports.py the sports tables under `american_odds` and `award_detail`,
+# tests/defs/test_profiles.py the traders' tables under `profile_trades_envelope`, and
+# tests/defs/test_platform_status.py the holds under `unavailable_status`.
+NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "profile_trades_envelope",
+                         "unavailable_status"})
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ class Readings:
     # /trades, /price-history and /markets/{id}/orderbook take a market's id or its platform_id, or only the
     # platform_id (404 NOT_FOUND for the id where the two differ: Polymarket's numeric id vs its condition id)
     market_id_param: str = "any"
+    # the status /platforms gives a platform the `unavailable` fault names (the spec shows only `available`)
+    unavailable_status: str = "unavailable"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():

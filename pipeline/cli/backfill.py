@@ -15,7 +15,9 @@ import dagster as dg
 from pipeline.cli.failures import root_cause
 from pipeline.cli.instance import pmw_instance
 from pipeline.cli.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
+from pipeline.defs.automation.holds import platform_holds
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.ingestion.platform_status import platform_status
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings, partitions_start
@@ -65,6 +67,8 @@ class PartitionReport:
     failed_checks: list[FailedCheck] = field(default_factory=list)
     incomplete: dict[str, int] = field(default_factory=dict)  # table -> markets not read back to the day's start
     error: str | None = None
+    held: bool = False  # not run: the service holds its platform (`error` says why, in one line for the platform)
+    status_requests: Counter[str] = field(default_factory=Counter)  # the run's observation of the service's status
 
     @property
     def ok(self) -> bool:
@@ -80,11 +84,15 @@ class PartitionReport:
         checks = f"; failed checks: {names}" if self.failed_checks else ""
         short = "".join(f"; {table} incomplete: {count} market(s) not read back to the day's start"
                         for table, count in self.incomplete.items())
+        status = sum(self.status_requests.values())
+        observed = f" (and {status} for /health and /platforms)" if status else ""
         return (f"{self.platform} {self.day}: {tables} rows; {rejects} rejects; "
-                f"{sum(self.requests.values())} requests{checks}{short}")
+                f"{sum(self.requests.values())} requests{observed}{checks}{short}")
 
     def failure_lines(self) -> list[str]:
         """What went wrong, one line each, for the end of the output: the partition, then its checks."""
+        if self.held:
+            return []  # the platform's one HELD PLATFORM line says it
         failed = [f"FAILED PARTITION {self.platform} {self.day}: {self.error}"] if not self.success else []
         return failed + [check.line(self.platform, self.day) for check in self.failed_checks]
 
@@ -121,12 +129,14 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
     """One Dagster run of the partition; with a `window`, its trades and price history come from the window's
     sweep (pipeline.engine.sources.window). Its requests are those the process sent while the run ran (the HTTP
     layers count each in PROCESS_ACTIVITY), a failed step's included: a step's metadata holds its own, and a
-    step that failed records none."""
+    step that failed records none; those of the run's observation of the service (platform_status) are apart."""
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     tags = {WINDOW_TAG: window.tag} if window is not None else None
     before = PROCESS_ACTIVITY.snapshot()
-    result = dg.materialize(assets, partition_key=key, instance=instance, resources={"pipeline": resource},
-                            run_config=VERBOSE_LOGS if verbose else QUIET_LOGS, raise_on_error=False, tags=tags)
+    # Every run also observes what the service says about itself (platform_status), whatever `assets` are.
+    result = dg.materialize([*assets, platform_status], partition_key=key, instance=instance,
+                            resources={"pipeline": resource}, run_config=VERBOSE_LOGS if verbose else QUIET_LOGS,
+                            raise_on_error=False, tags=tags)
     report = PartitionReport(platform, day, success=True, requests=(PROCESS_ACTIVITY.snapshot() - before).by_endpoint)
     for asset in assets:
         table = asset.key.to_user_string()
@@ -138,6 +148,10 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
         report.rejects[table] = int(metadata.get("rejects", 0))
         if metadata.get("complete") is False:
             report.incomplete[table] = int(metadata.get("incomplete_markets", 0))
+    for observed in result.asset_materializations_for_node(platform_status.key.to_user_string()):
+        asked = observed.metadata.get("requests_by_endpoint")  # none under PMW_SOURCE=direct: nothing to ask
+        report.status_requests.update(asked.value if asked is not None else {})  # type: ignore[arg-type]
+    report.requests -= report.status_requests  # the data's requests, apart from the observation's
     report.failed_checks = [_failed_check(e) for e in result.get_asset_check_evaluations() if not e.passed]
     report.error = _run_error(result, [t for t in (a.key.to_user_string() for a in assets) if t not in report.rows])
     report.success = report.error is None
@@ -174,24 +188,35 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     partition as it lands (and, when
     `verbose`, letting Dagster print its warnings and errors with their stack traces). Meanwhile progress goes
     to `progress_stream` (default stderr; pipeline.cli.progress): a status line on a terminal, else plain
-    lines every `progress_every_s` seconds."""
+    lines every `progress_every_s` seconds. A platform the service holds (`/platforms` reports it unavailable:
+    pipeline.defs.automation.holds) is not run: one HELD PLATFORM line names it with the service's status, and its
+    partitions are reported as not landed."""
     days = list(days_between(start, end))
     assets = select_assets(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
     instance = pmw_instance()
-    total = len(days) * len(platforms)
+    holds = platform_holds(platforms, resource.settings())
+    reports = [PartitionReport(platform, day, success=False, error=holds.held[platform], held=True)
+               for platform in platforms if platform in holds.held for day in days]
+    for platform in (p for p in platforms if p in holds.held):
+        say(f"HELD PLATFORM {holds.line(platform)}; none of its {len(days)} partition(s) was run")
+    if holds.unasked:
+        say(holds.summary())
+    runnable = [platform for platform in platforms if platform not in holds.held]
+    total = len(days) * len(runnable)
     progress, every_s = progress_for(progress_stream or sys.stderr, total, budget_rate(resource.settings()),
                                      progress_every_s)
     windows = {day: window for window in windows_of(days, uuid.uuid4().hex[:12]) for day in window.days}
-    reports = []
+    done = 0
     with logs_above(progress.display):
         for day in days:
-            for platform in platforms:
+            for platform in runnable:
                 with watching(progress, platform, day, every_s):
                     report = materialise_partition(assets, platform, day, instance, resource, verbose, windows[day])
                 reports.append(report)
-                say(f"[{len(reports)}/{total}] {report.line()}")
-    requests = sum((r.requests for r in reports), Counter())
+                done += 1
+                say(f"[{done}/{total}] {report.line()}")
+    requests = sum((r.requests + r.status_requests for r in reports), holds.requests)
     say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
     for line in (line for report in reports for line in report.failure_lines()):
         say(line)

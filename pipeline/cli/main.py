@@ -59,7 +59,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                     "partition, then the requests per endpoint, then a FAILED PARTITION or FAILED CHECK line for "
                     "each failure (a failed check's partition still lands).",
         epilog="exit status: 0 every partition landed and no check of severity ERROR failed; 1 a partition "
-               "failed or a check of severity ERROR failed; 2 bad arguments or configuration.",
+               "failed or a check of severity ERROR failed, or a platform was held (the service's /platforms "
+               "reports it unavailable: one HELD PLATFORM line); 2 bad arguments or configuration.",
     )
     backfill.add_argument("--platform", required=True, type=_platform_list,
                           help="comma list of platforms, e.g. polymarket,kalshi")

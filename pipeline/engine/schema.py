@@ -845,11 +845,75 @@ FUTURE_ODDS = Table(
 SPORTS_TABLES: dict[str, Table] = {t.name: t for t in (LEAGUES, TEAMS, FUTURES, AWARDS, FUTURE_ODDS)}
 
 
+# -- what the service says about itself: /health and /platforms, observed on every ingestion run ------------
+# The unified API's Platform list item and Health object (spec: Platform, Health), read as served; the statuses
+# are free text whose only documented values are the samples (`available`, `pass`, `healthy`).
+PLATFORM_HEALTH = (_str("status"), _iso("last_check"), _num("response_time_ms"))
+PLATFORM_ENDPOINT = (_str("name"), Field("available", dtype=pl.Boolean()))
+PLATFORM_FEATURES = tuple(Field(name, dtype=pl.Boolean())
+                          for name in ("orderbook", "trades", "historical_data", "user_profiles"))
+PLATFORM_FIELDS: tuple[Field, ...] = (
+    _str("id", required=True),
+    _str("name"),
+    _str("status"),
+    Field("health", kind="struct", children=PLATFORM_HEALTH),
+    Field("endpoints", kind="list", children=PLATFORM_ENDPOINT),
+    Field("features", kind="struct", children=PLATFORM_FEATURES),
+)
+HEALTH_CHECK = (_str("name"), _str("status"), _num("response_time_ms"))
+HEALTH_FIELDS: tuple[Field, ...] = (
+    _str("status"),
+    Field("checks", kind="list", children=HEALTH_CHECK),
+    _num("uptime"),
+    _str("version"),
+    _iso("timestamp"),
+)
+
+PLATFORM_STATUS = Table(
+    name="platform_status",
+    resource="Platform and Health",
+    doc="What the unified API says about itself: each ingestion run's observation of `/platforms` (the run's "
+        "platform) and `/health`, one row per observation, kept in the partition of the day it was made (not "
+        "the run's day): earlier observations are never rewritten.",
+    primary_key=("platform", "date", "observed_at"),
+    time_column="observed_at",
+    sort_key=("observed_at",),
+    listed_by_id=False,
+    rounds=True,
+    references_markets=False,
+    fields=(
+        Field("observed_at", kind="timestamp", required=True,
+              doc="when the run asked `/health` and `/platforms` (UTC, to the second)"),
+        _PLATFORM,
+        Field("listed", dtype=pl.Boolean(), required=True, doc="whether `/platforms` listed the platform"),
+        Field("held", dtype=pl.Boolean(), required=True,
+              doc="whether the platform's `status` reads as unavailable, so that the schedule, the backfill "
+                  "sensor and `pmw backfill` hold its runs (docs/deployment.md)"),
+        _str("name", doc="the platform's name as listed"),
+        _str("status", doc="the platform's status as listed (the spec's sample: available)"),
+        _str("health_status", doc="`health.status` (the spec's sample: pass)"),
+        _iso("health_last_check", doc="`health.last_check`"),
+        _num("health_response_time_ms", doc="`health.response_time_ms`"),
+        Field("endpoints", kind="list", children=PLATFORM_ENDPOINT, doc="each endpoint and whether it is available"),
+        Field("features", kind="struct", children=PLATFORM_FEATURES),
+        _str("service_status", doc="`/health` status, the whole service's (the spec's sample: healthy)"),
+        _str("service_version", doc="`/health` version"),
+        Field("service_checks", kind="list", children=HEALTH_CHECK, doc="`/health` checks"),
+        _str("error", doc="why `/platforms` or `/health` could not be read, or the platform's item was refused; "
+                          "null when both answered"),
+    ),
+)
+
+# Tables of what the service says about itself, landed by every ingestion run beside its partition's tables.
+STATUS_TABLES: dict[str, Table] = {PLATFORM_STATUS.name: PLATFORM_STATUS}
+
+
 def lake_tables() -> dict[str, Table]:
     """Every table of the lake and the warehouse's raw views: the daily ingestion's (TABLES) and the watch lists'
-    (WATCHLIST_TABLES), partitioned by platform and day, then the sports tables (SPORTS_TABLES, league x day).
-    Read at each call, so that a table added to any registry (as tests/architecture's recipe does) is seen."""
-    return {**TABLES, **WATCHLIST_TABLES, **SPORTS_TABLES}
+    (WATCHLIST_TABLES) and the service's own status (STATUS_TABLES), partitioned by platform and day, then the sports
+    tables (SPORTS_TABLES, league x day). Read at each call, so that a table added to any registry (as
+    tests/architecture's recipe does) is seen."""
+    return {**TABLES, **WATCHLIST_TABLES, **STATUS_TABLES, **SPORTS_TABLES}
 
 
 # How far the sports checks let the odds stray, and why (pipeline.engine.checks):

@@ -14,7 +14,8 @@ from tests.support.runs import DAY
 PLATFORMS = ("polymarket", "kalshi")
 PROGRESS = re.compile(r"progress: (\d+)/2 partitions done, (\w+) (\S+) (started|running): (\d+) requests "
                       r"\((\d+) in this partition\), \d+ s waited for the request budget, (.+)")
-RESULT = re.compile(r"\[(\d)/2\] (\w+) (\S+): markets \d+ rows; 0 rejects; (\d+) requests")
+RESULT = re.compile(r"\[(\d)/2\] (\w+) (\S+): markets \d+ rows; 0 rejects; (\d+) requests "
+                    r"\(and (\d+) for /health and /platforms\)")
 
 
 def test_a_backfill_in_a_log_prints_plain_progress_lines_that_agree_with_its_results(
@@ -26,7 +27,7 @@ def test_a_backfill_in_a_log_prints_plain_progress_lines_that_agree_with_its_res
     assert code == 0, captured
     results = [RESULT.fullmatch(line) for line in captured.out.splitlines()[:2]]
     assert all(results), captured.out
-    requests = [int(result[4]) for result in results if result]
+    requests = [int(result[4]) + int(result[5]) for result in results if result]  # the data's and the status's
     assert "\r" not in captured.err
     progress = [PROGRESS.fullmatch(line) for line in captured.err.splitlines() if line.startswith("progress: ")]
     assert all(progress), captured.err
@@ -51,5 +52,6 @@ def test_a_failed_partition_reports_the_requests_it_sent(
     monkeypatch.setenv("PMW_MAX_ATTEMPTS", "3")
     code = main(["backfill", "--platform", "kalshi", "--start", DAY.isoformat(), "--assets", "markets"])
     out = capsys.readouterr().out.splitlines()
-    assert code == 1 and out[0].startswith(f"[1/1] kalshi {DAY}: FAILED: ")
-    assert out[1] == "requests by endpoint: /series 3"
+    assert out[0].startswith("platform status not read (GET /platforms: ")  # no hold, and the runs go ahead
+    assert code == 1 and out[1].startswith(f"[1/1] kalshi {DAY}: FAILED: ")
+    assert out[2] == "requests by endpoint: /health 6, /platforms 6, /series 3", out  # the hold's and the run's

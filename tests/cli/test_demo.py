@@ -47,6 +47,8 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
             assert re.search(rf"^\s+{table}\s+{platform}\s+1\s+[1-9]\d*$", run.stdout, re.MULTILINE), (table, platform)
     for mart in ("orderbook_daily", "trader_daily"):
         assert re.search(rf"^\s+marts\.{mart}\s+table\s+[1-9][\d,]* rows$", run.stdout, re.MULTILINE), mart
+    for platform in ("polymarket", "kalshi"):  # each run's observation of /platforms and /health, on today
+        assert re.search(rf"^\s+platform_status\s+{platform}\s+1\s+1$", run.stdout, re.MULTILINE), platform
     home = tmp_path / "data" / "dagster_home"
     assert lines[-1].endswith(f"DAGSTER_HOME={home} PMW_SANDBOX_END=2026-11-21 dagster dev -m pipeline.definitions")
     assert (home / "dagster.yaml").read_text() == (Path(__file__).parents[2] / "dagster.yaml").read_text()

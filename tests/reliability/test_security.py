@@ -206,7 +206,8 @@ def test_hostile_identifiers_from_the_api_land_as_data_never_as_paths_or_sql(tmp
     layout = re.compile(
         r"data-budget\.sqlite.*|data/("
         r"lake/(_rejects/)?(series|events|markets|trades|price_history)/platform=(polymarket|kalshi)/date=2026-11-21/"
-        r"(data|rejects)\.parquet|cache/catalogue/[0-9a-f]+\.json(\.lock)?|warehouse\.duckdb(\.wal)?)"
+        r"(data|rejects)\.parquet|cache/catalogue/[0-9a-f]+\.json(\.lock)?|warehouse\.duckdb(\.wal)?|"
+        r"lake/platform_status/platform=(polymarket|kalshi)/date=\d{4}-\d\d-\d\d/round-\d{8}T\d{6}Z\.parquet)"
     )
     hostile_files = [p for p in tmp_path.rglob("*") if p.is_file() and p.is_relative_to(hostile_dir.parent)]
     strays = [p for p in hostile_files if not layout.fullmatch(str(p.relative_to(hostile_dir.parent)))]

@@ -7,6 +7,7 @@ import dagster as dg
 
 from pipeline.defs.automation.freshness import yesterday_landed
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
+from pipeline.defs.ingestion.platform_status import platform_status
 from pipeline.engine.sources.factory import PLATFORM_APIS_POOL, UNIFIED_API_POOL
 
 INGESTION_JOB = "ingestion"
@@ -31,13 +32,15 @@ STEP_RETRY_POLICY = dg.RetryPolicy(max_retries=2, delay=60, backoff=dg.Backoff.E
 
 ingestion_job = dg.define_asset_job(
     INGESTION_JOB,
-    # The assets with their per-partition data checks; the freshness checks run on their own schedule.
-    selection=dg.AssetSelection.assets(*INGESTION_ASSETS) - dg.AssetSelection.checks(yesterday_landed),
+    # The assets with their per-partition data checks, and the observation of what the service says about itself;
+    # the freshness checks run on their own schedule.
+    selection=dg.AssetSelection.assets(*INGESTION_ASSETS, platform_status) - dg.AssetSelection.checks(yesterday_landed),
     # The request budget, not the CPU, bounds a run: steps one after another in the run's process spend it
     # as fast as parallel ones would, without a process start per step.
     executor_def=dg.in_process_executor,
     op_retry_policy=STEP_RETRY_POLICY,
-    description="The five ingestion assets of one (platform, day) partition, with their data checks.",
+    description="The five ingestion assets of one (platform, day) partition, with their data checks, and the "
+    "service's status (`platform_status`) observed by the run.",
 )
 
 

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import dagster as dg
 
 from pipeline.defs.automation.budget import PartitionRef
+from pipeline.defs.automation.holds import platform_holds
 from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, partitions_start
@@ -55,9 +56,17 @@ def daily_cron(daily_at: time) -> str:
     description="Yesterday for every configured platform, plus the PMW_LOOKBACK_DAYS before it for late data, at "
     "PMW_DAILY_AT (00:30 UTC by default), each platform's days read as one window.",
 )
-def daily_ingestion(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+def daily_ingestion(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
+    """The tick's runs, less those of the platforms the service holds (holds.py): the tick's log names them and
+    why, and when every platform is held the tick is skipped with that reason."""
     tick = context.scheduled_execution_time or datetime.now(UTC)
     tick_day = tick.astimezone(UTC).date()
     refs = daily_partitions(tick_day, AutomationSettings.from_env())
+    holds = platform_holds(ref.platform for ref in refs)
+    if holds.summary():
+        context.log.warning(holds.summary())
+    refs = [ref for ref in refs if ref.platform not in holds.held]
+    if not refs and holds.held:
+        return dg.SkipReason(holds.summary())
     windows = {day: w for w in windows_of([ref.day for ref in refs], f"{DAILY_TRIGGER}-{tick_day}") for day in w.days}
     return [daily_run_request(ref, tick_day, windows[ref.day]) for ref in refs]

@@ -15,7 +15,7 @@ import logging
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
 import dagster as dg
@@ -31,6 +31,7 @@ from pipeline.defs.automation.budget import (
     take_within,
     window,
 )
+from pipeline.defs.automation.holds import Holds, platform_holds
 from pipeline.defs.automation.jobs import (
     ASSET_NAMES,
     BACKFILL_PRIORITY,
@@ -194,13 +195,15 @@ class Plan:
     cursor: SensorCursor
     budget: Budget
     next_up: str  # the first missing partition left for a later tick and its cost, or ""
+    holds: Holds = field(default_factory=Holds)  # the platforms the service holds, whose partitions the tick left out
 
     def summary(self) -> str:
         asked = f"asked for {len(self.requests)} partitions" if self.requests else "asked for nothing"
         waiting = f"; next: {self.next_up}" if self.next_up else ""
+        held = f"; {self.holds.summary()}" if self.holds.summary() else ""
         return (
             f"{asked}; {self.cursor.landed}/{self.cursor.partitions} partitions of {self.cursor.window} "
-            f"landed, {self.cursor.in_flight} queued or running{waiting}; {self.budget.describe()}"
+            f"landed, {self.cursor.in_flight} queued or running{waiting}{held}; {self.budget.describe()}"
         )
 
 
@@ -214,11 +217,13 @@ def plan_tick(
     failures: Counter[PartitionRef],
     lost: Mapping[PartitionRef, int] | None = None,
     watch_lists: float = 0.0,
+    holds: Holds | None = None,
 ) -> Plan:
     """The missing partitions of the window that fit in this tick's budget, in the configured order. `lost` are
     partitions recorded as landed whose files are gone or unreadable: missing too, refilled under a new key;
-    `watch_lists` the requests that queued and running snapshot rounds and traders' days have still to make."""
-    lost = lost or {}
+    `watch_lists` the requests that queued and running snapshot rounds and traders' days have still to make;
+    `holds` the platforms the service holds (holds.py), whose partitions wait for a later tick."""
+    lost, holds = lost or {}, holds or Holds()
     costs = CostModel.from_samples(ASSET_NAMES, samples)
     saw_429s = any(s.rate_limited > 0 for s in samples if s.storage_id > previous.watermark)
     budget, daily_soon = tick_budget(
@@ -229,7 +234,7 @@ def plan_tick(
     wanted = window(settings.backfill_start, end, [p.value for p in settings.platforms], newest_first)
     given_up = [ref for ref in wanted if failures[ref] >= MAX_ATTEMPTS and ref not in landed]
     busy = {f.ref for f in flights} | set(daily_soon) | set(given_up)
-    missing = [ref for ref in wanted if ref not in landed and ref not in busy]
+    missing = [ref for ref in wanted if ref not in landed and ref not in busy and ref.platform not in holds.held]
     chosen = take_within(missing, lambda ref: costs.cost(ref.platform), budget.available)
     cursor = SensorCursor(
         watermark=max([previous.watermark, *(s.storage_id for s in samples)]),
@@ -248,7 +253,7 @@ def plan_tick(
                 for ref in chosen]
     left = missing[len(chosen) :]
     next_up = f"{left[0]} (~{costs.cost(left[0].platform):.0f} requests)" if left else ""
-    return Plan(requests, cursor, budget, next_up)
+    return Plan(requests, cursor, budget, next_up, holds)
 
 
 def tick_budget(
@@ -331,7 +336,13 @@ def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -
     settings = AutomationSettings.from_env()
     register_api_pools(context.instance)
     previous = _previous_cursor(context.cursor, context.log)
-    plan = plan_tick(settings, now or datetime.now(UTC), previous, *_observe(context.instance, Lake.of(settings)))
+    now = now or datetime.now(UTC)
+    observed = _observe(context.instance, Lake.of(settings))
+    plan = plan_tick(settings, now, previous, *observed)
+    if plan.requests:  # about to start runs: first ask the service which platforms it holds (one request)
+        holds = platform_holds(p.value for p in settings.platforms)
+        if holds.summary():
+            plan = plan_tick(settings, now, previous, *observed, holds=holds)
     context.log.info(plan.summary())
     if not plan.requests:
         return dg.SensorResult(skip_reason=plan.summary(), cursor=plan.cursor.dump())

@@ -27,7 +27,7 @@ from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.reconciliation import price_volume
-from pipeline.engine.schema import TABLES, lake_tables
+from pipeline.engine.schema import lake_tables
 from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.partition import Coverage, PartitionSource, SelfReporting, WindowSource
@@ -102,7 +102,7 @@ def ingestion_asset(table: str, deps: list[str] | None = None) -> Any:
         owners=OWNERS,
         kinds={"polars", "parquet"},
         pool=api_pool(source_from_env()),
-        description=TABLES[table].doc,
+        description=lake_tables()[table].doc,
         check_specs=_check_specs(table),
         metadata={"dagster/column_schema": _column_schema(table)},
     )
