@@ -77,6 +77,7 @@ class Check:
     reads_rejects: bool = False  # `run` is given the partition's rejects (REJECTS_SCHEMA) instead of its rows
     reconciles: bool = False  # run by `reconcile` on the landed partition; offending rows' first column names
     # what is concerned, and rows with an `excused` reason are named, not counted
+    reads: tuple[str, ...] = ()  # other tables of the partition whose landed rows the check reads (`Reconciliation.reads`)
 
 
 def outcome(check: Check, df: pl.DataFrame, ctx: PartitionContext) -> CheckOutcome:
@@ -324,7 +325,7 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_references_markets_check())
     if table.listed_by_id:
         checks.append(_repeats_agree_check(table))
-    return tuple(checks) + tuple(Check(r.name, r.description, r.run, r.blocking, reconciles=True)
+    return tuple(checks) + tuple(Check(r.name, r.description, r.run, r.blocking, reconciles=True, reads=r.reads)
                                  for r in reconciliations(table.name))
 
 

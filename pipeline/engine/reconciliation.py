@@ -42,6 +42,9 @@ class Reconciliation:
     description: str
     run: Callable[[pl.DataFrame, PartitionContext], pl.DataFrame]  # returns the offending rows
     blocking: bool = True  # what `Check.blocking` says: a failure says rows are missing
+    # Other tables of the partition whose landed rows it reads: their assets run first in a run that lands both
+    # (the check spec's `additional_deps`), whatever order the steps would otherwise take.
+    reads: tuple[str, ...] = ()
 
 
 def _day_end(day: date) -> datetime:
@@ -119,7 +122,8 @@ def _traded_landed_check() -> Reconciliation:
 
     return Reconciliation("traded_markets_have_trades", "every market that traded on the day by its record (a "
                           "`last_trades` time inside it, or `volume_24h` above 0 on a record synced exactly at the "
-                          "day's end) or by the day's price history landed (volume above 0) has trades landed", run)
+                          "day's end) or by the day's price history landed (volume above 0) has trades landed", run,
+                          reads=("price_history",))
 
 
 def _notional_check() -> Reconciliation:

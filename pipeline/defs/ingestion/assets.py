@@ -85,7 +85,7 @@ def _check_specs(table: str, partitions_def: dg.PartitionsDefinition = PARTITION
         warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*AssetCheckSpec.*")
         return [
             dg.AssetCheckSpec(check.name, asset=table, description=check.description, partitions_def=partitions_def,
-                              blocking=False)
+                              blocking=False, additional_deps=list(check.reads))
             for check in CHECKS[table]
         ]
 
@@ -93,11 +93,14 @@ def _check_specs(table: str, partitions_def: dg.PartitionsDefinition = PARTITION
 def ingestion_asset(table: str, deps: list[str] | None = None) -> Any:
     """The decorator of a table's ingestion asset: partitioned by platform and day, in the source's pool, with
     the table's schema as column metadata and its registered checks (pipeline.engine.checks) as check specs.
+    The tables its checks read (`Check.reads`: the trades reconciliation reads the day's price history) are deps
+    too, so that a run landing both lands them first, whatever order its steps would otherwise take.
     The decorated function lands the partition with `land_partition` or `land_partition_stream`."""
+    read_by_checks = sorted({read for check in CHECKS[table] for read in check.reads})
     return dg.asset(
         name=table,
         partitions_def=PARTITIONS,
-        deps=deps or [],
+        deps=[*(deps or []), *read_by_checks],
         group_name=GROUP,
         owners=OWNERS,
         kinds={"polars", "parquet"},
