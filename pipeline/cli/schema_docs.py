@@ -147,7 +147,8 @@ def render_reconciliation() -> str:
         "above 0 on a record whose `last_synced_at` is exactly the day's end (then its 24 hours are the day; a record "
         "synced later says nothing of the day), or when the day's `price_history` partition, landed, holds points of "
         "it with a volume above 0 (read from the lake; `trades` depends on `price_history`, so a run that lands both "
-        "lands it first). So a stale record that hid a market's trades from a skip rule does not hide them from the check.",
+        "lands it first). So a stale record that hid a market's trades from a skip rule does not hide them from the "
+        "check.",
         "- On such a record the landed trades' notional (sum of `price` x `size`: the platform's currency, as "
         "`volume_24h` is) may fall short of `volume_24h` by no more than "
         f"{cents} plus {share:.1%} (rounding); `volume_24h_contracts` is held against the contracts (sum of `size`). "

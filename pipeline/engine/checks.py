@@ -77,7 +77,7 @@ class Check:
     reads_rejects: bool = False  # `run` is given the partition's rejects (REJECTS_SCHEMA) instead of its rows
     reconciles: bool = False  # run by `reconcile` on the landed partition; offending rows' first column names
     # what is concerned, and rows with an `excused` reason are named, not counted
-    reads: tuple[str, ...] = ()  # other tables of the partition whose landed rows the check reads (`Reconciliation.reads`)
+    reads: tuple[str, ...] = ()  # other tables of the partition whose landed rows it reads (`Reconciliation.reads`)
 
 
 def outcome(check: Check, df: pl.DataFrame, ctx: PartitionContext) -> CheckOutcome:
