@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,6 +29,8 @@ from pmw_sandbox.activity import (
     size_through,
 )
 from pmw_sandbox.catalogue import Catalogue, Event, Market, Series, WorldConfig, build_catalogue
+
+Listed = TypeVar("Listed", Market, Event)  # what the world finds by an id: a market or an event
 
 Record = dict[str, Any]
 _ACTIVITY_CACHE_SIZE = 256
@@ -90,29 +93,14 @@ class World:
         return list(self.catalogues[platform].markets)
 
     def find_market(self, market_id: str, platform: Platform | None = None) -> Market | None:
-        platforms = [platform] if platform else list(MARKET_PLATFORMS)
-        for p in platforms:
-            market = self._markets.get((p, market_id))
-            if market is not None and not market.multivariate:
-                return market
-        return None
+        return _listed(self._markets, market_id, platform)
 
     def find_market_by_platform_id(self, platform_id: str, platform: Platform | None = None) -> Market | None:
         """The market whose platform_id (Polymarket's condition id, the Kalshi ticker) this is."""
-        platforms = [platform] if platform else list(MARKET_PLATFORMS)
-        for p in platforms:
-            market = self._by_platform_id.get((p, platform_id))
-            if market is not None and not market.multivariate:
-                return market
-        return None
+        return _listed(self._by_platform_id, platform_id, platform)
 
     def find_event(self, event_id: str, platform: Platform | None = None) -> Event | None:
-        platforms = [platform] if platform else list(MARKET_PLATFORMS)
-        for p in platforms:
-            event = self._events.get((p, event_id))
-            if event is not None and not event.multivariate:
-                return event
-        return None
+        return _listed(self._events, event_id, platform)
 
     def event_markets(self, event: Event) -> list[Market]:
         return [m for m in self.markets(event.platform) if m.event_id == event.id]
@@ -446,3 +434,13 @@ def _ohlc_shifted(o: float, h: float, lo: float, c: float, shift: float) -> Reco
         return _price(min(max(x + shift, 0.0), 1.0))
 
     return {"close": clamp(c), "open": clamp(o), "high": clamp(h), "low": clamp(lo)}
+
+
+def _listed(index: Mapping[tuple[Platform, str], Listed], key: str, platform: Platform | None) -> Listed | None:
+    """The market or event indexed under `key` on the platform (or on any market platform), unless it is
+    multivariate: those are filtered out of the unified API's results."""
+    for p in [platform] if platform else MARKET_PLATFORMS:
+        found = index.get((p, key))
+        if found is not None and not found.multivariate:
+            return found
+    return None
