@@ -356,7 +356,8 @@ def test_kalshi_candles_are_labelled_by_period_start_and_a_period_without_trades
     assert all(r["price"]["close"] is not None for r in rows)
     traded_closes = {r["timestamp"]: r["price"]["close"] for r in rows if r["volume"]}
     after_a_gap = rows[6]  # 2025-10-20: no trade, the day after a day that closed at 0.08
-    assert (after_a_gap["volume"], traded_closes[utc(2025, 10, 19, 4)], after_a_gap["price"]["close"]) == (0, 0.08, 0.08)
+    assert after_a_gap["volume"] == 0
+    assert traded_closes[utc(2025, 10, 19, 4)] == after_a_gap["price"]["close"] == 0.08
 
 
 def test_a_kalshi_candle_without_a_previous_trade_has_no_close() -> None:
