@@ -12,10 +12,11 @@ rather than fall back silently. Prices are stored in dollars (0..1; cents rounde
 cents is exactly 0.35), counts in contracts.
 
 What the values mean, beyond their types: a `last_price` of 0 is "never traded" (no price); a book side of 0
-or 1 is no quote; `liquidity_dollars` is deprecated and always "0.0000" (stored null); a settled scalar's Yes
-price is its `settlement_value_dollars`; a leg's candidate is its `yes_sub_title` (`outcome_label`), its
-title being the event's question; the taker's side is `taker_outcome_side` (else `taker_book_side`, else the
-deprecated `taker_side`).
+or 1 is no quote, and a market whose result is known has no bid or ask (what Kalshi still sends is the dead book
+of the close); a candle period without trades closes at `price.previous`; `liquidity_dollars` is deprecated and
+always "0.0000" (stored null); a settled scalar's Yes price is its `settlement_value_dollars`; a leg's candidate
+is its `yes_sub_title` (`outcome_label`), its title being the event's question; the taker's side is
+`taker_outcome_side` (else `taker_book_side`, else the deprecated `taker_side`).
 
 Which native field feeds which column, and the status and market-type tables, are in
 `pipeline.engine.normalize.mappings` (rendered in docs/schema.md); the status and market-type tables are read from
