@@ -29,7 +29,7 @@ from typing import TypeVar
 import numpy as np
 
 from pipeline.engine.schema import MarketStatus, MarketType, Platform
-from pmw_sandbox.activity import period_ohlc
+from pmw_sandbox.activity import MarketActivity, period_ohlc
 from pmw_sandbox.catalogue import Event, Market, Series
 from pmw_sandbox.native_http import NativeError, Params, Record, decode_cursor, encode_cursor, iso_seconds
 from pmw_sandbox.native_http import kalshi_error as _error
@@ -305,7 +305,8 @@ class KalshiNative:
         return max(low, self.cutoff_ts), high
 
     def candlesticks(self, series: str | None, ticker: str, params: Params) -> Record:
-        """Yes-side candles labelled by period end; `price` is null in periods without trades.
+        """Yes-side candles labelled by period end; `price` OHLC is null in periods without trades, and
+        `price.previous` is the last trade's Yes price before the period.
 
         `series` None is the historical tier (`/historical/markets/{ticker}/candlesticks`), which alone
         serves the markets settled before the cutoff, as `/historical/markets` does.
@@ -345,8 +346,10 @@ class KalshiNative:
         counts = np.diff(edges)
         traded = np.concatenate([[0.0], np.cumsum(act.size)])
         volume = traded[edges[1:]] - traded[edges[:-1]]
+        previous = _previous_closes(act, edges[:-1], interval)
         return [
-            _candle(int(t) + width, ohlc[k], market.tick, int(counts[k]), float(volume[k]), float(traded[edges[k + 1]]))
+            _candle(int(t) + width, ohlc[k], market.tick, int(counts[k]), float(volume[k]), float(traded[edges[k + 1]]),
+                    previous[k])
             for k, t in enumerate(starts.tolist())
         ]
 
@@ -454,11 +457,26 @@ def _trade(market: Market, record: Record, with_taker_side: bool) -> Record:
     }
 
 
-def _candle(end_ts: int, ohlc: np.ndarray, tick: float, trades: int, volume: float, traded: float) -> Record:
+def _previous_closes(act: MarketActivity, first_trades: np.ndarray, interval: int) -> list[float | None]:
+    """Per period (the index of its first trade, or of the first after it), Kalshi's `price.previous`: the close of
+    the last period before it that had a trade (the Yes path at that period's end, as its candle closes); none
+    before the market's first trade."""
+    last_minutes = act.ts[np.maximum(first_trades - 1, 0)] // 60 if len(act.ts) else np.zeros(len(first_trades), int)
+    period_ends = (last_minutes // interval + 1) * interval - act.start_minute
+    closes = act.prices[0][np.clip(period_ends, 1, act.minutes) - 1]
+    return [round(close, 4) if k else None for k, close in zip(first_trades.tolist(), closes.tolist(), strict=True)]
+
+
+def _candle(end_ts: int, ohlc: np.ndarray, tick: float, trades: int, volume: float, traded: float,
+            previous: float | None) -> Record:
+    """One candle as Kalshi sends it: `price` OHLC null in a period without trades, `price.previous` the Yes price
+    of the last trade before the period (none before the first trade)."""
     o, h, lo, c = (float(v) for v in ohlc)
     price: Record = {"close": None, "high": None, "low": None, "open": None, "max": None, "min": None, "mean": None}
     if trades:
         price = {**_ohlc(lambda p: p, o, h, lo, c), "max": None, "min": None, "mean": _cents(c)}
+    if previous is not None:
+        price |= _priced("previous", previous)
     return {
         "end_period_ts": end_ts,
         "price": price,

@@ -520,10 +520,13 @@ PRICE_HISTORY = Table(
     listed_by_id=False,
     fields=(
         _unix("timestamp", required=True),
-        Field("price", kind="struct", children=OHLC, required=True),
+        Field("price", kind="struct", children=OHLC, required=True,
+              doc="the traded price over the period (a point fills close only); on the platforms' own APIs a "
+                  "period without trades closes at the last price before it, so that a market's series has no "
+                  "holes (the direct mappings below say how)"),
         _PLATFORM,
         _str("marketId", required=True),
-        _num("volume"),
+        _num("volume", doc="traded in the period (Kalshi: contracts); 0 says the period had no trade"),
         _num("openInterest"),
         Field(
             "bidAsk",

@@ -110,8 +110,9 @@ def _comparable(platform: str, table: str, api: pl.DataFrame, direct: pl.DataFra
     """The rows both paths give, as both give them.
 
     Kalshi's own API names the outcomes of scalar markets Yes and No (the unified API: Long and Short). Its
-    candles price the first outcome only, and have no price in hours without trades, where the unified API
-    carries the last price forward: those hours are compared on their keys alone. A Polymarket CLOB point
+    candles price the first outcome only; an hour without trades closes at the last traded close, and one before
+    the market's first trade has no price, where the unified API has one: those hours are compared on their keys
+    alone. A Polymarket CLOB point
     is a close only. The unified API returns each Polymarket match as its taker's row and its makers' rows
     (`taker` false); the direct path asks the Data API for the takers' rows only. The unified API gives a
     market's scheduled close as `trading_end_at`; the direct path gives Gamma's `closedTime` when the market

@@ -397,7 +397,13 @@ def test_kalshi_native_agrees_with_unified(app: SandboxApp) -> None:
         assert trades.height and _sorted(trades, columns) == _sorted(expected, columns)
         path = f"/kalshi/series/{market['series_id']}/markets/{ticker}/candlesticks"
         candles = _normalised_native("kalshi", "price_history", ok(app, path, **_all_day(60)), period_interval="60")
-        traded = candles.filter(pl.col("price").struct.field("close").is_not_null())
+        traded = candles.filter(pl.col("volume") > 0)
         closes = dict(zip(traded["timestamp"].to_list(), traded["price"].struct.field("close").to_list(), strict=True))
         unified_closes = _unified_closes(app, ticker, "yes")
         assert closes and all(unified_closes[t] == c for t, c in closes.items())
+        # a minute without trades closes at the last traded minute's close (Kalshi's `price.previous`)
+        minutes = _normalised_native("kalshi", "price_history", ok(app, path, **_all_day(1)), period_interval="1")
+        carried = minutes.sort("timestamp").with_columns(
+            last=pl.when(pl.col("volume") > 0).then(pl.col("price").struct.field("close")).forward_fill().shift(1))
+        quiet = carried.filter((pl.col("volume") == 0) & pl.col("last").is_not_null())
+        assert quiet.height and (quiet["price"].struct.field("close") == quiet["last"]).all()

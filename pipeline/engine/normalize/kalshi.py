@@ -12,10 +12,11 @@ rather than fall back silently. Prices are stored in dollars (0..1; cents rounde
 cents is exactly 0.35), counts in contracts.
 
 What the values mean, beyond their types: a `last_price` of 0 is "never traded" (no price); a book side of 0
-or 1 is no quote; `liquidity_dollars` is deprecated and always "0.0000" (stored null); a settled scalar's Yes
-price is its `settlement_value_dollars`; a leg's candidate is its `yes_sub_title` (`outcome_label`), its
-title being the event's question; the taker's side is `taker_outcome_side` (else `taker_book_side`, else the
-deprecated `taker_side`).
+or 1 is no quote, and a market whose result is known has no bid or ask (what Kalshi still sends is the dead book
+of the close); a candle period without trades closes at `price.previous`; `liquidity_dollars` is deprecated and
+always "0.0000" (stored null); a settled scalar's Yes price is its `settlement_value_dollars`; a leg's candidate
+is its `yes_sub_title` (`outcome_label`), its title being the event's question; the taker's side is
+`taker_outcome_side` (else `taker_book_side`, else the deprecated `taker_side`).
 
 Which native field feeds which column, and the status and market-type tables, are in
 `pipeline.engine.normalize.mappings` (rendered in docs/schema.md); the status and market-type tables are read from
@@ -39,7 +40,7 @@ caller keeps them out with `mve_filter=exclude`.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -75,6 +76,7 @@ PLATFORM = Platform.KALSHI.value
 _GO_ZERO_TIME = "0001-01-01T00:00:00Z"  # Go's zero time.Time: how Kalshi writes an unknown time
 _OHLC = ("open", "high", "low", "close")
 _RESULTS = ("yes", "no", "scalar")
+_SETTLED = (MarketStatus.RESOLVED.value, MarketStatus.CANCELLED.value)
 _OUTCOMES = {"yes": "Yes", "no": "No"}
 _BOOK_SIDES = {"bid": "yes", "ask": "no"}  # a taker hitting the bid bought Yes, the ask No
 _DOLLAR_DECIMALS = 6  # Kalshi's fixed-point dollars carry at most 6 decimals
@@ -141,7 +143,7 @@ TRADE_FIELDS = (
 )
 CANDLE_FIELDS = (
     unix_number("end_period_ts", required=True),
-    struct("price", *_dollars_fields(*_OHLC), required=True),
+    struct("price", *_dollars_fields(*_OHLC, "previous"), required=True),
     struct("yes_bid", *_dollars_fields(*_OHLC)),
     struct("yes_ask", *_dollars_fields(*_OHLC)),
     *_count_fields("volume", "open_interest"),
@@ -293,7 +295,8 @@ def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame 
     decimals = _Decimals()
     status, status_problem = _status()
     market_type = pl.col("market_type").replace_strict(_values(KALSHI_MARKET_TYPES), default=None)
-    yes_bid, yes_ask = book_quote(decimals.dollars("yes_bid")), book_quote(decimals.dollars("yes_ask"))
+    quote = _live_quote(status)
+    yes_bid, yes_ask = quote(decimals.dollars("yes_bid")), quote(decimals.dollars("yes_ask"))
     last_trade = _traded(decimals.dollars("last_price", required=True))
     settlement = decimals.dollars("settlement_value")
     yes_price = _settled_yes_price(last_trade, settlement)
@@ -319,8 +322,8 @@ def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame 
             pl.struct(
                 key=pl.lit("no"),
                 price=(1 - yes_price).round(4),
-                bid=book_quote(decimals.dollars("no_bid")),
-                ask=book_quote(decimals.dollars("no_ask")),
+                bid=quote(decimals.dollars("no_bid")),
+                ask=quote(decimals.dollars("no_ask")),
             ),
         ).list.filter(pl.element().struct.field("price").is_not_null()),
         "volume_24h_contracts": decimals.count("volume_24h"),
@@ -363,6 +366,14 @@ def _status() -> tuple[pl.Expr, pl.Expr]:
     voided = (mapped == MarketStatus.RESOLVED.value) & ~pl.col("result").is_in(_RESULTS).fill_null(False)
     status = pl.when(voided).then(pl.lit(MarketStatus.CANCELLED.value)).otherwise(mapped)
     return status, _unknown(native, mapped, "status", KALSHI_STATUS)
+
+
+def _live_quote(status: pl.Expr) -> Callable[[pl.Expr], pl.Expr]:
+    """A best bid or ask as a quote (`book_quote`), or null once the market's result is known (its status resolved
+    or cancelled, or `result` set): trading is over, and what Kalshi still sends is the book as it stood at the
+    close, not a price anyone can trade at; the market's price is then its payout."""
+    known = status.is_in(_SETTLED) | pl.col("result").is_in(_RESULTS)
+    return lambda price: pl.when(~known.fill_null(False)).then(book_quote(price))
 
 
 def _traded(last_price: pl.Expr) -> pl.Expr:
@@ -457,7 +468,8 @@ def normalise_price_history(
 
     Kalshi labels a candle by `end_period_ts`; the warehouse labels it by its period's start, which is the
     end minus `context["period_interval"]` minutes (the request's interval: the response does not say it).
-    A `price` OHLC that is null (a period without trades) stays null.
+    A period without trades (its `price` OHLC null, its `volume` 0) closes at `price.previous`, the last trade's
+    price before it; its open, high and low stay null.
     """
     interval = _period_interval(context)
     asked = set(filter(None, (context or {}).get("market_tickers", "").split(",")))
@@ -478,7 +490,7 @@ def _market_candles(
     decimals = _Decimals()
     columns = {
         "timestamp": parse_unix(pl.col("end_period_ts") - interval * 60),
-        "price": _candle(decimals, "price"),
+        "price": _traded_candle(decimals),
         "market_id": pl.lit(market_id, pl.String),
         "volume": decimals.count("volume"),
         "open_interest": decimals.count("open_interest"),
@@ -491,6 +503,15 @@ def _market_candles(
     elif asked and market_id not in asked:
         problems.append(pl.lit(f"candles of market {market_id!r}, which was not asked for"))
     return finish(TABLES["price_history"], native, columns, problems, lineage)
+
+
+def _traded_candle(decimals: _Decimals) -> pl.Expr:
+    """The traded prices' OHLC. A period without trades (Kalshi's `price` OHLC null, `volume` 0) closes at the
+    previous period's close, Kalshi's `price.previous` (a `previous` of 0 means never traded: no close), so that a
+    market's series has no holes; its open, high and low stay null, and its `volume` of 0 says it had no trade."""
+    ohlc = {key: decimals.dollars(key, within="price") for key in _OHLC}
+    carried = _traded(decimals.dollars("previous", within="price"))
+    return pl.struct(**{**ohlc, "close": pl.coalesce(ohlc["close"], carried)})
 
 
 def _candle(decimals: _Decimals, within: str) -> pl.Expr:

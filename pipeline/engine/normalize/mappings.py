@@ -379,6 +379,12 @@ def _count(name: str) -> str:
 
 
 _PARENT = "the parent event's"
+# Kalshi keeps sending a market's last book after trading ends; once the result is known it is no price anyone can
+# trade at.
+_KALSHI_DEAD_BOOK = (
+    "Once the result is known (a status that maps to `resolved` or `cancelled`, or `result` set), bid and ask are "
+    "null: the book Kalshi still sends is the one of the close, and the price is the payout."
+)
 # Kalshi's documentation the Kalshi rules follow (trade-api v2, docs.kalshi.com; its OpenAPI schema).
 _KALSHI_MARKET_DOC = "Kalshi's Market schema (`GET /markets`)"
 _KALSHI_TRADE_DOC = "Kalshi's Trade schema (`GET /markets/trades`)"
@@ -466,7 +472,7 @@ KALSHI: tuple[EntityMapping, ...] = (
                 f"{_dollars('settlement_value')}, what a Yes (long) contract paid (none if Kalshi sent no value). "
                 "A `last_price` of 0 is Kalshi's "
                 "\"never traded\" (no contract trades at 0 or 1 dollar): such an unsettled market has no "
-                f"entries, no price rather than a 0% probability. {_EMPTY_SIDE}",
+                f"entries, no price rather than a 0% probability. {_EMPTY_SIDE} {_KALSHI_DEAD_BOOK}",
             ),
             ColumnSource("volume_24h_contracts", _count("volume_24h"), "contracts (each pays $1); Kalshi reports no "
                          "volume in dollars, so `volume_24h` stays null"),
@@ -500,7 +506,8 @@ KALSHI: tuple[EntityMapping, ...] = (
             ColumnSource(
                 "metadata",
                 f"{_dollars('yes_bid')}, {_dollars('yes_ask')}",
-                "best_bid and best_ask (the Yes book; an empty side, 0 or 1, is null); the other fields stay null",
+                "best_bid and best_ask (the Yes book; an empty side, 0 or 1, is null, and both are null once the "
+                "result is known, as in `current_prices`); the other fields stay null",
             ),
             SYNCED,
         ),
@@ -552,8 +559,13 @@ KALSHI: tuple[EntityMapping, ...] = (
             ),
             ColumnSource(
                 "price",
-                "`price.{open,high,low,close}_dollars`, else `price.{open,high,low,close}` (cents) / 100",
-                "dollars; null in periods without trades, kept null",
+                "`price.{open,high,low,close}_dollars`, else `price.{open,high,low,close}` (cents) / 100; "
+                "`price.previous_dollars` (else `price.previous`)",
+                "dollars, the OHLC of the period's trades, which Kalshi leaves null when \"there was no trade during "
+                "the period\" (its PriceDistribution). Such a period closes at `price.previous`, the last trade's "
+                "price before it, and keeps open, high and low null: its `volume` of 0 flags it, and the market's "
+                "series has no holes, as Polymarket's has none. A `previous` of 0 or none (never traded) leaves the "
+                "close null",
             ),
             ColumnSource(
                 "market_id",

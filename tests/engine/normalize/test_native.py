@@ -327,14 +327,18 @@ def test_kalshi_trades_are_the_takers_buys() -> None:
                                                "is_block_trade": None}  # recorded before Kalshi sent them
 
 
-def test_kalshi_candles_are_labelled_by_period_start_and_keep_null_prices() -> None:
+def test_kalshi_candles_are_labelled_by_period_start_and_a_period_without_trades_closes_at_the_previous() -> None:
+    """Issue 34, point 8: 22 of the recording's 90 daily candles had no trade (`price` OHLC null, `volume` 0);
+    each closes at Kalshi's `price.previous` (the last trade's price before it), its open, high and low null,
+    so that the market's daily series has no holes."""
     body, context = load("kalshi/series_candlesticks_response.json")
     assert context["period_interval"] == "1440"
     rows = rows_of("kalshi/series_candlesticks_response.json", "price_history", "kalshi", "price_history")
     first, last = rows[0], rows[-1]
     assert body["candlesticks"][0]["end_period_ts"] == 1760500800  # 2025-10-15 04:00 UTC, the period's end
+    assert body["candlesticks"][0]["price"]["previous_dollars"] == "0.1100"
     assert first["timestamp"] == utc(2025, 10, 14, 4)
-    assert first["price"] == {"open": None, "high": None, "low": None, "close": None}  # no trades that day
+    assert first["price"] == {"open": None, "high": None, "low": None, "close": 0.11}  # no trades that day
     assert first["bid_ask"] == {
         "bid": {"open": 0.08, "high": 0.08, "low": 0.08, "close": 0.08},
         "ask": {"open": 0.11, "high": 0.11, "low": 0.11, "close": 0.11},
@@ -347,7 +351,26 @@ def test_kalshi_candles_are_labelled_by_period_start_and_keep_null_prices() -> N
     )
     assert last["timestamp"] == utc(2026, 1, 11, 5)
     assert last["price"] == {"open": 0.07, "high": 0.07, "low": 0.06, "close": 0.06}
-    assert sum(r["price"]["close"] is None for r in rows) == 22
+    untraded = [r for r in rows if r["volume"] == 0]
+    assert len(untraded) == 22 and all(r["price"]["open"] is None for r in untraded)
+    assert all(r["price"]["close"] is not None for r in rows)
+    traded_closes = {r["timestamp"]: r["price"]["close"] for r in rows if r["volume"]}
+    after_a_gap = rows[6]  # 2025-10-20: no trade, the day after a day that closed at 0.08
+    assert after_a_gap["volume"] == 0
+    assert traded_closes[utc(2025, 10, 19, 4)] == after_a_gap["price"]["close"] == 0.08
+
+
+def test_a_kalshi_candle_without_a_previous_trade_has_no_close() -> None:
+    """A market that never traded has no price to carry: Kalshi's `previous` is absent, or 0 ("never traded", as
+    a `last_price` of 0), and the close stays null."""
+    body, _ = load("kalshi/series_candlesticks_response.json")
+    candle = body["candlesticks"][0]
+    never = [{**candle, "price": {k: v for k, v in candle["price"].items() if not k.startswith("previous")}},
+             {**candle, "end_period_ts": candle["end_period_ts"] + 86400,
+              "price": {**candle["price"], "previous": 0, "previous_dollars": "0.0000"}}]
+    rows = run("kalshi", "price_history", {"ticker": "KXELONMARS-99", "candlesticks": never},
+               {"period_interval": "1440"})["price_history"].rows
+    assert rows["price"].struct.field("close").to_list() == [None, None]
 
 
 def test_kalshi_candles_need_the_period_interval() -> None:
@@ -380,6 +403,24 @@ def test_a_kalshi_market_settled_without_a_result_is_cancelled_and_a_settled_one
     settled = one("kalshi", "markets", {"market": {**kalshi_market(), "status": "settled", "result": "no"}})
     assert settled["status"] == "resolved"
     assert [p["price"] for p in settled["current_prices"]] == [0.0, 1.0]
+
+
+def test_a_settled_kalshi_market_has_no_book_beside_its_payout() -> None:
+    """Issue 34, point 7: once the result is known (`determined`, `finalized`, `settled`, `amended`, or `result`
+    set), the book Kalshi still sends (here the recorded market's 0.06 / 0.07 and 0.93 / 0.94) is the dead book of
+    the close: no bid or ask, the price being the payout. An open market keeps its quotes."""
+    recorded = kalshi_market()
+    assert (recorded["yes_bid_dollars"], recorded["yes_ask_dollars"], recorded["no_bid_dollars"]) == (
+        "0.0600", "0.0700", "0.9300")
+    open_row = one("kalshi", "markets", {"market": recorded})
+    assert open_row["current_prices"][0] == {"key": "yes", "price": 0.06, "bid": 0.06, "ask": 0.07}
+    for status, result in [("finalized", "no"), ("determined", "yes"), ("settled", ""), ("closed", "no")]:
+        row = one("kalshi", "markets", {"market": {**recorded, "status": status, "result": result,
+                                                   "settlement_value_dollars": "0.0000"}})
+        assert [(p["bid"], p["ask"]) for p in row["current_prices"]] == [(None, None)] * len(row["current_prices"])
+        assert (row["metadata"]["best_bid"], row["metadata"]["best_ask"]) == (None, None), status
+    paid = one("kalshi", "markets", {"market": {**recorded, "status": "finalized", "result": "no"}})
+    assert [(p["key"], p["price"]) for p in paid["current_prices"]] == [("yes", 0.0), ("no", 1.0)]
 
 
 def test_kalshi_reads_dollar_fields_first_and_cents_only_without_them() -> None:
