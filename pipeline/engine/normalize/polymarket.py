@@ -16,10 +16,13 @@ those tables do not name stay null, because Gamma, the CLOB and the Data API do 
 - trades: taker when the trades were not asked taker-only (the Data API does not say which row took).
 - price_history: open, high, low, volume, open_interest, bid_ask (a CLOB point is a price, not a candle).
 
-What the fields mean, not only their types (issue 22): a closed market is never paused; `[\"0\", \"0\"]` prices
-are placeholders; the price is the one Polymarket displays (the last trade when the book is wider than 10
-cents); an early close ends trading at `closedTime`; the category comes from the event's tags when Gamma leaves
-`category` empty; the exact decimal strings `volume` and `liquidity` beat their float twins.
+What the fields mean, not only their types (issues 22, 34): a closed market is never paused; `[\"0\", \"0\"]`
+prices are placeholders; the price is the one Polymarket displays (the last trade when the spread is wider than
+10 cents, an empty side of the book counted as Gamma's `spread` counts it); an early close ends trading at
+`closedTime`; the category comes from the event's tags when Gamma leaves `category` empty; the exact decimal
+strings `volume` and `liquidity` beat their float twins; `gameStartTime` is a start only on a game; a market
+without `startDate` opened with its event, else when created; an unnamed negative-risk leg is a `placeholder`,
+not counted in its event's `market_count`; Data API fill prices are rounded to 6 decimals (`exact_price`).
 
 Grouping: every Gamma market is a market of its own, also inside a negative-risk event (`negRisk`): its
 tokens are its outcomes, and `event_id` groups it with its siblings. No categorical market is built out of
