@@ -145,7 +145,12 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("id", "`id`"),
             ColumnSource("platform_id", "`id`"),
             ColumnSource("title", "`title`"),
-            ColumnSource("series_id", "`series[0].id`", "null when the event nests no series"),
+            ColumnSource(
+                "series_id",
+                "`series[0].id`, else `seriesSlug`",
+                "the series' slug when the event nests no series (staging resolves it to the series' id); null "
+                "without either",
+            ),
             ColumnSource("slug", "`slug`"),
             ColumnSource("description", "`description`"),
             ColumnSource("image_url", "`image`"),
@@ -181,7 +186,12 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("event_id", "`events[0].id`", _GAMMA_EVENT),
             ColumnSource("event_name", "`events[0].title`"),
             ColumnSource("event_slug", "`events[0].slug`"),
-            ColumnSource("series_id", "`events[0].series[0].id`", "null when the event nests no series"),
+            ColumnSource(
+                "series_id",
+                "`events[0].series[0].id`, else `events[0].seriesSlug`",
+                "the series' slug when the event nests no series (Gamma's `/markets` leaves it out): the direct "
+                "source asks `/series` by that slug and staging resolves it to the series' id; null without either",
+            ),
             ColumnSource("slug", "`slug`"),
             ColumnSource("market_slug", "`slug`"),
             ColumnSource("title", "`question`"),

@@ -83,7 +83,7 @@ _MARKETS = TABLES["markets"].polars_schema
 _SERIES_REFERENCE = objects("series", text("id"))
 _TAGS = objects("tags", text("label"))
 _PARENT_EVENT = objects("events", text("id"), text("title"), text("slug"), text("category"), iso_text("startDate"),
-                        _SERIES_REFERENCE, _TAGS)
+                        _SERIES_REFERENCE, text("seriesSlug"), _TAGS)
 
 MARKET_FIELDS = (
     text("id", required=True),
@@ -143,6 +143,7 @@ EVENT_FIELDS = (
     number("volume"),
     flag("negRisk"),
     _SERIES_REFERENCE,
+    text("seriesSlug"),
 )
 SERIES_FIELDS = (
     text("id", required=True),
@@ -263,7 +264,7 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         "event_id": event.field("id"),
         "event_name": event.field("title"),
         "event_slug": event.field("slug"),
-        "series_id": event.field("series").list.first().struct.field("id"),
+        "series_id": _series_id(event.field("series"), event.field("series_slug")),
         "slug": pl.col("slug"),
         "market_slug": pl.col("slug"),
         "title": pl.col("question"),
@@ -329,6 +330,12 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         _time_problem("gameStartTime", pl.when(game).then(pl.col("game_start_time")), game_start),
     ]
     return finish(TABLES["markets"], native, columns, problems, lineage)
+
+
+def _series_id(series: pl.Expr, slug: pl.Expr) -> pl.Expr:
+    """The event's series: the id of the series it nests, else its `seriesSlug` (Gamma leaves the `series` array
+    out of the event a market nests; the slug names the same series, and the series are looked up by it)."""
+    return pl.coalesce(series.list.first().struct.field("id"), _given(slug))
 
 
 def _given(value: pl.Expr) -> pl.Expr:
@@ -563,7 +570,7 @@ def normalise_events(
         "id": pl.col("id"),
         "platform_id": pl.col("id"),
         "title": pl.col("title"),
-        "series_id": pl.col("series").list.first().struct.field("id"),
+        "series_id": _series_id(pl.col("series"), pl.col("series_slug")),
         "slug": pl.col("slug"),
         "description": pl.col("description"),
         "image_url": pl.col("image"),

@@ -245,3 +245,11 @@ def test_a_market_without_start_date_started_with_its_event_or_when_created() ->
     assert legacy["trading_start_at"] == utc(2020, 10, 2, 16, 10, 1, 467000)  # no startDate: createdAt
     undated = one("polymarket", "markets", {**gamma_market(), "startDate": None})
     assert undated["trading_start_at"] == utc(2026, 3, 11, 9, 29, 37, 152914)  # its event's startDate
+
+
+def test_an_event_without_its_series_names_it_by_slug() -> None:
+    """The sports market's event (nested by `/markets`) has `seriesSlug` "counter-strike" and no `series`."""
+    assert one("polymarket", "markets", sports_market())["series_id"] == "counter-strike"
+    assert one("polymarket", "markets", gamma_market())["series_id"] == "10684"  # series[0].id first
+    event = {**sports_market()["events"][0], "markets": []}
+    assert run("polymarket", "events", [event])["events"].rows["series_id"].to_list() == ["counter-strike"]
