@@ -55,12 +55,14 @@ def _members_landed_check(table: str, column: str) -> Reconciliation:
     def run(df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
         if ctx.markets is None:
             return pl.DataFrame(schema={"market_id": pl.String(), column: pl.String()})
-        landed = pl.concat([df["id"], df["platform_id"]]).drop_nulls()
+        landed = pl.concat([df["id"], df["platform_id"], *([df["slug"]] if table == "series" else [])]).drop_nulls()
         missing = pl.col(column).is_not_null() & ~pl.col(column).is_in(landed.implode())
         return ctx.markets.filter(missing).select(pl.col("id").alias("market_id"), column)
 
+    by = "its `id`, else its `platform_id`" + (", else its `slug` (Polymarket's `seriesSlug`)" if table == "series"
+                                                else "")
     return Reconciliation(f"markets_{table}_landed", f"every `{column}` of the partition's markets names a landed "
-                          f"{table} record (its `id`, else its `platform_id`)", run)
+                          f"{table} record ({by})", run)
 
 
 def _market_count_check() -> Reconciliation:

@@ -372,6 +372,9 @@ MARKETS_ADDED = (
     _added("event_start_at", UTC_TIMESTAMP, "when the real-world event starts (a game's start)"),
     _added("settlement_value", pl.Float64(), "what a contract of the first outcome paid at settlement, in dollars"),
     _added("expiration_value", pl.String(), "the underlying's value the market settled on, as the platform wrote it"),
+    _added("placeholder", pl.Boolean(),
+           "an unnamed leg of a negative-risk event (Polymarket's \"Person A\", listed inactive with no prices and no "
+           "volume until named): not a market of its event's count; null where the platform has none"),
 )
 
 SERIES = Table(

@@ -74,7 +74,7 @@ ONLY_DIRECT["kalshi"] |= {
 ONLY_DIRECT["polymarket"] |= {
     "events": {"mutually_exclusive"},
     "markets": {"mutually_exclusive", "last_trade_price", "settlement_value", "outcome_label", "neg_risk_market_id",
-                "fee_type"},
+                "fee_type", "placeholder"},
 }
 
 

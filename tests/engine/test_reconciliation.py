@@ -53,6 +53,8 @@ def test_a_market_whose_event_or_series_did_not_land_is_named() -> None:
     _failed(result, ["m3"])  # m2 names e2 by its platform id; m4 names none
     assert result.examples == [{"market_id": "m3", "event_id": "e9"}]
     _failed(_outcome("series", "markets_series_landed", series, ctx), ["m4"])
+    by_slug = series.with_columns(slug=pl.Series(["s1", "s9"]))  # m4 names s2 by its slug (Polymarket `seriesSlug`)
+    assert _outcome("series", "markets_series_landed", by_slug, ctx).passed
     assert _outcome("events", "markets_events_landed", events, PartitionContext(PLATFORM, DAY)).passed  # no evidence
 
 

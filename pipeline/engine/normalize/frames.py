@@ -398,6 +398,16 @@ def book_quote(price: pl.Expr) -> pl.Expr:
     return pl.when((price > 0) & (price < 1)).then(price)
 
 
+PRICE_DECIMALS = 6  # the finest a price is written in: Kalshi's fixed-point dollars, Polymarket's 6-decimal USDC
+
+
+def exact_price(price: pl.Expr) -> pl.Expr:
+    """A price as the platform wrote it, rid of binary float noise: Kalshi's cents over 100 (35 cents is
+    0.35000000000000003 in polars) and Polymarket's Data API fill prices, the ratio of two 6-decimal amounts sent
+    as a float (0.709999959 for 0.71), rounded to 6 decimals, the finest either platform prices in."""
+    return price.round(PRICE_DECIMALS)
+
+
 def parse_iso(text: pl.Expr) -> pl.Expr:
     """The UTC time an ISO-8601 text with a UTC offset stands for; null when it cannot be read. Read
     case-insensitively: RFC 3339 (5.6) allows a lower-case `t` and `z` (`2026-11-20t00:00:00z`), which chrono's

@@ -54,6 +54,7 @@ from pipeline.engine.normalize.frames import (
     book_quote,
     decimal,
     direct_lineage,
+    exact_price,
     finish,
     flag,
     iso_text,
@@ -79,7 +80,6 @@ _RESULTS = ("yes", "no", "scalar")
 _SETTLED = (MarketStatus.RESOLVED.value, MarketStatus.CANCELLED.value)
 _OUTCOMES = {"yes": "Yes", "no": "No"}
 _BOOK_SIDES = {"bid": "yes", "ask": "no"}  # a taker hitting the bid bought Yes, the ask No
-_DOLLAR_DECIMALS = 6  # Kalshi's fixed-point dollars carry at most 6 decimals
 
 
 def _dollars_fields(*names: str) -> tuple[Field, ...]:
@@ -178,8 +178,8 @@ class _Decimals:
 
 def _cents_to_dollars(cents: pl.Expr) -> pl.Expr:
     """Cents as dollars, exactly: polars computes `cents / 100` as `cents * 0.01`, which makes 35 cents
-    0.35000000000000003; rounding to Kalshi's finest precision (6 decimals) gives the double nearest 0.35."""
-    return (cents / 100).round(_DOLLAR_DECIMALS)
+    0.35000000000000003; `exact_price` rounds to Kalshi's finest precision (6 decimals), the double nearest 0.35."""
+    return exact_price(cents / 100)
 
 
 def _field(name: str, within: str | None) -> pl.Expr:

@@ -145,7 +145,12 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("id", "`id`"),
             ColumnSource("platform_id", "`id`"),
             ColumnSource("title", "`title`"),
-            ColumnSource("series_id", "`series[0].id`", "null when the event nests no series"),
+            ColumnSource(
+                "series_id",
+                "`series[0].id`, else `seriesSlug`",
+                "the series' slug when the event nests no series (staging resolves it to the series' id); null "
+                "without either",
+            ),
             ColumnSource("slug", "`slug`"),
             ColumnSource("description", "`description`"),
             ColumnSource("image_url", "`image`"),
@@ -157,7 +162,12 @@ POLYMARKET: tuple[EntityMapping, ...] = (
                 "without it, `startDate`, when the event was listed",
             ),
             ColumnSource("event_end_at", "`endDate`"),
-            ColumnSource("market_count", "length of `markets`", "only when the event nests its markets"),
+            ColumnSource(
+                "market_count",
+                "length of `markets`, less its placeholder legs",
+                "only when the event nests its markets; the unnamed legs of a negative-risk event "
+                "(markets' `placeholder`) are no markets of it yet and are not counted",
+            ),
             ColumnSource("total_volume", "`volume`", "USDC"),
             ColumnSource(
                 "mutually_exclusive", "`negRisk`", "a negative-risk event: at most one of its markets resolves Yes"
@@ -176,7 +186,12 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("event_id", "`events[0].id`", _GAMMA_EVENT),
             ColumnSource("event_name", "`events[0].title`"),
             ColumnSource("event_slug", "`events[0].slug`"),
-            ColumnSource("series_id", "`events[0].series[0].id`", "null when the event nests no series"),
+            ColumnSource(
+                "series_id",
+                "`events[0].series[0].id`, else `events[0].seriesSlug`",
+                "the series' slug when the event nests no series (Gamma's `/markets` leaves it out): the direct "
+                "source asks `/series` by that slug and staging resolves it to the series' id; null without either",
+            ),
             ColumnSource("slug", "`slug`"),
             ColumnSource("market_slug", "`slug`"),
             ColumnSource("title", "`question`"),
@@ -204,11 +219,16 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ),
             ColumnSource(
                 "current_prices",
-                "`outcomePrices`, `bestBid`, `bestAsk`, `lastTradePrice`, `closed`",
+                "`outcomePrices`, `spread`, `bestBid`, `bestAsk`, `lastTradePrice`, `closed`",
                 "keyed by token id; the price Polymarket displays: `outcomePrices[i]` (a decimal string: the "
-                "book's midpoint), except that an open market whose first outcome's book is wider than "
-                f"{POLYMARKET_WIDE_SPREAD:.2f} (or has an empty side) shows its last trade, `lastTradePrice`, "
-                f"and a two-outcome market's other outcome 1 minus it ({_DOCS}, How are prices calculated); a "
+                "book's midpoint), except that an open market whose first outcome's spread is wider than "
+                f"{POLYMARKET_WIDE_SPREAD:.2f} shows its last trade, `lastTradePrice`, and a two-outcome market's "
+                f"other outcome 1 minus it ({_DOCS}, How are prices calculated). The spread is Gamma's `spread`, "
+                "which counts an empty side as a bid of 0 or an ask of 1 (no bid against an ask of 0.001 is a "
+                "spread of 0.001, and Polymarket shows the midpoint 0.0005), else `bestAsk` - `bestBid` counted "
+                "the same way. `lastTradePrice` and `outcomePrices` can both be read as \"the price\": the column "
+                "takes the one Polymarket shows, so that it matches the site; the last trade is kept in "
+                "`last_trade_price`. A "
                 "closed market keeps its final `outcomePrices` (the payout). Prices all 0 (`[\"0\", \"0\"]`, "
                 "left by Gamma on legacy closed markets) are placeholders: an empty map, no 0% probability, as "
                 "when Gamma sends no prices. Bid and ask are the first outcome's book only. "
@@ -237,7 +257,12 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("image_url", "`image`"),
             ColumnSource("resolution_source", "`resolutionSource`", "an empty string is null"),
             ColumnSource("created_at", "`createdAt`"),
-            ColumnSource("trading_start_at", "`startDate`"),
+            ColumnSource(
+                "trading_start_at",
+                "`startDate`, else `events[0].startDate`, else `createdAt`",
+                "when trading opened; a market without `startDate` (legacy markets) opened with its event, else "
+                "when it was created",
+            ),
             ColumnSource(
                 "trading_end_at",
                 "`endDate`, `closedTime`",
@@ -276,8 +301,17 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource("fee_type", "`feeType`", "e.g. `sports_fees_v2`, `crypto_fees`"),
             ColumnSource(
                 "event_start_at",
-                "`eventStartTime`, else `gameStartTime`",
-                "the real-world start (a game's); `gameStartTime` is written `2026-05-08 20:00:00+00`",
+                "`eventStartTime`, else `gameStartTime` on a game",
+                "the real-world start (a game's). `gameStartTime` (written `2026-05-08 20:00:00+00`) is a start "
+                "only on a game, a market with a `sportsMarketType` or a `gameId`: Gamma leaves one on other "
+                "markets too (an editing time shared by unrelated markets), which is no start, so they have none",
+            ),
+            ColumnSource(
+                "placeholder",
+                "`negRisk`, `active`, `outcomePrices`, `volume`",
+                "true for an unnamed leg of a negative-risk event (\"Person A\", an undefined \"Other\"): "
+                "`negRisk`, not `active`, no `outcomePrices` and no volume; Polymarket lists such legs until it "
+                f"names them ({_DOCS}/advanced/neg-risk, augmented negative risk); false otherwise",
             ),
             ColumnSource(
                 "settlement_value",
@@ -306,7 +340,12 @@ POLYMARKET: tuple[EntityMapping, ...] = (
                 "with `conditionId`, trades point at `markets.platform_id`",
             ),
             ColumnSource("side", "`side`", "lower-cased: `buy` or `sell`"),
-            ColumnSource("price", "`price`", "USDC per share of the traded token"),
+            ColumnSource(
+                "price",
+                "`price`",
+                "USDC per share of the traded token, rounded to 6 decimals: the Data API sends the ratio of two "
+                "6-decimal amounts as a float (0.709999959 for a fill at 0.71)",
+            ),
             ColumnSource("size", "`size`", "shares"),
             ColumnSource("timestamp", "`timestamp`", "Unix seconds"),
             ColumnSource("outcome", "`outcome`", "the traded token's outcome name"),

@@ -16,10 +16,13 @@ those tables do not name stay null, because Gamma, the CLOB and the Data API do 
 - trades: taker when the trades were not asked taker-only (the Data API does not say which row took).
 - price_history: open, high, low, volume, open_interest, bid_ask (a CLOB point is a price, not a candle).
 
-What the fields mean, not only their types (issue 22): a closed market is never paused; `[\"0\", \"0\"]` prices
-are placeholders; the price is the one Polymarket displays (the last trade when the book is wider than 10
-cents); an early close ends trading at `closedTime`; the category comes from the event's tags when Gamma leaves
-`category` empty; the exact decimal strings `volume` and `liquidity` beat their float twins.
+What the fields mean, not only their types (issues 22, 34): a closed market is never paused; `[\"0\", \"0\"]`
+prices are placeholders; the price is the one Polymarket displays (the last trade when the spread is wider than
+10 cents, an empty side of the book counted as Gamma's `spread` counts it); an early close ends trading at
+`closedTime`; the category comes from the event's tags when Gamma leaves `category` empty; the exact decimal
+strings `volume` and `liquidity` beat their float twins; `gameStartTime` is a start only on a game; a market
+without `startDate` opened with its event, else when created; an unnamed negative-risk leg is a `placeholder`,
+not counted in its event's `market_count`; Data API fill prices are rounded to 6 decimals (`exact_price`).
 
 Grouping: every Gamma market is a market of its own, also inside a negative-risk event (`negRisk`): its
 tokens are its outcomes, and `event_id` groups it with its siblings. No categorical market is built out of
@@ -48,6 +51,7 @@ from pipeline.engine.normalize.frames import (
     book_quote,
     decimal,
     direct_lineage,
+    exact_price,
     finish,
     flag,
     iso_text,
@@ -78,7 +82,8 @@ _MARKETS = TABLES["markets"].polars_schema
 # The parent event a Gamma market nests (`events[0]`), with the series and tags an event may nest.
 _SERIES_REFERENCE = objects("series", text("id"))
 _TAGS = objects("tags", text("label"))
-_PARENT_EVENT = objects("events", text("id"), text("title"), text("slug"), text("category"), _SERIES_REFERENCE, _TAGS)
+_PARENT_EVENT = objects("events", text("id"), text("title"), text("slug"), text("category"), iso_text("startDate"),
+                        _SERIES_REFERENCE, text("seriesSlug"), _TAGS)
 
 MARKET_FIELDS = (
     text("id", required=True),
@@ -122,6 +127,7 @@ MARKET_FIELDS = (
     iso_text("eventStartTime"),
     text("gameStartTime"),  # "2026-05-08 20:00:00+00", like closedTime
     text("sportsMarketType"),
+    text("gameId"),  # a string; a number is read as its text (_numbers_as_text)
     _PARENT_EVENT,
 )
 EVENT_FIELDS = (
@@ -137,6 +143,7 @@ EVENT_FIELDS = (
     number("volume"),
     flag("negRisk"),
     _SERIES_REFERENCE,
+    text("seriesSlug"),
 )
 SERIES_FIELDS = (
     text("id", required=True),
@@ -240,12 +247,13 @@ class _Outcomes(NamedTuple):
 
 
 def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
-    native = _with_outcomes(_with_book(read(MARKET_FIELDS, _bounds_as_text(records))))
+    native = _with_outcomes(_with_book(read(MARKET_FIELDS, _numbers_as_text(records))))
     event = pl.col("events").list.first().struct
     volume, volume_problem = decimal(pl.col("volume"), "volume")
     liquidity, liquidity_problem = decimal(pl.col("liquidity"), "liquidity")
     lower, lower_problem = decimal(pl.col("lower_bound"), "lowerBound")
     upper, upper_problem = decimal(pl.col("upper_bound"), "upperBound")
+    game = _given(pl.col("sports_market_type")).is_not_null() | _given(pl.col("game_id")).is_not_null()
     closed_time, game_start = _spaced_time(pl.col("closed_time")), _spaced_time(pl.col("game_start_time"))
     end = parse_iso(pl.col("end_date"))
     flags = _status_flags()
@@ -256,7 +264,7 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         "event_id": event.field("id"),
         "event_name": event.field("title"),
         "event_slug": event.field("slug"),
-        "series_id": event.field("series").list.first().struct.field("id"),
+        "series_id": _series_id(event.field("series"), event.field("series_slug")),
         "slug": pl.col("slug"),
         "market_slug": pl.col("slug"),
         "title": pl.col("question"),
@@ -280,7 +288,9 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         "resolution_source": pl.col("resolution_source"),
         "image_url": pl.col("image"),
         "created_at": parse_iso(pl.col("created_at")),
-        "trading_start_at": parse_iso(pl.col("start_date")),
+        "trading_start_at": pl.coalesce(
+            parse_iso(pl.col("start_date")), parse_iso(event.field("start_date")), parse_iso(pl.col("created_at"))
+        ),
         "trading_end_at": pl.when(flags["closed"] & (closed_time < end)).then(closed_time).otherwise(end),
         "resolution_date": end,
         "resolved_at": pl.when(flags["closed"]).then(closed_time),
@@ -303,10 +313,11 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         "mutually_exclusive": pl.col("neg_risk"),
         "neg_risk_market_id": pl.col("neg_risk_market_id"),
         "fee_type": pl.col("fee_type"),
-        "event_start_at": pl.coalesce(parse_iso(pl.col("event_start_time")), game_start),
+        "event_start_at": pl.coalesce(parse_iso(pl.col("event_start_time")), pl.when(game).then(game_start)),
         "settlement_value": pl.when(flags["closed"] & flags["settled"] & _is_payout()).then(
             pl.col("_prices").list.first()
         ),
+        "placeholder": _placeholder(volume),
     }
     problems = [
         pl.col("_outcomes_problem"),
@@ -316,9 +327,15 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         lower_problem,
         upper_problem,
         _time_problem("closedTime", pl.col("closed_time"), closed_time),
-        _time_problem("gameStartTime", pl.col("game_start_time"), game_start),
+        _time_problem("gameStartTime", pl.when(game).then(pl.col("game_start_time")), game_start),
     ]
     return finish(TABLES["markets"], native, columns, problems, lineage)
+
+
+def _series_id(series: pl.Expr, slug: pl.Expr) -> pl.Expr:
+    """The event's series: the id of the series it nests, else its `seriesSlug` (Gamma leaves the `series` array
+    out of the event a market nests; the slug names the same series, and the series are looked up by it)."""
+    return pl.coalesce(series.list.first().struct.field("id"), _given(slug))
 
 
 def _given(value: pl.Expr) -> pl.Expr:
@@ -335,16 +352,17 @@ def _category(labels: pl.Expr) -> pl.Expr:
     return found
 
 
-_BOUNDS = ("lowerBound", "upperBound")
+_AS_TEXT = ("lowerBound", "upperBound", "gameId")
 
 
-def _bounds_as_text(records: list[Any]) -> list[Any]:
-    """The markets with a scalar's bounds as decimal strings, Gamma's way of writing them; a bound sent as a JSON
-    number is the same value, read as its text rather than rejecting the market (not a hot path: markets)."""
+def _numbers_as_text(records: list[Any]) -> list[Any]:
+    """The markets with a scalar's bounds as decimal strings and the game's id as text, Gamma's way of writing
+    them; one sent as a JSON number is the same value, read as its text rather than rejecting the market (not a
+    hot path: markets)."""
     def as_text(record: Any) -> Any:
         if not isinstance(record, dict):
             return record
-        numbers = {k: str(record[k]) for k in _BOUNDS if type(record.get(k)) in (int, float)}
+        numbers = {k: str(record[k]) for k in _AS_TEXT if type(record.get(k)) in (int, float)}
         return {**record, **numbers} if numbers else record
 
     return list(map(as_text, records))
@@ -352,10 +370,16 @@ def _bounds_as_text(records: list[Any]) -> list[Any]:
 
 def _with_book(native: Native) -> Native:
     """The best bid and ask as quotes (a dead book's `bestBid` 0 and `bestAsk` 1 are no orders: null), the spread
-    only when both sides are quoted, and the last trade's price (0, never traded, is none)."""
+    only when both sides are quoted, and the last trade's price (0, never traded, is none).
+
+    `_book_spread` is the spread that decides the price Polymarket displays: Gamma's `spread`, which counts an
+    empty side as a bid of 0 or an ask of 1 (no bid against an ask of 0.001: 0.001), else the same difference
+    of the quotes."""
     bid, ask = book_quote(pl.col("best_bid")), book_quote(pl.col("best_ask"))
     quoted = native.frame.select(bid.alias("best_bid"), ask.alias("best_ask"),
                                  pl.when(bid.is_not_null() & ask.is_not_null()).then(pl.col("spread")).alias("spread"),
+                                 pl.coalesce(pl.col("spread"), ask.fill_null(1.0) - bid.fill_null(0.0))
+                                 .alias("_book_spread"),
                                  book_quote(pl.col("last_trade_price")).alias("_last_trade"))
     return native.with_columns(*quoted)
 
@@ -372,7 +396,8 @@ def _with_outcomes(native: Native) -> Native:
             native.values("outcomes"),
             native.values("outcomePrices"),
             native.values("clobTokenIds"),
-            native.frame.select(pl.struct("best_bid", "best_ask", "_last_trade", "closed")).to_series().to_list(),
+            native.frame.select(pl.struct("best_bid", "best_ask", "_book_spread", "_last_trade", "closed"))
+            .to_series().to_list(),
         )
     )
     return native.with_columns(
@@ -389,7 +414,7 @@ def _read_outcomes(
 ) -> _Outcomes:
     """Outcome i is named `outcomes[i]`, has the id `clobTokenIds[i]` (its CLOB token; its name when the market
     has no tokens) and the price `outcomePrices[i]`, as Polymarket displays it (_shown). `book` holds the first
-    outcome's best bid and ask, its last trade's price and whether the market is closed."""
+    outcome's best bid and ask, its book's spread, its last trade's price and whether the market is closed."""
     names, problem = _string_array(names_text, "outcomes")
     tokens, token_problem = _string_array(tokens_text, "clobTokenIds")
     texts, price_problem = _string_array(prices_text, "outcomePrices")
@@ -412,13 +437,15 @@ def _read_outcomes(
 
 
 def _shown(prices: list[float] | None, book: dict[str, Any]) -> list[float]:
-    """The prices Polymarket displays. Gamma's `outcomePrices` are the book's midpoints; the site shows the last
-    trade instead when the first outcome's spread is over 10 cents (an empty side counts as wide), on a market
-    still trading. Prices all 0 are Gamma's placeholders on legacy closed markets: none."""
+    """The prices Polymarket displays (docs.polymarket.com: the midpoint of the book, unless the spread is wider
+    than 10 cents, then the last trade's price). Gamma's `outcomePrices` are the book's midpoints; the last trade
+    replaces them when the first outcome's spread (`_book_spread`: an empty side is a bid of 0 or an ask of 1, as
+    Gamma counts it) is over 10 cents, on a market still trading. Prices all 0 are Gamma's placeholders on legacy
+    closed markets: none."""
     if not prices or not any(prices):
         return []
-    bid, ask, last = book["best_bid"], book["best_ask"], book["_last_trade"]
-    narrow = bid is not None and ask is not None and ask - bid <= POLYMARKET_WIDE_SPREAD + 1e-9
+    spread, last = book["_book_spread"], book["_last_trade"]
+    narrow = spread <= POLYMARKET_WIDE_SPREAD + 1e-9
     if book["closed"] or last is None or narrow:
         return prices
     others = [round(1 - last, 9)] if len(prices) == 2 else prices[1:]
@@ -488,6 +515,14 @@ def _status_flags() -> dict[str, pl.Expr]:
     }
 
 
+def _placeholder(volume: pl.Expr) -> pl.Expr:
+    """An unnamed leg of a negative-risk event ("Person A", "Other" before it is defined): Polymarket lists it
+    inactive, with no prices and no volume, until it names it (docs.polymarket.com, augmented negative risk)."""
+    traded = (pl.coalesce(volume, pl.col("volume_num")) > 0).fill_null(False)
+    unpriced = pl.col("outcome_prices").is_null() | (pl.col("outcome_prices") == "")
+    return pl.col("neg_risk").fill_null(False) & ~pl.col("active") & unpriced & ~traded
+
+
 def _is_payout() -> pl.Expr:
     """The final `outcomePrices` can be a payout: each in [0, 1], summing to 1."""
     prices = pl.col("_prices")
@@ -535,7 +570,7 @@ def normalise_events(
         "id": pl.col("id"),
         "platform_id": pl.col("id"),
         "title": pl.col("title"),
-        "series_id": pl.col("series").list.first().struct.field("id"),
+        "series_id": _series_id(pl.col("series"), pl.col("series_slug")),
         "slug": pl.col("slug"),
         "description": pl.col("description"),
         "image_url": pl.col("image"),
@@ -547,7 +582,17 @@ def normalise_events(
         "mutually_exclusive": pl.col("neg_risk"),
     }
     events = finish(TABLES["events"], native, columns, [pl.col(NESTED_PROBLEM)], lineage)
-    return {"events": events, "markets": _markets(_nested_markets(records), lineage)}
+    markets = _markets(_nested_markets(records), lineage)
+    return {"events": _without_placeholders(events, markets.rows), "markets": markets}
+
+
+def _without_placeholders(events: Normalised, markets: pl.DataFrame) -> Normalised:
+    """The events with their placeholder legs (markets' `placeholder`) left out of `market_count`."""
+    placeholders = (markets.filter(pl.col("placeholder")).unique(["event_id", "id"])
+                    .group_by("event_id").agg(pl.len().cast(pl.Float64).alias("_placeholders")))
+    rows = events.rows.join(placeholders, left_on="id", right_on="event_id", how="left", maintain_order="left")
+    count = pl.col("market_count") - pl.col("_placeholders").fill_null(0.0)
+    return Normalised(rows.with_columns(count.alias("market_count")).drop("_placeholders"), events.rejects)
 
 
 def _nested_markets(events: list[Any]) -> list[Any]:
@@ -607,7 +652,7 @@ def normalise_trades(
         ),
         "market_id": pl.lit(market_id, pl.String) if market_id else pl.col("condition_id"),
         "side": pl.col("side").str.to_lowercase(),
-        "price": pl.col("price"),
+        "price": exact_price(pl.col("price")),
         "size": pl.col("size"),
         "timestamp": parse_unix(pl.col("timestamp")),
         "outcome": pl.col("outcome"),

@@ -2,7 +2,8 @@
 
 - markets live on the day: Gamma `/markets` narrowed by `end_date_min`/`start_date_max`, offset-paged at
   Gamma's largest page, then the same liveness rule as the unified path (`partition.live_on`);
-- events and series: Gamma `/events` and `/series` by id, `MEMBERS_PER_REQUEST` ids a request;
+- events and series: Gamma `/events` and `/series` by id, `MEMBERS_PER_REQUEST` ids a request (a series that
+  markets name by its slug, their event's `seriesSlug`, by `slug`);
 - trades: Data API `/trades` by condition id, taker rows only (`takerOnly=true`, the documented default: with
   false the Data API adds the makers' rows of each match, without saying which row took, and a match would be
   counted once per row), newest first, offset-paged until a page reaches back before the day. The Data API
@@ -71,11 +72,13 @@ class PolymarketPages:
             yield _raw("markets", day, page.body, page.items_key, conflicting=page.conflicting)
 
     def member_pages(self, day: date, table: str, ids: set[str]) -> Iterator[RawPage]:
-        """Gamma `events` or `series` by id, `MEMBERS_PER_REQUEST` ids a request."""
-        wanted = sorted(ids)
-        for i in range(0, len(wanted), MEMBERS_PER_REQUEST):
-            query = [("id", one) for one in wanted[i : i + MEMBERS_PER_REQUEST]] + [("limit", GAMMA_PAGE)]
-            yield _raw(table, day, self.gamma.get_json(f"/{table}", query), None)
+        """Gamma `events` or `series` by id, `MEMBERS_PER_REQUEST` ids a request. Gamma's ids are numbers: a
+        series named otherwise is named by its slug (the normaliser's fallback to `seriesSlug`), asked by `slug`."""
+        numeric = {one for one in ids if one.isdigit()}
+        for key, wanted in (("id", sorted(numeric)), ("slug", sorted(ids - numeric))):
+            for i in range(0, len(wanted), MEMBERS_PER_REQUEST):
+                query = [(key, one) for one in wanted[i : i + MEMBERS_PER_REQUEST]] + [("limit", GAMMA_PAGE)]
+                yield _raw(table, day, self.gamma.get_json(f"/{table}", query), None)
 
     def trade_pages(self, day: date, markets: pl.DataFrame) -> Iterator[RawPage]:
         """Each market's trades in turn (`markets`: rows with `id` and the condition id as `platform_id`),

@@ -135,7 +135,7 @@ def test_a_sports_market_resolved_by_uma() -> None:
     assert (row["status"], row["market_type"]) == ("resolved", "binary")
     assert [o["name"] for o in row["outcomes"]] == ["FaZe", "illwill"]
     assert row["outcomes"][1]["id"] == "90510951248295963583566830308208121966213462932425555585207203442852394431867"
-    assert (row["event_id"], row["series_id"]) == ("346898", None)  # the event names a seriesSlug, no series
+    assert (row["event_id"], row["series_id"]) == ("346898", "counter-strike")  # a seriesSlug, no series
     assert row["resolution_source"] == "https://hltv.org" and row["resolved_at"] == utc(2026, 4, 5, 19, 37, 33)
 
 

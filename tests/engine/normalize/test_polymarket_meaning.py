@@ -151,8 +151,8 @@ def test_fees_and_the_games_start() -> None:
     row = one("polymarket", "markets", sports_market())
     assert (row["fee_rate"], row["fee_type"]) == (0.03, "sports_fees_v2")
     assert row["event_start_at"] == utc(2026, 4, 5, 15, 10)  # eventStartTime
-    early = one("polymarket", "markets", closed_market())  # gameStartTime "2026-05-08 20:00:00+00" only
-    assert (early["event_start_at"], early["fee_rate"], early["fee_type"]) == (utc(2026, 5, 8, 20), None, None)
+    early = one("polymarket", "markets", closed_market())  # no game: its gameStartTime is no start (issue 34)
+    assert (early["event_start_at"], early["fee_rate"], early["fee_type"]) == (None, None, None)
     event = run("polymarket", "events", load("polymarket/gamma_event.json")[0])["events"].rows.row(0, named=True)
     assert event["event_start_at"] == utc(2028, 11, 7, 12)  # startTime, the real-world start
 
@@ -190,3 +190,66 @@ def test_omitted_trailing_volumes_are_zero_and_the_exact_volume_is_preferred() -
 
 def event_markets_raw() -> list[dict[str, Any]]:
     return load("polymarket/gamma_event.json")[0][0]["markets"]
+
+
+# -- issue 34: recorded Gamma pages of open events (tests/fixtures/polymarket/gamma_events_open_excerpt.json) -----
+
+
+OPEN_EVENTS = "polymarket/gamma_events_open_excerpt.json"
+
+
+def open_events() -> dict[str, Any]:
+    return run("polymarket", "events", load(OPEN_EVENTS)[0])
+
+
+def open_markets() -> dict[str, dict[str, Any]]:
+    return {row["id"]: row for row in open_events()["markets"].rows.to_dicts()}
+
+
+def test_game_start_time_is_a_start_only_on_a_game() -> None:
+    """Gamma leaves a `gameStartTime` on markets that are no game: the ceasefire market has one and no
+    `sportsMarketType`; the esports map market's is its map's start."""
+    assert one("polymarket", "markets", closed_market())["event_start_at"] is None
+    assert open_markets()["4573020"]["event_start_at"] == utc(2026, 9, 15, 15, 30)  # child_moneyline
+
+
+def test_an_empty_book_side_is_no_wide_spread() -> None:
+    """Polymarket shows the midpoint unless the spread is wider than 10 cents. An empty side is a bid of 0 or an
+    ask of 1, as Gamma's own `spread` counts it: no bid against an ask of 0.001 is a spread of 0.001."""
+    markets = open_markets()
+    assert first_price(markets["2252242"]) == 0.0005  # no bestBid, bestAsk 0.001, spread 0.001
+    assert first_price(markets["1130017"]) == 0.0005  # the same on another event
+    assert first_price(markets["4573020"]) == 0.9995  # bestBid 0.999, bestAsk 1 (no ask), spread 0.001
+    assert first_price(markets["1130012"]) == 0.765  # a two-sided book
+    assert markets["2252242"]["last_trade_price"] == 0.001
+
+
+def test_an_unnamed_negative_risk_leg_is_a_placeholder_and_not_counted() -> None:
+    """The inactive leg of a negative-risk event with no prices and no volume is a placeholder, not a market of
+    the event: flagged, and left out of the event's `market_count`."""
+    result = open_events()
+    markets = {row["id"]: row["placeholder"] for row in result["markets"].rows.to_dicts()}
+    assert [key for key, flagged in markets.items() if flagged] == ["1130019"]  # "Other", active: false
+    assert markets["1130012"] is False and markets["4573020"] is False
+    counts = dict(result["events"].rows.select("id", "market_count").iter_rows())
+    assert counts == {"481717": 2.0, "149589": 2.0, "1025935": 1.0}
+
+
+def test_fill_prices_lose_their_float_noise() -> None:
+    body = load("polymarket/data_api_trades_captured_response.json")[0]  # 0.709999959 for 0.71
+    assert run("polymarket", "trades", body)["trades"].rows["price"].to_list() == [0.7, 0.71, 0.297258]
+
+
+def test_a_market_without_start_date_started_with_its_event_or_when_created() -> None:
+    legacy = one("polymarket", "markets", load("polymarket/gamma_market_closed_zero_zero_legacy.json")[0])
+    assert legacy["trading_start_at"] == utc(2020, 10, 2, 16, 10, 1, 467000)  # no startDate: createdAt
+    undated = one("polymarket", "markets", {**gamma_market(), "startDate": None})
+    assert undated["trading_start_at"] == utc(2026, 3, 11, 9, 29, 37, 152914)  # its event's startDate
+
+
+def test_an_event_without_its_series_names_it_by_slug() -> None:
+    """The sports market's event (nested by `/markets`) has `seriesSlug` "counter-strike" and no `series`."""
+    assert one("polymarket", "markets", sports_market())["series_id"] == "counter-strike"
+    assert one("polymarket", "markets", gamma_market())["series_id"] == "10684"  # series[0].id first
+    event = {**sports_market()["events"][0], "markets": []}
+    assert run("polymarket", "events", [event])["events"].rows["series_id"].to_list() == ["counter-strike"]

@@ -221,3 +221,16 @@ def test_a_kalshi_trade_both_tiers_send_with_other_values_lands_once_as_first_me
     assert orjson.loads(result.rejects["raw"][0]) == changed
     stats = source.requests()
     assert (stats.conflicting_repeats, stats.duplicates_dropped) == (1, len(trades) - 1)
+
+
+def test_a_series_named_by_its_slug_is_asked_by_slug() -> None:
+    """A market whose event nests no `series` names it by `seriesSlug` (issue 34): Gamma is asked by `slug`."""
+    seen: list[httpx.Request] = []
+    series = {"id": "10684", "slug": "counter-strike", "title": "Counter-Strike"}
+    gamma = layer(lambda request: httpx.Response(200, json=[series]), seen)
+    unused = layer(lambda request: httpx.Response(500))
+    source = PolymarketSource(gamma=gamma, clob=unused, data=unused)
+    rows = source.members("polymarket", DAY, "series", {"10684", "counter-strike"}).rows
+    assert [(r.url.path, r.url.params.get_list("id"), r.url.params.get_list("slug")) for r in seen] == [
+        ("/series", ["10684"], []), ("/series", [], ["counter-strike"])]
+    assert rows["id"].to_list() == ["10684"]
