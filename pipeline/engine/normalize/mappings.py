@@ -241,7 +241,9 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource(
                 "trading_end_at",
                 "`endDate`, `closedTime`",
-                "`closedTime` when the market closed before its `endDate` (an early close), else `endDate`",
+                "a closed market's `closedTime` (its close, before or after `endDate`: Gamma keeps a market open "
+                "past its `endDate` until it closes it); else `endDate`, the scheduled end an open market may "
+                "outlive (the day's liveness reads `status` open, not this time)",
             ),
             ColumnSource("resolution_date", "`endDate`", "the scheduled end, when resolution is expected"),
             ColumnSource(

@@ -18,8 +18,9 @@ those tables do not name stay null, because Gamma, the CLOB and the Data API do 
 
 What the fields mean, not only their types (issue 22): a closed market is never paused; `[\"0\", \"0\"]` prices
 are placeholders; the price is the one Polymarket displays (the last trade when the book is wider than 10
-cents); an early close ends trading at `closedTime`; the category comes from the event's tags when Gamma leaves
-`category` empty; the exact decimal strings `volume` and `liquidity` beat their float twins.
+cents); a closed market's trading ended at `closedTime` (before or after `endDate`); the category comes from
+the event's tags when Gamma leaves `category` empty; the exact decimal strings `volume` and `liquidity` beat
+their float twins.
 
 Grouping: every Gamma market is a market of its own, also inside a negative-risk event (`negRisk`): its
 tokens are its outcomes, and `event_id` groups it with its siblings. No categorical market is built out of
@@ -281,7 +282,7 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         "image_url": pl.col("image"),
         "created_at": parse_iso(pl.col("created_at")),
         "trading_start_at": parse_iso(pl.col("start_date")),
-        "trading_end_at": pl.when(flags["closed"] & (closed_time < end)).then(closed_time).otherwise(end),
+        "trading_end_at": pl.when(flags["closed"]).then(pl.coalesce(closed_time, end)).otherwise(end),
         "resolution_date": end,
         "resolved_at": pl.when(flags["closed"]).then(closed_time),
         "metadata": pl.struct(

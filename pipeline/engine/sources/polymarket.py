@@ -1,7 +1,12 @@
 """Polymarket's public APIs as a source (PMW_SOURCE=direct): Gamma, the CLOB and the Data API; no key needed.
 
-- markets live on the day: Gamma `/markets` narrowed by `end_date_min`/`start_date_max`, offset-paged at
-  Gamma's largest page, then the same liveness rule as the unified path (`partition.live_on`);
+- markets live on the day: Gamma `/markets` narrowed by `end_date_min`/`start_date_max`, and (`endDate` being a
+  schedule that an open market outlives until Gamma closes it) the markets still open (`closed=false`) whose
+  `endDate` came before the day: two offset-paged listings at Gamma's largest page, the second as long as the
+  open markets past their end are many (few: 26 of 500 open markets in the recorded captures). Then the same
+  liveness rule as the unified path (`liveness.live_on`: an open market is live up to its fetch). A market that
+  closed after its `endDate` and before the fetch is listed on the days up to its `endDate` only (Gamma has no
+  filter on `closedTime`);
 - events and series: Gamma `/events` and `/series` by id, `MEMBERS_PER_REQUEST` ids a request;
 - trades: Data API `/trades` by condition id, taker rows only (`takerOnly=true`, the documented default: with
   false the Data API adds the makers' rows of each match, without saying which row took, and a match would be
@@ -61,14 +66,18 @@ class PolymarketPages:
         self.coverage = Coverage()
 
     def market_pages(self, day: date, last: date | None = None) -> Iterator[RawPage]:
-        """Gamma markets whose dates overlap the day (or the days up to `last`), each once."""
+        """Gamma markets whose dates overlap the day (or the days up to `last`), and those still open past an
+        `endDate` before it, each once."""
         start = datetime.combine(day, datetime.min.time(), UTC)
         end = datetime.combine(last or day, datetime.min.time(), UTC) + timedelta(days=1)
-        window = {"end_date_min": _iso(start), "start_date_max": _iso(end)}
-        walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
-                           keys=field_keys("id"))
-        for page in walk.pages():
-            yield _raw("markets", day, page.body, page.items_key, conflicting=page.conflicting)
+        ending = {"end_date_min": _iso(start), "start_date_max": _iso(end)}
+        # open past their end: `end_date_max` one second before the day, so that no market is in both listings
+        outliving = {"closed": "false", "end_date_max": _iso(start - timedelta(seconds=1)), "start_date_max": _iso(end)}
+        for window in (ending, outliving):
+            walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
+                               keys=field_keys("id"))
+            for page in walk.pages():
+                yield _raw("markets", day, page.body, page.items_key, conflicting=page.conflicting)
 
     def member_pages(self, day: date, table: str, ids: set[str]) -> Iterator[RawPage]:
         """Gamma `events` or `series` by id, `MEMBERS_PER_REQUEST` ids a request."""
