@@ -50,7 +50,7 @@ def live_on(day: date, last: date | None = None) -> pl.Expr:
     day_start, window_end = _bounds(day, last)
     start = pl.coalesce("trading_start_at", "created_at")
     end = pl.col("trading_end_at")
-    open_since = (_is_open() & (pl.col(SYNCED) > day_start)).fill_null(False)
+    open_since = (_is_open() & (pl.col(SYNCED) > day_start)).fill_null(False)  # no sync: no evidence
     return start.is_null() | end.is_null() | ((start < window_end) & ((_stop() > day_start) | open_since))
 
 
@@ -64,7 +64,8 @@ def surely_not_live(day: date, last: date | None = None) -> pl.Expr:
 
 
 def _is_open() -> pl.Expr:
-    return pl.col(STATUS) == MarketStatus.OPEN.value
+    """Records that say the market is open (one without a status, or with another, does not)."""
+    return (pl.col(STATUS) == MarketStatus.OPEN.value).fill_null(False)
 
 
 def _stop() -> pl.Expr:
