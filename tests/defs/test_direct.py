@@ -115,7 +115,7 @@ def _comparable(platform: str, table: str, api: pl.DataFrame, direct: pl.DataFra
     is a close only. The unified API returns each Polymarket match as its taker's row and its makers' rows
     (`taker` false); the direct path asks the Data API for the takers' rows only. The unified API gives a
     market's scheduled close as `trading_end_at`; the direct path gives Gamma's `closedTime` when the market
-    closed earlier, and keeps the scheduled close as `resolution_date`.
+    is closed, and keeps the scheduled close as `resolution_date`.
     """
     if table == "price_history":
         api, direct = (f.with_columns(close=pl.col("price").struct.field("close")) for f in (api, direct))
@@ -129,7 +129,7 @@ def _comparable(platform: str, table: str, api: pl.DataFrame, direct: pl.DataFra
         api = api.with_columns(pl.col("outcome").replace({"Long": "Yes", "Short": "No"}))
     if table == "trades" and platform == "polymarket":  # the Data API is asked for the takers' rows only
         api = api.filter(pl.col("taker"))
-    if table == "markets" and platform == "polymarket":  # an early close ends trading at Gamma's closedTime
+    if table == "markets" and platform == "polymarket":  # a closed market ends trading at Gamma's closedTime
         direct = direct.with_columns(trading_end_at=pl.col("resolution_date"))
     return api, direct
 

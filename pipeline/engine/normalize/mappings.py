@@ -481,7 +481,8 @@ KALSHI: tuple[EntityMapping, ...] = (
             ColumnSource("open_interest_contracts", _count("open_interest"), "contracts; `open_interest` stays null"),
             ColumnSource("created_at", "`created_time`", "Go's zero time `0001-01-01T00:00:00Z` means unknown: null"),
             ColumnSource("trading_start_at", "`open_time`"),
-            ColumnSource("trading_end_at", "`close_time`"),
+            ColumnSource("trading_end_at", "`close_time`", "as Kalshi has it when fetched: it moves when the "
+                         "market is extended or closes early (`can_close_early`); past it a market is `closed`"),
             ColumnSource("resolution_date", "`expected_expiration_time`, else `expiration_time`"),
             ColumnSource(
                 "resolved_at", "`settlement_ts`",

@@ -7,10 +7,13 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Any
 
+import httpx
 import polars as pl
 
 from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.liveness import live_on, live_records, partition_records, surely_not_live, unsure_records
+from pipeline.engine.sources.polymarket import PolymarketSource
 from tests.support.native_cases import load
 
 LATE_CLOSE = "polymarket/gamma_market_closed_after_end_date.json"  # endDate 2025-10-31 00:00, closed 11-01 06:28
@@ -74,3 +77,38 @@ def test_a_unified_record_open_past_its_trading_end_stays_live_on_evidence() -> 
                           "resolved_at": [None], "last_synced_at": [datetime(2026, 11, 15, tzinfo=UTC)]},
                          schema_overrides={"created_at": moment, "resolved_at": moment})
     assert frame.select(surely_not_live(day)).item() is False
+
+
+def _gamma(records: list[dict[str, Any]], asked: list[dict[str, str]]) -> HttpLayer:
+    """A Gamma `/markets` over `records` that honours the filters the direct source sends."""
+
+    def at(text: str) -> datetime:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        query = dict(request.url.params)
+        asked.append(query)
+        chosen = [r for r in records
+                  if query.get("closed") in (None, str(r["closed"]).lower())
+                  and ("end_date_min" not in query or at(r["endDate"]) >= at(query["end_date_min"]))
+                  and ("end_date_max" not in query or at(r["endDate"]) <= at(query["end_date_max"]))
+                  and ("start_date_max" not in query or at(r["startDate"]) <= at(query["start_date_max"]))]
+        return httpx.Response(200, json=chosen[int(query.get("offset", 0)):])
+
+    return HttpLayer("http://gamma.test", transport=httpx.MockTransport(answer), max_attempts=1)
+
+
+def test_the_direct_listing_finds_a_market_on_the_day_it_closed_after_its_end_date() -> None:
+    """The recorded late close (`endDate` 2025-10-31 00:00, `closedTime` 2025-11-01 06:28): Gamma's `endDate`
+    filter alone would not list it on 2025-11-01, the day it last traded; the open recorded market, past its
+    `endDate`, is listed too. Each listing is one request here."""
+    late, _ = load(LATE_CLOSE)
+    still_open = {**load("polymarket/gamma_market.json")[0], "startDate": "2025-10-01T00:00:00Z",
+                  "endDate": "2025-10-20T00:00:00Z"}
+    asked: list[dict[str, str]] = []
+    unused = HttpLayer("http://unused.test", transport=httpx.MockTransport(lambda _: httpx.Response(500)))
+    source = PolymarketSource(gamma=_gamma([late, still_open], asked), clob=unused, data=unused)
+    listed = source.markets("polymarket", date(2025, 11, 1))
+    assert sorted(listed.rows["id"]) == sorted([late["id"], still_open["id"]])
+    assert len(asked) == 3
+    assert sorted(source.markets("polymarket", date(2025, 11, 2)).rows["id"]) == [still_open["id"]]
