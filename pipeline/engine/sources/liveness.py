@@ -56,7 +56,8 @@ def live_on(day: date, last: date | None = None) -> pl.Expr:
 
 def surely_not_live(day: date, last: date | None = None) -> pl.Expr:
     """Markets that `live_on` leaves out on evidence that cannot be stale: a record synced after the days
-    ended, or one that saw the end of trading (or the resolution) it gives, before the days, pass."""
+    ended, or one that saw the end of trading (or the resolution) it gives, before the days, pass and does not
+    say the market is still open (one that does outlived that end, and may trade on the days)."""
     day_start, window_end = _bounds(day, last)
     synced = pl.col(SYNCED)
     seen_ended = (_stop() <= day_start) & (synced >= _stop()) & ~_is_open()  # open: it outlived its end
