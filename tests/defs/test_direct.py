@@ -265,6 +265,7 @@ def _data_api_trades(app: SandboxApp, condition: str, taker_only: str) -> list[d
     return app.handle("GET", "/polymarket/data/trades", query, {}).json()
 
 
+@pytest.mark.slow
 def test_a_polymarket_market_open_past_its_end_date_lands_on_every_day_it_trades(
     pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
