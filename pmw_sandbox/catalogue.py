@@ -107,7 +107,7 @@ class Market:
     status: MarketStatus
     created_at: datetime
     trading_start: datetime
-    trading_end: datetime  # scheduled close
+    trading_end: datetime  # scheduled close (a market still open at the world's end trades past it)
     stopped_at: datetime | None  # when a pause or a cancellation halted trading
     resolved_at: datetime | None
     tick: float
@@ -119,8 +119,10 @@ class Market:
     condition_id: str | None = None
 
     def live_until(self, as_of: datetime) -> datetime:
-        """The end of the interval in which the market could be traded."""
-        ends = [self.trading_end, as_of]
+        """The end of the interval in which the market could be traded: its scheduled close, unless it is still
+        open at the world's end (`as_of`), as a Polymarket market stays open past its `endDate` until Gamma
+        closes it."""
+        ends = [as_of] if self.status == MarketStatus.OPEN else [self.trading_end, as_of]
         if self.stopped_at is not None:
             ends.append(self.stopped_at)
         if self.resolved_at is not None:
@@ -279,6 +281,8 @@ class _CatalogueBuilder:
         if self.platform == Platform.KALSHI and self.config.multivariate_markets > 0:
             self._add_multivariate()
         self._ensure_every_status()
+        if self.platform == Platform.POLYMARKET:
+            self._outlive_end()
         return Catalogue(tuple(self.series), tuple(self.events), tuple(self.markets))
 
     # -- series and events -------------------------------------------------------------------------
@@ -513,6 +517,18 @@ class _CatalogueBuilder:
                     halt = (m.trading_end if wanted == MarketStatus.CANCELLED else as_of) - timedelta(hours=2)
                     self.markets[i] = _replace_status(m, wanted, max(halt, m.trading_start + timedelta(minutes=30)))
                     break
+
+    def _outlive_end(self) -> None:
+        """One Polymarket market stays open past its scheduled end (as Gamma keeps a market open past its
+        `endDate` until it closes it): the last resolved one whose end falls inside the window before its last
+        day, so that it trades on at least one whole day after its end."""
+        window_start, last_day = self.config.window_start, self.config.end_day
+        for i in range(len(self.markets) - 1, -1, -1):
+            m = self.markets[i]
+            if (m.status == MarketStatus.RESOLVED and not m.multivariate and m.trading_start < m.trading_end
+                    and window_start <= m.trading_end and m.trading_end.date() < last_day):
+                self.markets[i] = replace(m, status=MarketStatus.OPEN, stopped_at=None, resolved_at=None)
+                return
 
     def _add_multivariate(self) -> None:
         """Kalshi multivariate (parlay) markets: present in the platform, filtered out by the unified API."""

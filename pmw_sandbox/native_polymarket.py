@@ -11,9 +11,11 @@ Each of the shapes that Polymarket's real answers take comes out of the world de
 resolved binary markets (one in four, by id) with placeholder prices `["0", "0"]` and no UMA status; resolved
 scalar markets with their fractional payout and bounds; the legs of multi-market events with their
 `groupItemTitle` and, in negative-risk events, `negRiskMarketID`; fee schedules on markets with fees; early
-closes (`closedTime` before `endDate`); zero volumes left out, as Gamma leaves them; the Data API's makers'
-rows beside each match's taker's (`takerOnly=false`); anonymous traders (empty name, pseudonym and image:
-one wallet in sixteen); and `/events/pagination`, a page wrapped as `{data, pagination}`.
+closes (`closedTime`, the moment trading stopped, before `endDate`); a market still open past its `endDate`
+(`closed: false`, accepting orders: the world keeps one, pmw_sandbox.catalogue); zero volumes left out, as Gamma
+leaves them; the Data API's makers' rows beside each match's taker's (`takerOnly=false`); anonymous traders
+(empty name, pseudonym and image: one wallet in sixteen); and `/events/pagination`, a page wrapped as
+`{data, pagination}`.
 """
 
 from __future__ import annotations
@@ -184,7 +186,7 @@ class PolymarketNative:
         if closed and not _legacy(market):
             gamma["umaResolutionStatus"] = "resolved"
         if closed:
-            gamma["closedTime"] = _closed_time(market.resolved_at or market.stopped_at or market.trading_end)
+            gamma["closedTime"] = _closed_time(market.live_until(self.world.as_of))  # trading stopped: closed
         gamma.update(self._grouping(market), **_fees(market))
         if market.market_type == MarketType.SCALAR:
             gamma["lowerBound"], gamma["upperBound"] = _SCALAR_BOUNDS

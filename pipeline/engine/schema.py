@@ -433,7 +433,9 @@ EVENTS = Table(
 MARKETS = Table(
     name="markets",
     resource="Market",
-    doc="Markets live on the day (tradable at some moment of it), in the state seen when fetched.",
+    doc="Markets live on the day (tradable at some moment of it), in the state seen when fetched. A market whose "
+    "record says it is open (`status` open, synced after the day started) is live whatever its `trading_end_at`; "
+    "another, from its start to the earlier of `trading_end_at` and `resolved_at`.",
     primary_key=("platform", "date", "id"),
     time_column=None,
     sort_key=("id",),
@@ -471,8 +473,12 @@ MARKETS = Table(
         _str("image_url"),
         _iso("created_at"),
         _iso("trading_start_at", nullable=True),
-        _iso("trading_end_at"),
-        _iso("resolution_date"),
+        _iso("trading_end_at", doc="when trading ended, for a closed market (Polymarket `closedTime`, before or "
+             "after `endDate`); for one still open, its scheduled end (Polymarket `endDate`, Kalshi `close_time`, "
+             "the unified API's value), which it may outlive (Gamma keeps a market open past `endDate` until it "
+             "closes it): no evidence that trading stopped, so liveness reads `status` open instead"),
+        _iso("resolution_date", doc="the scheduled end, when resolution is expected (Polymarket `endDate`, kept "
+             "whenever the market closes)"),
         _iso("resolved_at", nullable=True),
         _str("resolution_criteria", nullable=True),
         _str("resolution_source", nullable=True),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +116,7 @@ def _comparable(platform: str, table: str, api: pl.DataFrame, direct: pl.DataFra
     is a close only. The unified API returns each Polymarket match as its taker's row and its makers' rows
     (`taker` false); the direct path asks the Data API for the takers' rows only. The unified API gives a
     market's scheduled close as `trading_end_at`; the direct path gives Gamma's `closedTime` when the market
-    closed earlier, and keeps the scheduled close as `resolution_date`.
+    is closed, and keeps the scheduled close as `resolution_date`.
     """
     if table == "price_history":
         api, direct = (f.with_columns(close=pl.col("price").struct.field("close")) for f in (api, direct))
@@ -130,7 +130,7 @@ def _comparable(platform: str, table: str, api: pl.DataFrame, direct: pl.DataFra
         api = api.with_columns(pl.col("outcome").replace({"Long": "Yes", "Short": "No"}))
     if table == "trades" and platform == "polymarket":  # the Data API is asked for the takers' rows only
         api = api.filter(pl.col("taker"))
-    if table == "markets" and platform == "polymarket":  # an early close ends trading at Gamma's closedTime
+    if table == "markets" and platform == "polymarket":  # a closed market ends trading at Gamma's closedTime
         direct = direct.with_columns(trading_end_at=pl.col("resolution_date"))
     return api, direct
 
@@ -264,3 +264,33 @@ def test_a_polymarket_match_counts_once_in_the_daily_volume(
 def _data_api_trades(app: SandboxApp, condition: str, taker_only: str) -> list[dict[str, Any]]:
     query = [("market", condition), ("takerOnly", taker_only), ("limit", "10000")]
     return app.handle("GET", "/polymarket/data/trades", query, {}).json()
+
+
+@pytest.mark.slow
+def test_a_polymarket_market_open_past_its_end_date_lands_on_every_day_it_trades(
+    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gamma's `endDate` is a scheduled date: a market trades until Gamma closes it. The world keeps one
+    Polymarket market open past its `endDate` (pmw_sandbox.catalogue); through PMW_SOURCE=direct it lands on every
+    day of the window it trades, after its `endDate` too, with that day's trades and prices."""
+    world = replace(SMALL_WORLD, trades_per_market_day=50.0)
+    app = SandboxApp(SandboxConfig(world=world))
+    late = [m for m in app.world.markets("polymarket") if m.status == "open" and m.trading_end < app.world.as_of]
+    assert len(late) == 1
+    market = late[0]
+    days = [world.start_day + timedelta(days=n) for n in range(world.days)]
+    assert any(day > market.trading_end.date() for day in days)
+    with LoopbackServer(app) as served:
+        for name, value in {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": served.url}.items():
+            monkeypatch.setenv(name, value)
+        for day in days:
+            run = land_directly("polymarket", day)
+            assert not run.errors, run.errors
+            tables = lake_tables(pipeline_env, "polymarket", day)
+            assert market.id in set(tables["markets"]["id"]), f"{market.id} (endDate {market.trading_end}) on {day}"
+            start = int(datetime.combine(day, time(), UTC).timestamp())
+            trades = [t for t in app.world.trade_records(market, 0, app.world.trade_count(market, True), True)
+                      if start <= t["timestamp"] < start + 86_400]
+            landed = tables["trades"].filter(pl.col("market_id") == market.id)
+            assert trades and landed.height == len(trades), day
+            assert tables["price_history"].filter(pl.col("market_id") == market.id).height, day

@@ -304,9 +304,10 @@ def test_data_api_offset_cap_and_no_key_needed(app: SandboxApp) -> None:
 # - different meaning: Kalshi `volume_*` count contracts natively, dollars in the unified API; trade `side` is
 #   always `buy` natively on Kalshi (the taker's order); Polymarket trade ids are `{hash}-{asset}-{n}`
 #   natively, `{hash}-{k}` in the unified API; a cancelled Polymarket market has 50-50 `outcomePrices` and a
-#   `closedTime` (so current_prices and resolved_at differ); Kalshi candles price only the Yes side and have
+#   `closedTime` (so current_prices differ); Kalshi candles price only the Yes side and have
 #   a null price in periods without trades; scalar Kalshi markets are Yes/No natively, Long/Short unified;
-#   a Polymarket market closed early ends trading at its `closedTime` natively, at its scheduled end unified;
+#   a closed Polymarket market ends trading at its `closedTime` natively (when its trading stopped: Gamma gives no
+#   resolution time, so resolved_at is that moment too), at its scheduled end unified;
 #   the unified trades hold the makers' rows of each Polymarket match beside the taker's (the Data API too,
 #   when asked `takerOnly=false`).
 MARKET_COLUMNS = ["id", "platform_id", "event_id", "title", "status", "market_type", "trading_end_at"]

@@ -27,6 +27,7 @@ CASES = [
     Case("polymarket/gamma_market.json", "polymarket", "markets", {"markets": 1}),
     Case("polymarket/gamma_market_closed_binary_accepting_true.json", "polymarket", "markets", {"markets": 1}),
     Case("polymarket/gamma_market_sports_market_money_line.json", "polymarket", "markets", {"markets": 1}),
+    Case("polymarket/gamma_market_closed_after_end_date.json", "polymarket", "markets", {"markets": 1}),
     Case("polymarket/gamma_event.json", "polymarket", "events", {"events": 1, "markets": 2}),
     Case("polymarket/data_api_trades_response.json", "polymarket", "trades", {"trades": 3}),
     Case("polymarket/data_api_trades_captured_response.json", "polymarket", "trades", {"trades": 3}),

@@ -266,7 +266,9 @@ POLYMARKET: tuple[EntityMapping, ...] = (
             ColumnSource(
                 "trading_end_at",
                 "`endDate`, `closedTime`",
-                "`closedTime` when the market closed before its `endDate` (an early close), else `endDate`",
+                "a closed market's `closedTime` (its close, before or after `endDate`: Gamma keeps a market open "
+                "past its `endDate` until it closes it); else `endDate`, the scheduled end an open market may "
+                "outlive (the day's liveness reads `status` open, not this time)",
             ),
             ColumnSource("resolution_date", "`endDate`", "the scheduled end, when resolution is expected"),
             ColumnSource(
@@ -524,7 +526,8 @@ KALSHI: tuple[EntityMapping, ...] = (
             ColumnSource("open_interest_contracts", _count("open_interest"), "contracts; `open_interest` stays null"),
             ColumnSource("created_at", "`created_time`", "Go's zero time `0001-01-01T00:00:00Z` means unknown: null"),
             ColumnSource("trading_start_at", "`open_time`"),
-            ColumnSource("trading_end_at", "`close_time`"),
+            ColumnSource("trading_end_at", "`close_time`", "as Kalshi has it when fetched: it moves when the "
+                         "market is extended or closes early (`can_close_early`); past it a market is `closed`"),
             ColumnSource("resolution_date", "`expected_expiration_time`, else `expiration_time`"),
             ColumnSource(
                 "resolved_at", "`settlement_ts`",

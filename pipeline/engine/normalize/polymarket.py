@@ -18,11 +18,12 @@ those tables do not name stay null, because Gamma, the CLOB and the Data API do 
 
 What the fields mean, not only their types (issues 22, 34): a closed market is never paused; `[\"0\", \"0\"]`
 prices are placeholders; the price is the one Polymarket displays (the last trade when the spread is wider than
-10 cents, an empty side of the book counted as Gamma's `spread` counts it); an early close ends trading at
-`closedTime`; the category comes from the event's tags when Gamma leaves `category` empty; the exact decimal
-strings `volume` and `liquidity` beat their float twins; `gameStartTime` is a start only on a game; a market
-without `startDate` opened with its event, else when created; an unnamed negative-risk leg is a `placeholder`,
-not counted in its event's `market_count`; Data API fill prices are rounded to 6 decimals (`exact_price`).
+10 cents, an empty side of the book counted as Gamma's `spread` counts it); a closed market's trading ended at
+`closedTime` (before or after `endDate`); the category comes from the event's tags when Gamma leaves `category`
+empty; the exact decimal strings `volume` and `liquidity` beat their float twins; `gameStartTime` is a start only
+on a game; a market without `startDate` opened with its event, else when created; an unnamed negative-risk leg is
+a `placeholder`, not counted in its event's `market_count`; Data API fill prices are rounded to 6 decimals
+(`exact_price`).
 
 Grouping: every Gamma market is a market of its own, also inside a negative-risk event (`negRisk`): its
 tokens are its outcomes, and `event_id` groups it with its siblings. No categorical market is built out of
@@ -291,7 +292,7 @@ def _markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
         "trading_start_at": pl.coalesce(
             parse_iso(pl.col("start_date")), parse_iso(event.field("start_date")), parse_iso(pl.col("created_at"))
         ),
-        "trading_end_at": pl.when(flags["closed"] & (closed_time < end)).then(closed_time).otherwise(end),
+        "trading_end_at": pl.when(flags["closed"]).then(pl.coalesce(closed_time, end)).otherwise(end),
         "resolution_date": end,
         "resolved_at": pl.when(flags["closed"]).then(closed_time),
         "metadata": pl.struct(

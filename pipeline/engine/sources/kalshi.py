@@ -3,7 +3,10 @@
 - markets live on the day: `/markets?mve_filter=exclude` narrowed by `min_close_ts`, cursor-paged at the
   largest page, each market nested under its event from `/events` (so that it carries its event's title,
   series and category, as Kalshi's own `with_nested_markets` shape does), then the unified path's liveness
-  rule (`partition.live_on`);
+  rule (`liveness.live_on`). `close_time` is read as Kalshi has it when fetched: Kalshi moves it (an extension,
+  or an early close where `can_close_early`), and a market past it is `closed` (no orders: docs.kalshi.com,
+  Market Lifecycle), so `min_close_ts` leaves out no market that traded on the day; one still `active` past it
+  stays live by its status;
 - events and series: `/events` (cursor-paged) and `/series`, keeping the ids asked for;
 - trades: `/markets/trades` per market with `min_ts`/`max_ts` of the day;
 - price history: hourly candlesticks of each market over the day (`period_interval=60`), from the batch

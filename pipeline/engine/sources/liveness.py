@@ -5,6 +5,12 @@ market records, whose times are read as the normaliser reads them.
 A market whose start or end is unknown (or cannot be read) counts as live, so that it reaches the
 normaliser, and the rejects area if it must, instead of vanishing here.
 
+The end of trading a record gives is a schedule while the market is open: Gamma keeps a market open past its
+`endDate` until it closes it, Kalshi moves `close_time`, and the unified API's `trading_end_at` is what the
+service was told. A record whose `status` is open says the market was still trading when it was synced
+(`last_synced_at`): it is live on every day from its start to that sync, whatever its end of trading says. A
+closed record's end of trading is its close.
+
 A record is a copy the service synced at `last_synced_at` (a record without a readable one: as of its listing's
 `meta.data_freshness`, the oldest its pages gave), and what it says of the future may have changed since. A
 market left out by `live_on` is left out for sure (`surely_not_live`) only when its record was synced after the
@@ -23,9 +29,11 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalize.frames import parse_iso
+from pipeline.engine.schema import MarketStatus
 
-TIME_COLUMNS = ("trading_start_at", "created_at", "trading_end_at", "resolved_at")  # what `live_on` reads
-SYNCED = "last_synced_at"  # when the service synced the record
+TIME_COLUMNS = ("trading_start_at", "created_at", "trading_end_at", "resolved_at")  # the times `live_on` reads
+SYNCED = "last_synced_at"  # when the service synced the record (the direct sources: when the platform was read)
+STATUS = "status"  # `live_on` reads it too: an open record was trading when synced
 
 
 def _bounds(day: date, last: date | None) -> tuple[datetime, datetime]:
@@ -37,20 +45,28 @@ def _bounds(day: date, last: date | None) -> tuple[datetime, datetime]:
 def live_on(day: date, last: date | None = None) -> pl.Expr:
     """Markets tradable at some moment of the day (or of some day from `day` to `last`): trading started (or, if
     the start is unknown, the market was created) before the day ends, and neither the end of trading nor the
-    resolution came before it starts."""
+    resolution came before it starts, or the record says the market was still open after it started (synced
+    after the day's start with `status` open, whatever end of trading it gives)."""
     day_start, window_end = _bounds(day, last)
     start = pl.coalesce("trading_start_at", "created_at")
     end = pl.col("trading_end_at")
-    return start.is_null() | end.is_null() | ((start < window_end) & (_stop() > day_start))
+    open_since = (_is_open() & (pl.col(SYNCED) > day_start)).fill_null(False)  # no sync: no evidence
+    return start.is_null() | end.is_null() | ((start < window_end) & ((_stop() > day_start) | open_since))
 
 
 def surely_not_live(day: date, last: date | None = None) -> pl.Expr:
     """Markets that `live_on` leaves out on evidence that cannot be stale: a record synced after the days
-    ended, or one that saw the end of trading (or the resolution) it gives, before the days, pass."""
+    ended, or one that saw the end of trading (or the resolution) it gives, before the days, pass and does not
+    say the market is still open (one that does outlived that end, and may trade on the days)."""
     day_start, window_end = _bounds(day, last)
     synced = pl.col(SYNCED)
-    seen_ended = (_stop() <= day_start) & (synced >= _stop())
+    seen_ended = (_stop() <= day_start) & (synced >= _stop()) & ~_is_open()  # open: it outlived its end
     return ~live_on(day, last) & ((synced >= window_end) | seen_ended).fill_null(False)
+
+
+def _is_open() -> pl.Expr:
+    """Records that say the market is open (one without a status, or with another, does not)."""
+    return (pl.col(STATUS) == MarketStatus.OPEN.value).fill_null(False)
 
 
 def _stop() -> pl.Expr:
@@ -81,19 +97,19 @@ def partition_records(records: list[Any], day: date, last: date | None = None,
 
 
 def _times(records: list[Any], freshness: Sequence[str] = ()) -> pl.DataFrame:
-    """The records' times as the normaliser reads them (null where a record has none that can be read); a
-    record's sync, where it gives none, the oldest of the listing's `freshness`."""
+    """The records' times as the normaliser reads them (null where a record has none that can be read), and their
+    `status`; a record's sync, where it gives none, the oldest of the listing's `freshness`."""
     objects = records if set(map(type, records)) <= {dict} else [r if type(r) is dict else {} for r in records]
     names = (*TIME_COLUMNS, SYNCED)
-    times = pl.DataFrame([_iso_texts(objects, name) for name in names]).select(
-        parse_iso(pl.col(name)).alias(name) for name in names
+    times = pl.DataFrame([_iso_texts(objects, name) for name in (*names, STATUS)]).select(
+        *(parse_iso(pl.col(name)).alias(name) for name in names), pl.col(STATUS)
     )
     oldest = pl.DataFrame({"at": list(freshness)}, schema={"at": pl.String()}).select(parse_iso(pl.col("at")).min())
     return times.with_columns(pl.coalesce(SYNCED, pl.lit(oldest.item(), dtype=times.schema[SYNCED])).alias(SYNCED))
 
 
 def _iso_texts(objects: list[dict[str, Any]], name: str) -> pl.Series:
-    """A field of the records as text; a value of another JSON type is no time that can be read."""
+    """A field of the records as text; a value of another JSON type is no time (or status) that can be read."""
     values = list(map(dict.get, objects, repeat(name)))
     if not set(map(type, values)) <= {str, type(None)}:
         values = [value if type(value) is str else None for value in values]

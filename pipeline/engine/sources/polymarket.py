@@ -1,7 +1,13 @@
 """Polymarket's public APIs as a source (PMW_SOURCE=direct): Gamma, the CLOB and the Data API; no key needed.
 
-- markets live on the day: Gamma `/markets` narrowed by `end_date_min`/`start_date_max`, offset-paged at
-  Gamma's largest page, then the same liveness rule as the unified path (`partition.live_on`);
+- markets live on the day: Gamma `/markets` narrowed by `end_date_min`/`start_date_max`; and, `endDate` being a
+  schedule that a market outlives until Gamma closes it, the markets still open (`closed=false`) whose `endDate`
+  came before the day (few: 26 of 500 open markets in the recorded captures), and the closed ones whose
+  `endDate` came up to `LATE_CLOSE` before it (those that closed late, at `closedTime`, maybe on the day).
+  Three offset-paged listings at Gamma's largest page, then the same liveness rule as the unified path
+  (`liveness.live_on`: an open market is live up to its fetch, a closed one up to its `closedTime`). Gamma has
+  no filter on `closedTime`: a market that closed more than `LATE_CLOSE` after its `endDate`, before the fetch,
+  is listed on the days up to `LATE_CLOSE` after its `endDate` only;
 - events and series: Gamma `/events` and `/series` by id, `MEMBERS_PER_REQUEST` ids a request (a series that
   markets name by its slug, their event's `seriesSlug`, by `slug`);
 - trades: Data API `/trades` by condition id, taker rows only (`takerOnly=true`, the documented default: with
@@ -48,6 +54,9 @@ GAMMA_MAX_OFFSET = 10_000  # deeper offset paging on Gamma is refused
 MEMBERS_PER_REQUEST = 50  # ids in one Gamma request (`id=..&id=..`), keeping the URL short
 DATA_PAGE = 500
 DATA_API_OFFSET_CAP = 3_000  # the Data API refuses offsets past about this
+# How long after its `endDate` a closed market is still listed (the days it may have traded until `closedTime`):
+# a day of Gamma's closed markets is a few thousand (a few pages), well inside `GAMMA_MAX_OFFSET`.
+LATE_CLOSE = timedelta(days=1)
 TAKER_ONLY = "true"  # one row per match, the taker's (docs.polymarket.com, Data API GET /trades)
 HOURLY = 60
 DIRECT = Source.DIRECT.value
@@ -62,14 +71,20 @@ class PolymarketPages:
         self.coverage = Coverage()
 
     def market_pages(self, day: date, last: date | None = None) -> Iterator[RawPage]:
-        """Gamma markets whose dates overlap the day (or the days up to `last`), each once."""
+        """Gamma markets whose dates overlap the day (or the days up to `last`), those still open past an
+        `endDate` before it, and those closed whose `endDate` came up to `LATE_CLOSE` before it, each once."""
         start = datetime.combine(day, datetime.min.time(), UTC)
         end = datetime.combine(last or day, datetime.min.time(), UTC) + timedelta(days=1)
-        window = {"end_date_min": _iso(start), "start_date_max": _iso(end)}
-        walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
-                           keys=field_keys("id"))
-        for page in walk.pages():
-            yield _raw("markets", day, page.body, page.items_key, conflicting=page.conflicting)
+        before = _iso(start - timedelta(seconds=1))  # `end_date_max` inclusive: no market is in two listings
+        ending = {"end_date_min": _iso(start), "start_date_max": _iso(end)}
+        outliving = {"closed": "false", "end_date_max": before, "start_date_max": _iso(end)}
+        late = {"closed": "true", "end_date_min": _iso(start - LATE_CLOSE), "end_date_max": before,
+                "start_date_max": _iso(end)}
+        for window in (ending, outliving, late):
+            walk = GammaOffset(self.gamma, "/markets", window, page_size=GAMMA_PAGE, max_offset=GAMMA_MAX_OFFSET,
+                               keys=field_keys("id"))
+            for page in walk.pages():
+                yield _raw("markets", day, page.body, page.items_key, conflicting=page.conflicting)
 
     def member_pages(self, day: date, table: str, ids: set[str]) -> Iterator[RawPage]:
         """Gamma `events` or `series` by id, `MEMBERS_PER_REQUEST` ids a request. Gamma's ids are numbers: a
