@@ -6,12 +6,11 @@ that list to the folder) is normalised by the command, as a user would, and ever
   price keys naming outcomes, sizes above 0), but the two that concern a landed partition rather than one
   response: `timestamps_inside_day` (the lake keeps a day's rows; a recording spans many days) and
   `references_partition_markets` (a trades or candles response comes without its markets);
-- what the platforms document beyond them (the `INVARIANTS` below): a quote is strictly inside (0, 1) and a bid
-  is at most its ask; a Kalshi market whose result is known (resolved or cancelled) has no book (Gamma keeps a
-  closed Polymarket market's last `bestBid`/`bestAsk`, which the Polymarket normaliser lands as sent: not held
-  here yet); every candle period
-  has a close (a period without trades closes at the previous close, Kalshi's `price.previous`); a candle's
-  open and close lie within its low and high; every time is UTC, after 2000 and before 2100.
+- what the platforms document beyond them (the `INVARIANTS` below): a quote is strictly inside (0, 1) and a bid is
+  at most its ask; a market whose result is known (resolved or cancelled) has no book (what Kalshi and Gamma still
+  send is the book as it stood at the close); every candle period has a close (a period without trades closes at the
+  previous close, Kalshi's `price.previous`); a candle's open and close lie within its low and high; every time is
+  UTC, after 2000 and before 2100.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ import pytest
 from pipeline.cli.main import main
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.schema import TABLES, MarketStatus, Platform
+from pipeline.engine.schema import TABLES, MarketStatus
 from tests.support.native_cases import CASES, FIXTURES, Case
 
 NOT_FOR_ONE_RESPONSE = {"timestamps_inside_day", "references_partition_markets"}
@@ -50,7 +49,7 @@ def _quotes_inside_and_uncrossed(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _no_book_once_settled(frame: pl.DataFrame) -> pl.DataFrame:
-    quotes = _quotes(frame.filter(pl.col("platform") == Platform.KALSHI.value))  # Polymarket's: see the note above
+    quotes = _quotes(frame)
     return quotes.filter(pl.col("status").is_in(SETTLED) & (pl.col("bid").is_not_null() | pl.col("ask").is_not_null()))
 
 

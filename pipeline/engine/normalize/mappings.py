@@ -231,7 +231,8 @@ POLYMARKET: tuple[EntityMapping, ...] = (
                 "`last_trade_price`. A "
                 "closed market keeps its final `outcomePrices` (the payout). Prices all 0 (`[\"0\", \"0\"]`, "
                 "left by Gamma on legacy closed markets) are placeholders: an empty map, no 0% probability, as "
-                "when Gamma sends no prices. Bid and ask are the first outcome's book only. "
+                "when Gamma sends no prices. Bid and ask are the first outcome's book only, and none once the "
+                "market is closed (what Gamma still sends then is the book as it stood at the close). "
                 f"{_EMPTY_SIDE}",
             ),
             ColumnSource(
@@ -282,7 +283,8 @@ POLYMARKET: tuple[EntityMapping, ...] = (
                 "`conditionId`, `marketType`, `competitive`, `bestBid`, `bestAsk`, `spread`, `clobTokenIds`",
                 "into condition_id, market_type, competitive, best_bid, "
                 "best_ask, spread, clob_token_ids; amm_type, format_type and score stay null. A dead book's "
-                "`bestBid` 0 and `bestAsk` 1 are null, and so is `spread` unless both sides are quoted",
+                "`bestBid` 0 and `bestAsk` 1 are null, so are a closed market's, and so is `spread` unless both "
+                "sides are quoted",
             ),
             ColumnSource(
                 "outcome_label",

@@ -370,13 +370,15 @@ def _numbers_as_text(records: list[Any]) -> list[Any]:
 
 
 def _with_book(native: Native) -> Native:
-    """The best bid and ask as quotes (a dead book's `bestBid` 0 and `bestAsk` 1 are no orders: null), the spread
-    only when both sides are quoted, and the last trade's price (0, never traded, is none).
+    """The best bid and ask as quotes (a dead book's `bestBid` 0 and `bestAsk` 1 are no orders: null; a closed
+    market's are the book as it stood at the close, no price anyone can trade at: null too), the spread only when
+    both sides are quoted, and the last trade's price (0, never traded, is none).
 
     `_book_spread` is the spread that decides the price Polymarket displays: Gamma's `spread`, which counts an
     empty side as a bid of 0 or an ask of 1 (no bid against an ask of 0.001: 0.001), else the same difference
     of the quotes."""
-    bid, ask = book_quote(pl.col("best_bid")), book_quote(pl.col("best_ask"))
+    trading = ~pl.col("closed").fill_null(False)
+    bid, ask = (pl.when(trading).then(book_quote(pl.col(side))) for side in ("best_bid", "best_ask"))
     quoted = native.frame.select(bid.alias("best_bid"), ask.alias("best_ask"),
                                  pl.when(bid.is_not_null() & ask.is_not_null()).then(pl.col("spread")).alias("spread"),
                                  pl.coalesce(pl.col("spread"), ask.fill_null(1.0) - bid.fill_null(0.0))
