@@ -19,10 +19,10 @@ In a fresh process with a private data directory:
 The rounds can delay a daily run in two ways only: a round holds the pool while the daily run is queued, and the
 rounds' requests stay in the budget's window after they ended. So a daily run's delay is the time it was queued
 while a round ran (`held`) plus its extra seconds waiting for the budget next to its twin alone (`budget`);
-its extra time from queued to ended is shown too, with the shared machine's noise in it. The bound (README, "How
-the budget is split"): the daily run waits at most for the round already running when it is queued, so the delay
-is at most that round run's wall time plus (N + W) / 100 of the budget's window (the rate window plus the budget's
-margin, pipeline/engine/sources/request_budget.py).
+its extra time from queued to ended is shown too, with the shared machine's noise in it. The bound
+(docs/operating.md, "How the budget is split"): the daily run waits at most for the round already running when it is
+queued, so the delay is at most that round run's wall time plus (N + W) / 100 of the budget's window (the rate window
+plus the budget's margin, pipeline/engine/sources/request_budget.py).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ SEED = 5
 DAY = date(2026, 11, 21)  # the day the daily runs land; the rounds tick on the day after
 SECRET = "sk-bench-snapshots-4d2a"
 ROUND_MARKETS = 20
-BOUND_REQUESTS = 40  # the README's N + W: a round of 20 markets on each of the two platforms
+BOUND_REQUESTS = 40  # the N + W of docs/operating.md: a round of 20 markets on each of the two platforms
 PLATFORMS = ("polymarket", "kalshi")
 BUDGET_MARGIN_S = 2.0  # the unified API budget's window is the rate window plus this (request_budget.py)
 DEQUEUE_SHARE = 5 / 60  # Dagster's default dequeue interval (5 s) as a share of the real minute

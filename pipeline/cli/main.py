@@ -118,7 +118,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                "failed; 1 yesterday is missing somewhere or such a check failed (a failed WARN check is listed "
                "only); 2 bad arguments or configuration.",
     )
-    status.add_argument("--json", action="store_true", help="print one JSON document (keys in README.md)")
+    status.add_argument("--json", action="store_true", help="print one JSON document (keys in docs/operating.md)")
     status.add_argument("--days", type=positive, default=None, metavar="N",
                         help="the window: the last N days to yesterday (default: from the first landed day)")
     report = commands.add_parser(

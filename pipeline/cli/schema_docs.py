@@ -1,4 +1,5 @@
-"""Renders the table reference (docs/schema.md, and README sections) from pipeline/engine/schema.py.
+"""Renders the table reference (docs/schema.md) from pipeline/engine/schema.py, and the checks table of docs/checks.md
+from pipeline/engine/checks.py.
 
 `python -m pipeline.cli.schema_docs` rewrites them; a test fails when a committed copy is stale.
 """
@@ -43,7 +44,7 @@ from pipeline.engine.schema import (
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_PATH = ROOT / "docs" / "schema.md"
-README_PATH = ROOT / "README.md"
+CHECKS_PATH = ROOT / "docs" / "checks.md"
 
 
 def _describe(field: Field | None, doc: str, enum: tuple[str, ...] | None) -> str:
@@ -258,26 +259,21 @@ def render_checks() -> str:
     return "\n".join(lines)
 
 
-def _between(text: str, marker: str, body: str) -> str:
-    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
-    head, _, rest = text.partition(start)
-    _, _, tail = rest.partition(end)
+def render_checks_doc(page: str) -> str:
+    """docs/checks.md with its generated table (between the `checks` markers) brought up to date."""
+    start, end = "<!-- checks:start -->", "<!-- checks:end -->"
+    head, _, rest = page.partition(start)
     if not rest:
-        raise ValueError(f"README.md has no {start} marker")
-    return f"{head}{start}\n{body}\n{end}{tail}"
-
-
-def render_readme(readme: str) -> str:
-    """README with its generated sections (table reference, checks) brought up to date."""
-    tables = "\n".join(render_table(t).replace("## ", "### ", 1) + "\n" for t in lake_tables().values())
-    return _between(_between(readme, "schema", tables), "checks", render_checks())
+        raise ValueError(f"{CHECKS_PATH.name} has no {start} marker")
+    _, _, tail = rest.partition(end)
+    return f"{head}{start}\n{render_checks()}\n{end}{tail}"
 
 
 def main() -> int:
     DOC_PATH.parent.mkdir(parents=True, exist_ok=True)
     DOC_PATH.write_text(render())
-    README_PATH.write_text(render_readme(README_PATH.read_text()))
-    print(f"wrote {DOC_PATH} and the generated sections of {README_PATH}")
+    CHECKS_PATH.write_text(render_checks_doc(CHECKS_PATH.read_text()))
+    print(f"wrote {DOC_PATH} and the checks table of {CHECKS_PATH}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Settings from the environment (all optional; see the table in README.md)."""
+"""Settings from the environment (all optional; see the table in docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -365,7 +365,7 @@ class BackfillOrder(StrEnum):
 
 @dataclass(frozen=True)
 class AutomationSettings:
-    """What the daily schedule and the backfill sensor ask for ("Running it every day" in README.md).
+    """What the daily schedule and the backfill sensor ask for (docs/operating.md, "Running it every day").
 
     Apart from `Settings` so that a schedule or sensor tick never needs the source's credentials.
     """

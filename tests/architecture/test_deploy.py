@@ -46,7 +46,7 @@ def test_the_helm_values_serve_the_code_location_with_the_projects_pools() -> No
 def test_the_helm_values_name_real_settings_and_keep_the_secrets_out() -> None:
     (deployment,) = _values()["dagster-user-deployments"]["deployments"]
     named = {variable["name"] for variable in deployment["env"]}
-    documented = set(re.findall(r"`(PMW_[A-Z_]+)`", (REPO_ROOT / "README.md").read_text()))
+    documented = set(re.findall(r"`(PMW_[A-Z_]+)`", (REPO_ROOT / "docs" / "configuration.md").read_text()))
     assert named <= documented, named - documented
     assert not named & SECRET_SETTINGS, "the API key and the budget's URL (a password) belong in a Secret"
     assert deployment["envSecrets"] and deployment["includeConfigInLaunchedRuns"] == {"enabled": True}

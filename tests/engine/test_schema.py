@@ -73,3 +73,7 @@ def test_docs_are_generated_from_the_schema() -> None:
     assert schema_docs.DOC_PATH.read_text() == schema_docs.render(), (
         "docs/schema.md is stale: run python -m pipeline.cli.schema_docs"
     )
+    checks = schema_docs.CHECKS_PATH.read_text()
+    assert checks == schema_docs.render_checks_doc(checks), (
+        "docs/checks.md is stale: run python -m pipeline.cli.schema_docs"
+    )
