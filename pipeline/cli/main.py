@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from pipeline.engine.config import Settings
 
 EMULATOR_COMMANDS = frozenset({"sandbox", "demo"})  # the commands that run the emulator
+# The commands that write in PMW_DATA_DIR (and `pmw report` without -o), which must then be a writable folder.
+WRITING_COMMANDS = frozenset({"backfill", "demo", "sql", "restore"})
+# The commands that never call the configured source, so PMW_SOURCE=api needs no URL nor key for them.
+SOURCELESS_COMMANDS = frozenset({"demo", "query", "shell"})
 
 
 def _platform_list(text: str) -> list[str]:
@@ -181,11 +185,11 @@ def _add_query_parsers(commands: argparse._SubParsersAction[argparse.ArgumentPar
                        help=f"rows each result shows (default {DEFAULT_MAX_ROWS})")
 
 
-def _run_query(args: argparse.Namespace) -> int:
-    from pipeline.cli.query import QueryError, run_query, warehouse_path
+def _run_query(args: argparse.Namespace, settings: Settings) -> int:
+    from pipeline.cli.query import QueryError, run_query
 
     try:
-        run_query(warehouse_path(), args.sql, args.format, args.output, args.max_rows)
+        run_query(settings.warehouse_path, args.sql, args.format, args.output, args.max_rows)
     except QueryError as error:
         print(f"pmw query: {error}", file=sys.stderr)
         return error.status
@@ -194,12 +198,12 @@ def _run_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_shell(args: argparse.Namespace) -> int:
-    from pipeline.cli.query import QueryError, warehouse_path
+def _run_shell(args: argparse.Namespace, settings: Settings) -> int:
+    from pipeline.cli.query import QueryError
     from pipeline.cli.shell import run_shell
 
     try:
-        return run_shell(warehouse_path(), max_rows=args.max_rows)
+        return run_shell(settings.warehouse_path, max_rows=args.max_rows)
     except QueryError as error:
         print(f"pmw shell: {error}", file=sys.stderr)
         return error.status
@@ -211,33 +215,26 @@ def _run_sandbox(args: argparse.Namespace) -> int:
     return serve(args)
 
 
-def _settings(command: str) -> Settings | None:
-    """The settings of the environment, or None after saying on stderr why they cannot be read."""
-    from pipeline.engine.config import ConfigError, Settings
+def _configured(args: argparse.Namespace) -> Settings | None:
+    """Every setting of the environment, checked once before the command runs anything: the settings, or None
+    after one line on stderr naming the variable, its value and what is allowed."""
+    from pipeline.engine.config import AutomationSettings, ConfigError, Settings, check_data_dir
 
     try:
-        return Settings.from_env()
+        settings = Settings.from_env(credentials=args.command not in SOURCELESS_COMMANDS)
+        AutomationSettings.from_env()  # the schedules' and sensors' settings, read when the definitions load
+        writes = args.command in WRITING_COMMANDS or (args.command == "report" and args.output is None)
+        check_data_dir(settings.data_dir, writable=writes)
     except ConfigError as error:
-        print(f"pmw {command}: {error}", file=sys.stderr)
+        print(f"pmw {args.command}: {error}", file=sys.stderr)
         return None
+    return settings
 
 
-def _succeeds(command: str, run: Callable[[Settings], bool]) -> int:
-    """The exit status of a command that reads the settings: 2 when they cannot be read, else 0 if `run`
-    succeeds on them and 1 if not."""
-    settings = _settings(command)
-    if settings is None:
-        return 2
-    return 0 if run(settings) else 1
-
-
-def _run_backfill(args: argparse.Namespace) -> int:
+def _run_backfill(args: argparse.Namespace, settings: Settings) -> int:
     from pipeline.cli.backfill import run_backfill
     from pipeline.defs.resources import PipelineResource
 
-    settings = _settings("backfill")
-    if settings is None:
-        return 2
     if args.allow_shrink:
         settings = replace(settings, allow_shrink=True)
     try:
@@ -250,7 +247,7 @@ def _run_backfill(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
-def _run_demo(args: argparse.Namespace) -> int:
+def _run_demo(args: argparse.Namespace, _settings: Settings) -> int:
     from pipeline.cli.demo_world import demo_world, prepare_demo_environment
     from pipeline.cli.sandbox import world_config
 
@@ -265,47 +262,45 @@ def _run_demo(args: argparse.Namespace) -> int:
         return 2
 
 
-def _run_sql(args: argparse.Namespace) -> int:
+def _run_sql(args: argparse.Namespace, settings: Settings) -> int:
     from pipeline.cli.sql import run_sql
-    from pipeline.engine.config import ConfigError
+    from pipeline.defs.resources import PipelineResource
     from pipeline.engine.warehouse.project import SqlProjectError
 
     try:
-        return 0 if run_sql(args.select) else 1
-    except (ConfigError, SqlProjectError) as error:
+        return 0 if run_sql(args.select, PipelineResource(base_settings=settings)) else 1
+    except SqlProjectError as error:
         print(f"pmw sql: {error}", file=sys.stderr)
         return 2
 
 
-def _run_restore(args: argparse.Namespace) -> int:
+def _run_restore(args: argparse.Namespace, settings: Settings) -> int:
     from pipeline.cli.restore import run_restore
 
-    return _succeeds("restore", lambda settings: run_restore(settings, args.table, args.platform, args.date,
-                                                             args.version, args.list))
+    return 0 if run_restore(settings, args.table, args.platform, args.date, args.version, args.list) else 1
 
 
-def _run_verify(_args: argparse.Namespace) -> int:
+def _run_verify(_args: argparse.Namespace, settings: Settings) -> int:
     from pipeline.cli.verify import run_verify
 
-    return _succeeds("verify", run_verify)
+    return 0 if run_verify(settings) else 1
 
 
-def _run_status(args: argparse.Namespace) -> int:
+def _run_status(args: argparse.Namespace, settings: Settings) -> int:
     from pipeline.cli.status import run_status
     from pipeline.engine.config import ConfigError
 
     try:
-        return _succeeds("status", lambda settings: run_status(settings, args.days, args.json))
-    except ConfigError as error:
+        return 0 if run_status(settings, args.days, args.json) else 1
+    except ConfigError as error:  # DAGSTER_HOME, read only when the instance is
         print(f"pmw status: {error}", file=sys.stderr)
         return 2
 
 
-def _run_report(args: argparse.Namespace) -> int:
+def _run_report(args: argparse.Namespace, settings: Settings) -> int:
     from pipeline.cli.report import run_report
 
-    return _succeeds("report", lambda settings: run_report(settings, args.days,
-                                                           args.output or settings.data_dir / "report.html"))
+    return 0 if run_report(settings, args.days, args.output or settings.data_dir / "report.html") else 1
 
 
 def _run_bench(args: argparse.Namespace) -> int:
@@ -327,11 +322,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the progress
     arguments = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
-    handlers = {"sandbox": _run_sandbox, "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql,
-                "restore": _run_restore, "verify": _run_verify, "status": _run_status,
-                "report": _run_report, "normalize": normalize_cli.run, "bench": _run_bench, "query": _run_query,
-                "shell": _run_shell}
-    return handlers[args.command](args)
+    unconfigured: dict[str, Callable[[argparse.Namespace], int]] = {
+        "sandbox": _run_sandbox, "normalize": normalize_cli.run, "bench": _run_bench}
+    if args.command in unconfigured:
+        return unconfigured[args.command](args)
+    configured: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
+        "backfill": _run_backfill, "demo": _run_demo, "sql": _run_sql, "restore": _run_restore,
+        "verify": _run_verify, "status": _run_status, "report": _run_report, "query": _run_query,
+        "shell": _run_shell}
+    settings = _configured(args)
+    return 2 if settings is None else configured[args.command](args, settings)
 
 
 if __name__ == "__main__":

@@ -38,11 +38,6 @@ class QueryError(Exception):
         self.status = status
 
 
-def warehouse_path() -> Path:
-    """PMW_DATA_DIR's warehouse file. Only the data dir is read: a query needs no source, nor its key."""
-    return Settings(data_dir=Path(os.environ.get("PMW_DATA_DIR") or Settings.data_dir)).warehouse_path
-
-
 def warehouse_lake(path: Path) -> Lake:
     """The lake the warehouse file at `path` is to read: PMW_LAKE_URL's, else the lake beside the file."""
     try:

@@ -114,12 +114,15 @@ class Settings:
         return self.data_dir / "windows"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, *, credentials: bool = True) -> Settings:
+        """The settings of `env` (the process's environment), every value checked; ConfigError naming the first bad
+        one. Without `credentials`, PMW_SOURCE=api does not need its URL and key (a command that never calls the
+        source: `pmw query`)."""
         env = os.environ if env is None else env
         source = _source(env)
         api_url = env.get("PMW_API_URL") or None
         key = env.get("PMW_API_KEY") or None
-        if source == Source.API:
+        if source == Source.API and credentials:
             if api_url is None:
                 raise ConfigError("PMW_SOURCE=api needs PMW_API_URL, the base URL of the unified API")
             if key is None:
@@ -169,6 +172,22 @@ class Settings:
             orderbook_top_n=_integer(env, "PMW_ORDERBOOK_TOP_N", defaults.orderbook_top_n, minimum=0),
             trade_lateness_s=_seconds(env, "PMW_TRADE_LATENESS_S", defaults.trade_lateness_s),
         )
+
+
+def check_data_dir(data_dir: Path, *, writable: bool) -> None:
+    """ConfigError when PMW_DATA_DIR (`data_dir`) is a file, or, when the command writes there (`writable`), when
+    it is not a folder this process can write, nor one it can make."""
+    shown = f"PMW_DATA_DIR must be a folder{' this user can write' if writable else ''}, got {str(data_dir)!r}"
+    if data_dir.exists() and not data_dir.is_dir():
+        raise ConfigError(f"{shown}, which is a file")
+    if not writable:
+        return
+    existing = next(folder for folder in (data_dir, *data_dir.absolute().parents) if folder.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"{shown}, inside {str(existing)!r}, which is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"{shown}{'' if existing == data_dir else f', inside {str(existing)!r}'}, "
+                          "which is not writable")
 
 
 def _source(env: Mapping[str, str]) -> Source:

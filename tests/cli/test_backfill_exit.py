@@ -110,14 +110,14 @@ def test_the_exit_status_is_documented_in_the_help(capsys: pytest.CaptureFixture
 
 
 def test_a_backfill_onto_a_broken_disk_says_one_line_a_partition_and_no_stack_trace(
-    pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    pipeline_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every write fails (the data dir lies under a file, as on a disk that refuses writes): each partition's
-    line names the step, the error and the path; Dagster's 90-line errors with stack traces stay behind
-    --verbose."""
-    blocker = pipeline_env.parent / "not-a-directory"
+    """Every write fails (the lake's folder is a file, as on a disk that refuses writes; a data dir that is a file
+    is refused before anything runs): each partition's line names the step, the error and the path; Dagster's
+    90-line errors with stack traces stay behind --verbose."""
+    pipeline_env.mkdir(parents=True)
+    blocker = pipeline_env / "lake"
     blocker.write_text("")
-    monkeypatch.setenv("PMW_DATA_DIR", str(blocker / "data"))
     days = ["--start", (DAY - timedelta(days=1)).isoformat(), "--end", DAY.isoformat()]
     capsys.readouterr()
     assert main(["backfill", "--platform", "polymarket,kalshi", *days]) == 1

@@ -19,8 +19,8 @@ def test_the_settings_are_parsed_once_for_the_whole_backfill(
     parsed: list[Settings] = []
     parse = Settings.from_env
 
-    def counted(env: Mapping[str, str] | None = None) -> Settings:
-        parsed.append(parse(env))
+    def counted(env: Mapping[str, str] | None = None, *, credentials: bool = True) -> Settings:
+        parsed.append(parse(env, credentials=credentials))
         return parsed[-1]
 
     monkeypatch.setattr(Settings, "from_env", counted)

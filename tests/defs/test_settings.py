@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.config import ConfigError, Settings
+from pipeline.engine.config import ConfigError, Settings, check_data_dir
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.partition import PartitionSource
@@ -195,3 +195,21 @@ def test_an_asset_only_the_unified_api_serves_fails_its_step_under_the_direct_so
     unified = PipelineResource(base_settings=Settings.from_env({"PMW_SOURCE": "sandbox",
                                                                 "PMW_DATA_DIR": str(tmp_path)}))
     assert unified.unified_api_settings("trader profiles").source == Source.SANDBOX
+
+
+def test_a_data_dir_that_is_a_file_or_not_writable_is_named_as_such(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    with pytest.raises(ConfigError, match=r"^PMW_DATA_DIR must be a folder, got '.*/a-file', which is a file$"):
+        check_data_dir(a_file, writable=False)
+    with pytest.raises(ConfigError, match=r"got '.*/a-file/data', inside '.*/a-file', which is a file$"):
+        check_data_dir(a_file / "data", writable=True)
+    check_data_dir(tmp_path / "new" / "data", writable=True)  # made when first written
+    monkeypatch.setattr("os.access", lambda path, mode: False)
+    check_data_dir(tmp_path, writable=False)  # the commands that only read need no write permission
+    with pytest.raises(ConfigError, match=r"^PMW_DATA_DIR must be a folder this user can write, got '.*', which is "
+                                          r"not writable$"):
+        check_data_dir(tmp_path, writable=True)
+    with pytest.raises(ConfigError, match=r"got '.*/new/data', inside '.*', which is not writable$"):
+        check_data_dir(tmp_path / "new" / "data", writable=True)

@@ -475,11 +475,12 @@ def test_the_sql_folder_must_exist(tmp_path: Path) -> None:
 def test_pmw_sql_names_a_failure_that_is_no_models_with_its_cause_and_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue "Nothing lost", point 12: a data dir that is a file fails the build, and the output says why."""
-    not_a_dir = tmp_path / "data"
-    not_a_dir.write_text("a file where the data dir should be")
-    monkeypatch.setenv("PMW_DATA_DIR", str(not_a_dir))
+    """Issue "Nothing lost", point 12: a warehouse that cannot be opened (here a folder in its place) fails the
+    build, and the output says why (a data dir that is a file is refused before anything runs)."""
+    not_a_file = tmp_path / "data" / "warehouse.duckdb"
+    not_a_file.mkdir(parents=True)
+    monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     assert main(["sql"]) == 1
     said = capsys.readouterr().out
-    assert f"FAILED {OP_NAME}:" in said and str(not_a_dir) in said, said
+    assert f"FAILED {OP_NAME}:" in said and str(not_a_file) in said, said
