@@ -156,9 +156,9 @@ def _repeats_agree_check(table: Table) -> Check:
 
     # Not blocking: the row landed is a version the source gave; which one was right, the check cannot say.
     return Check("repeats_agree",
-                 f"every {table.resource.lower()} the API sent more than once under one id came with the same values "
-                 "each time (otherwise the version met first lands, the others are rejected with the reason, and this "
-                 "warning is not blocking)", run, blocking=False, reads_rejects=True)
+                 f"every {table.resource.lower()} the API sent more than once under one id (or key) came with the "
+                 "same values each time (otherwise the version met first lands, the others are rejected with the "
+                 "reason, and this warning is not blocking)", run, blocking=False, reads_rejects=True)
 
 
 def _price_keys_check() -> Check:

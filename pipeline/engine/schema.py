@@ -229,8 +229,10 @@ class Table:
     wire_only: tuple[Field, ...] = field(default=())
     # Columns the pipeline adds beyond the resource's fields, the partition and the lineage.
     added: tuple[Column, ...] = field(default=())
-    # Whether each record is listed under an id of its own, by which paging tells a record sent twice
-    # (pipeline.engine.sources.paging); a price point has none, and is never listed again.
+    # Whether the API may send a record more than once under its identity: a record listed by an id of its own,
+    # which paging tells again (pipeline.engine.sources.paging), or a price point that two answers of a batch cut
+    # in time hold (pipeline.engine.sources.partition `PointsOnce`). The first version lands; a later one with
+    # other values is rejected as a conflicting repeat, which the `repeats_agree` check counts.
     listed_by_id: bool = True
     # The partition dimension beside the day: `platform` (the market, book and trader tables) or `league` (the
     # sports tables).
@@ -526,7 +528,6 @@ PRICE_HISTORY = Table(
     time_column="timestamp",
     sort_key=("market_id", "outcome_id", "timestamp"),
     added=(SERVED_MARKET_ID,),
-    listed_by_id=False,
     fields=(
         _unix("timestamp", required=True),
         Field("price", kind="struct", children=OHLC, required=True,

@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from itertools import repeat
 from typing import Any, Protocol, runtime_checkable
 
 import polars as pl
 
 from pipeline.engine.config import PriceLabel
-from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
 from pipeline.engine.normalize.attribution import attribute
+from pipeline.engine.normalize.frames import rejects_frame
 from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
 from pipeline.engine.schema import TABLES
 from pipeline.engine.service_figures import ServiceFigures
@@ -184,20 +185,15 @@ class UnifiedPartitions:
                              markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         """The markets' points over the window, 10 markets a call, cut in time where the cap requires; a point
         that several answers of a batch hold (a server may answer every period that overlaps the span asked, so
-        the period at a cut comes in both halves) is kept once by its key, the first version met."""
+        the period at a cut comes in both halves) is kept once by its key (`PointsOnce`)."""
         seconds = HOURLY * 60
         start, end = day_bounds(first)[0] - seconds, day_bounds(last)[1] + seconds
-        key = list(TABLES["price_history"].primary_key)
-        no_keys = pl.DataFrame(schema={name: TABLES["price_history"].polars_schema[name] for name in key})
-        held = no_keys  # the keys of the batch's points so far
+        once = PointsOnce()
         for call in price_calls(markets, start, end):
             for answer in self._price_batch(platform, first, call.markets, call.start, call.end):
-                fresh = answer.rows.join(held, on=key, how="anti", nulls_equal=True).unique(
-                    key, keep="first", maintain_order=True)
-                held = pl.concat([held, fresh.select(key)])
-                yield Normalised(fresh, answer.rejects)
+                yield once.keep(answer)
             if call.last_of_batch:
-                held = no_keys
+                once = PointsOnce()
                 yield MarketsDone(call.markets["id"][-1])
 
     def _price_batch(self, platform: str, day: date, markets: pl.DataFrame, start: int,
@@ -245,3 +241,34 @@ def _listed_per_event(markets: list[Any]) -> pl.DataFrame:
     records = markets if set(map(type, markets)) <= {dict} else [m if isinstance(m, dict) else {} for m in markets]
     event_ids = pl.Series("event_id", list(map(dict.get, records, repeat("event_id"))), dtype=pl.String(), strict=False)
     return event_ids.drop_nulls().value_counts(name="listed").cast({"listed": pl.Int64()})
+
+
+POINT_KEY = list(TABLES["price_history"].primary_key)
+
+
+class PointsOnce:
+    """Price points kept once by their key across the answers of one batch: the first version met lands; a later
+    one with other values is rejected as a conflicting repeat (`repeats_agree` counts it), one with the same
+    values is dropped. Holds the keys and a hash of the values of the batch's points (10 markets)."""
+
+    def __init__(self) -> None:
+        schema = TABLES["price_history"].polars_schema
+        self.kept = pl.DataFrame(schema={**{name: schema[name] for name in POINT_KEY}, "_version": pl.UInt64()})
+
+    def keep(self, answer: Normalised) -> Normalised:
+        values = [c for c in answer.rows.columns if c not in POINT_KEY and c != "_fetched_at"]
+        rows = answer.rows.with_columns(pl.struct(values).hash().alias("_version"),
+                                        pl.struct(POINT_KEY).is_first_distinct().alias("_first"))
+        first = rows.filter("_first")
+        fresh = first.join(self.kept, on=POINT_KEY, how="anti", nulls_equal=True)
+        self.kept = pl.concat([self.kept, fresh.select(*POINT_KEY, "_version")])
+        again = first.join(fresh, on=POINT_KEY, how="anti", nulls_equal=True)
+        repeated = pl.concat([again, rows.filter(~pl.col("_first"))])
+        conflicting = repeated.join(self.kept, on=POINT_KEY, nulls_equal=True, suffix="_kept").filter(
+            pl.col("_version") != pl.col("_version_kept")).select(answer.rows.columns)
+        rejects = answer.rejects
+        if conflicting.height:
+            fetched_at = conflicting["_fetched_at"][0] if "_fetched_at" in conflicting.columns else datetime.now(UTC)
+            repeats = rejects_frame([(row, CONFLICTING_REPEAT) for row in conflicting.to_dicts()], fetched_at)
+            rejects = pl.concat([rejects, repeats])
+        return Normalised(fresh.select(answer.rows.columns), rejects)
