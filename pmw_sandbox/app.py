@@ -693,7 +693,7 @@ class SandboxApp:
         meta = {
             "total_points": len(points),
             "platforms": sorted({m.platform.value for m in markets}),
-            "time_range": {"start": start, "end": end},
+            "time_range": self._time_range(points, start, end),
             "interval": str(interval),
             "request_time": 0,
             "cache_hit": False,
@@ -701,6 +701,13 @@ class SandboxApp:
         }
         return {"data": points, "meta": meta}
 
+
+    def _time_range(self, points: list[Record], start: int, end: int) -> Record:
+        """`meta.time_range` as the reading gives it: the span asked, or the span of the points held."""
+        if self.config.readings.price_time_range == "asked" or not points:
+            return {"start": start, "end": end}
+        times = [point["timestamp"] for point in points]
+        return {"start": min(times), "end": max(times)}
 
     def _points(self, markets: list[Any], start: int, end: int, interval: int) -> list[Record]:
         """The markets' price points labelled within [start, end] (or, reading price_range=periods, of every period

@@ -36,6 +36,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "price_keys": ("id", "name"),
     "market_id_param": ("any", "platform"),
     "unavailable_status": ("unavailable", "maintenance", "offline"),
+    "price_time_range": ("asked", "data"),
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
@@ -86,6 +87,8 @@ class Readings:
     market_id_param: str = "any"
     # the status /platforms gives a platform the `unavailable` fault names (the spec shows only `available`)
     unavailable_status: str = "unavailable"
+    # /price-history's meta.time_range: the span asked (start_ts, end_ts), or the span of the points it holds
+    price_time_range: str = "asked"
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():

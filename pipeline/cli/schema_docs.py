@@ -163,8 +163,9 @@ def render_reconciliation() -> str:
         "itself ended the list (not a stop rule of the pipeline's); a total below the items listed loses nothing. A "
         "server whose total is above what it lists cannot be told from one that lost items: that fails.",
         "- Price history: each answer whose points were kept (not one asked again in halves) holds the points its "
-        "`meta.total_points` counts, and its `meta.time_range` covers the range asked. In a window's sweep the answers "
-        "are checked by the partition whose step swept.",
+        "`meta.total_points` counts; its `meta.time_range` is shown beside, not judged (the spec does not say whether "
+        "it echoes the span asked or gives the span of the points held). In a window's sweep the answers are checked "
+        "by the partition whose step swept.",
         "- The sports answers' `meta.platform_errors`, non-empty, is a warning: the platforms named may be missing.",
         "",
         "Every partition of the unified API keeps the service's figures in its materialisation's metadata: "

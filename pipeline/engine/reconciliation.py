@@ -161,8 +161,9 @@ def _price_answers_check() -> Reconciliation:
             "range_end": [a.range_end for a in answers]},
             schema={"market_ids": pl.List(pl.String()), "start": pl.Int64(), "end": pl.Int64(), "points": pl.Int64(),
                     "total_points": pl.Int64(), "range_start": pl.Int64(), "range_end": pl.Int64()})
-        short = ((pl.col("total_points") > pl.col("points")) | (pl.col("range_start") > pl.col("start"))
-                 | (pl.col("range_end") < pl.col("end"))).fill_null(False)
+        # `meta.time_range` is shown, not judged: the spec does not say whether it echoes the span asked or gives the
+        # span of the points held (sandbox reading `price_time_range`), and the second says nothing of what is missing.
+        short = (pl.col("total_points") > pl.col("points")).fill_null(False)
         landed = frame.with_row_index("answer").explode("market_ids").join(
             df.select("market_id", "rows"), left_on="market_ids", right_on="market_id", how="left",
         ).group_by("answer").agg(pl.col("rows").sum().alias("landed_in_day"))
@@ -170,7 +171,7 @@ def _price_answers_check() -> Reconciliation:
             pl.col("market_ids").list.join(","), pl.exclude("answer", "market_ids"))
 
     return Reconciliation("price_points_answered", "every price-history answer held the points its "
-                          "`meta.total_points` counted, over the whole range asked (its `meta.time_range`)", run)
+                          "`meta.total_points` counted (its `meta.time_range` shown beside)", run)
 
 
 def _platform_errors_check() -> Reconciliation:

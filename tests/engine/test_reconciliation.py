@@ -139,13 +139,13 @@ def test_a_market_whose_trades_add_up_to_less_than_its_volume_of_the_day_is_name
         {"market_id": "m3", "volume_24h": 50.0, "unit": "contracts", "landed": 20.0, "shortfall": 30.0}]
 
 
-def test_a_price_answer_holding_fewer_points_than_it_counted_or_a_shorter_range_is_named() -> None:
+def test_a_price_answer_holding_fewer_points_than_it_counted_is_named_and_a_shorter_range_alone_is_not() -> None:
     answers = [PriceAnswer(("m1", "m2"), 0, 100, 8, 10, 0, 100), PriceAnswer(("m3",), 0, 100, 5, 5, 0, 40),
                PriceAnswer(("m4",), 0, 100, 5, 5, 0, 100), PriceAnswer(("m5",), 0, 100, 5, None, None, None)]
     ctx = PartitionContext(PLATFORM, DAY, figures=ServiceFigures(price_answers=answers))
     landed = _trades_of(m1=(6, 0.0, 0.0), m3=(5, 0.0, 0.0))
     result = _outcome("price_history", "price_points_answered", pl.DataFrame(), ctx, landed)
-    _failed(result, ["m1,m2", "m3"])
+    _failed(result, ["m1,m2"])  # m3's range of 0-40 may be the span of its points: the spec does not say
     assert result.examples[0] == {"market_ids": "m1,m2", "start": 0, "end": 100, "points": 8, "total_points": 10,
                                   "range_start": 0, "range_end": 100, "landed_in_day": 6}
 
