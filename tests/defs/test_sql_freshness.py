@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.definitions import defs
 from pipeline.defs.sql_models.assets import load_sql_assets
-from pipeline.defs.sql_models.freshness import SENSOR_NAME, Observed, decide, observe
+from pipeline.defs.sql_models.rebuild_sensor import SENSOR_NAME, Observed, decide, observe
 from tests.support.runs import CODE_LOCATION
 
 TRADES = dg.AssetKey("trades")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipeline.defs.automation.freshness import yesterday_landed
+from pipeline.defs.automation.yesterday_landed import yesterday_landed
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.ingestion.platform_status import platform_status
 from pipeline.engine.sources.factory import PLATFORM_APIS_POOL, UNIFIED_API_POOL

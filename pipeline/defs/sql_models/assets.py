@@ -13,7 +13,7 @@ blocking check (``Check.blocking``, severity ERROR) failed in this run is held b
 materialised (its spec is skippable), the SQL tests reading it not run, and a warning names the checks and
 partitions. The other models build as usual.
 
-The models keep themselves fresh: the sensor in ``freshness.py`` rebuilds them once after ingestion has landed.
+The models keep themselves fresh: the sensor in ``rebuild_sensor.py`` rebuilds them once after ingestion has landed.
 
 The lake is checked before anything builds: a partition that Dagster recorded as landed whose file is gone
 or does not read, or a partition the lake cannot list or open, fails the step naming it, since every model
@@ -31,7 +31,7 @@ import polars as pl
 
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.resources import PipelineResource
-from pipeline.defs.sql_models.freshness import rebuild_sensor
+from pipeline.defs.sql_models.rebuild_sensor import rebuild_sensor
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.files import some_paths
 from pipeline.engine.lake.storage import Location
