@@ -26,7 +26,7 @@ from pipeline.defs.automation.budget import (
     SensorCursor,
     horizon_for,
 )
-from pipeline.defs.automation.jobs import API_POOLS, ASSET_NAMES, STEP_RETRY_POLICY, register_api_pools
+from pipeline.defs.automation.jobs import API_POOLS, ASSET_NAMES, register_api_pools
 from pipeline.defs.automation.schedule import daily_cron, daily_ingestion
 from pipeline.defs.automation.sensor import (
     MAX_ATTEMPTS,
@@ -39,6 +39,7 @@ from pipeline.defs.automation.sensor import (
     runs_in_flight,
     watch_lists_in_flight,
 )
+from pipeline.defs.common.jobs import STEP_RETRY_POLICY
 from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, partitions_start
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.sources.window import Window

@@ -9,7 +9,8 @@ import dagster as dg
 
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.holds import platform_holds
-from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
+from pipeline.defs.automation.jobs import ingestion_job
+from pipeline.defs.common.tags import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, partitions_start
 from pipeline.engine.sources.window import Window, windows_of

@@ -32,25 +32,19 @@ from pipeline.defs.automation.budget import (
     window,
 )
 from pipeline.defs.automation.holds import Holds, platform_holds
-from pipeline.defs.automation.jobs import (
-    ASSET_NAMES,
-    BACKFILL_PRIORITY,
-    ESTIMATE_TAG,
-    ORDERBOOK_JOB,
-    PRIORITY_TAG,
-    TRADERS_JOB,
-    TRIGGER_TAG,
-    ingestion_job,
-    register_api_pools,
-)
+from pipeline.defs.automation.jobs import ASSET_NAMES, ingestion_job, register_api_pools
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
+from pipeline.defs.common.tags import BACKFILL_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, WINDOW_TAG
+from pipeline.defs.orderbooks.schedule import ORDERBOOK_JOB
+from pipeline.defs.profiles.schedule import TRADERS_JOB
 from pipeline.engine.config import AutomationSettings, BackfillOrder
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.sources.window import Window, windows_of
 
 BACKFILL_TRIGGER = "backfill_sensor"
+ESTIMATE_TAG = "pmw/estimated_requests"  # what the sensor expects the run to cost, in requests
 SAMPLE_SIZE = 20  # recent materialisations per asset behind each cost estimate
 MAX_ATTEMPTS = 3  # runs of one partition that may fail before the sensor leaves it to a person
 PARTITION_TAG = "dagster/partition"

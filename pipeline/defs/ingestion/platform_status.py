@@ -16,15 +16,18 @@ from datetime import date
 import dagster as dg
 import polars as pl
 
-from pipeline.defs.ingestion.assets import Landed, _check_result, _preview, ingestion_asset, partition_of
+from pipeline.defs.common.landing import land
+from pipeline.defs.common.reporting import Landed, check_result
+from pipeline.defs.common.specs import partition_of
+from pipeline.defs.ingestion.assets import ingestion_asset
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.lake.store import REJECTS_SCHEMA
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.platform_status import status_rows
 from pipeline.engine.schema import PLATFORM_STATUS, Source
 from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.service_status import observe
-from pipeline.engine.warehouse.views import ensure_raw_views
 
 TABLE = PLATFORM_STATUS.name
 NOTHING_TO_ASK = "PMW_SOURCE=direct reads the platforms' own APIs, which have no /health or /platforms"
@@ -43,32 +46,18 @@ def platform_status(context: dg.AssetExecutionContext, pipeline: PipelineResourc
         status = observe(unified.http)
         requests = unified.http.stats.snapshot()
     row = status_rows(status, [platform], settings.source.value)
-    day = status.observed_at.date()
-    lake = pipeline.lake()
-    written = lake.write_round(TABLE, platform, day, status.observed_at, row)
-    ensure_raw_views(settings.warehouse_path, lake)
-    day_rows = lake.read_partition(TABLE, platform, day)
-    assert day_rows is not None  # the observation has just landed in it
     seen = row.row(0, named=True)
     if seen["error"]:
         context.log.warning("platform_status %s: %s", platform, seen["error"])
-    yield dg.MaterializeResult(metadata={
-        "dagster/row_count": day_rows.height,
-        "observed_at": status.observed_at.isoformat(),
-        "observed_day": day.isoformat(),
-        "status": seen["status"] or "",
-        "held": seen["held"],
-        "service_status": seen["service_status"] or "",
-        "error": seen["error"] or "",
-        "path": str(written.path),
-        **requests.as_metadata(),
-        "preview": _preview(row),
-    })
-    yield from _checks(day_rows, platform, day)
+    observed = {"observed_at": status.observed_at.isoformat(), "observed_day": status.observed_at.date().isoformat(),
+                "status": seen["status"] or "", "held": seen["held"], "service_status": seen["service_status"] or "",
+                "error": seen["error"] or "", **requests.as_metadata()}
+    yield from land(pipeline, TABLE, PartitionContext(platform, status.observed_at.date()),
+                    Normalised(row, pl.DataFrame(schema=REJECTS_SCHEMA)), observed, round_at=status.observed_at)
 
 
 def _checks(day_rows: pl.DataFrame, platform: str, day: date) -> Iterator[Landed]:
     """The table's checks on the observation day's rows (every observation of the platform on that day)."""
     no_rejects = pl.DataFrame(schema=REJECTS_SCHEMA)
     for outcome in run_checks(TABLE, day_rows, PartitionContext(platform, day), no_rejects):
-        yield _check_result(dg.AssetKey(TABLE), outcome)
+        yield check_result(dg.AssetKey(TABLE), outcome)

@@ -13,11 +13,13 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from pipeline.defs.automation.jobs import ORDERBOOK_JOB, PRIORITY_TAG, STEP_RETRY_POLICY, TRIGGER_TAG
+from pipeline.defs.common.jobs import STEP_RETRY_POLICY
+from pipeline.defs.common.tags import PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.orderbooks.assets import ORDERBOOK_TABLES, SNAPSHOT_AT_TAG, orderbook_round
 from pipeline.engine.config import Settings, round_minutes_from_env
 from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, Platform
 
+ORDERBOOK_JOB = "orderbook_snapshots"
 ROUND_TRIGGER = "orderbook_round"
 ROUND_PRIORITY = "0"  # between the daily run's 10 and the backfill's -10
 

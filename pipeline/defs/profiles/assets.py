@@ -16,17 +16,11 @@ from collections.abc import Iterator
 import dagster as dg
 import polars as pl
 
-from pipeline.defs.ingestion.assets import (
-    PARTITIONS,
-    _check_result,
-    _check_specs,
-    _preview,
-    partition_of,
-    table_spec,
-)
+from pipeline.defs.common.landing import land
+from pipeline.defs.common.specs import check_specs, partition_of, table_spec
+from pipeline.defs.ingestion.assets import PARTITIONS
 from pipeline.defs.resources import PipelineResource, emulator_for
-from pipeline.engine.checks import PartitionContext, run_checks
-from pipeline.engine.lake.replacement import ReplacementRule
+from pipeline.engine.checks import PartitionContext
 from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.profiles import normalise_profiles, normalise_trader_trades
@@ -34,7 +28,6 @@ from pipeline.engine.schema import WATCHLIST_TABLES
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
 from pipeline.engine.sources.http import ApiError
 from pipeline.engine.sources.profiles import profile_answer, trader_trades
-from pipeline.engine.warehouse.views import ensure_raw_views
 
 GROUP = "traders"
 TRADER_TABLES = ("profiles", "profile_trades")
@@ -43,7 +36,7 @@ TRADER_TABLES = ("profiles", "profile_trades")
 @dg.multi_asset(
     name="trader_profiles",
     specs=[table_spec(table, GROUP) for table in TRADER_TABLES],
-    check_specs=[spec for table in TRADER_TABLES for spec in _check_specs(table)],
+    check_specs=[spec for table in TRADER_TABLES for spec in check_specs(table, PARTITIONS)],
     partitions_def=PARTITIONS,
     pool=UNIFIED_API_POOL,
     description="The watched traders' profiles, metrics and trades of the day.",
@@ -67,22 +60,11 @@ def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResourc
         results["profile_trades"] = _concat([
             normalise_trader_trades(h.trades, h.conflicting, h.trader, platform, day, source, h.fetched_at)
             for h in histories], "profile_trades")
-    lake = pipeline.lake()
-    rule = ReplacementRule.of(settings)
-    written = {table: lake.write_partition(table, platform, day, result.rows, result.rejects,
-                                           rule.approver(table, platform, day))
-               for table, result in results.items()}
-    ensure_raw_views(settings.warehouse_path, lake)
     context.log.info("traders %s %s: %d traders, %s trades, %d requests", platform, day, len(traders),
-                     written["profile_trades"].rows if failure is None else "no", requests.requests)
-    for table, write in written.items():
-        yield dg.MaterializeResult(asset_key=table, metadata={
-            "dagster/row_count": write.rows, "traders": len(traders), "rejects": write.rejects,
-            "bytes_written": write.bytes_written, "path": str(write.path), **requests.as_metadata(),
-            "preview": _preview(results[table].rows)})
+                     results["profile_trades"].rows.height if failure is None else "no", requests.requests)
     for table, result in results.items():
-        for outcome in run_checks(table, result.rows, PartitionContext(platform, day), result.rejects):
-            yield _check_result(dg.AssetKey(table), outcome)
+        yield from land(pipeline, table, PartitionContext(platform, day), result,
+                        {"traders": len(traders), **requests.as_metadata()})
     if failure is not None:
         raise dg.Failure(f"profile_trades {platform} {day} not landed (the profiles were): {failure}")
 

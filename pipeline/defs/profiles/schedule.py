@@ -6,11 +6,13 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import dagster as dg
 
-from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, STEP_RETRY_POLICY, TRADERS_JOB, TRIGGER_TAG
 from pipeline.defs.automation.schedule import daily_cron
+from pipeline.defs.common.jobs import STEP_RETRY_POLICY
+from pipeline.defs.common.tags import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.profiles.assets import trader_profiles
 from pipeline.engine.config import AutomationSettings, Settings
 
+TRADERS_JOB = "watched_traders"
 TRADERS_TRIGGER = "traders_daily"
 # A quarter of an hour after the daily ingestion's tick (PMW_DAILY_AT, 00:30 by default), at its priority:
 # yesterday's metrics as of the night after it.

@@ -12,7 +12,8 @@ from datetime import UTC, date, datetime, time
 
 import dagster as dg
 
-from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, STEP_RETRY_POLICY, TRIGGER_TAG
+from pipeline.defs.common.jobs import STEP_RETRY_POLICY
+from pipeline.defs.common.tags import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.sports.assets import SPORTS_ASSETS
 from pipeline.engine.schema import League
 

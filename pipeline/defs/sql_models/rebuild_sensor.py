@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import dagster as dg
 from dagster._core.execution.backfill import BulkActionStatus
 
+from pipeline.defs.common.tags import TRIGGER_TAG
 from pipeline.engine.config import AutomationSettings
 
 SENSOR_NAME = "sql_models_after_ingestion"
@@ -61,7 +62,7 @@ def decide(observed: Observed, settle_s: float) -> dg.RunRequest | dg.SkipReason
             f"waiting: the newest partition landed {observed.quiet_s:.0f} s ago; the backfill sensor may queue more "
             f"within {settle_s:.0f} s (two of its ticks)"
         )
-    return dg.RunRequest(run_key=f"{TRIGGER}:{newest}", tags={"pmw/trigger": TRIGGER})
+    return dg.RunRequest(run_key=f"{TRIGGER}:{newest}", tags={TRIGGER_TAG: TRIGGER})
 
 
 def observe(
