@@ -1,19 +1,11 @@
-"""The Dagster code location of pm-warehouse (loaded by workspace.yaml and `dagster definitions validate`).
+"""The Dagster code location of pm-warehouse (loaded by workspace.yaml, `dagster dev -m pipeline.definitions` and
+the `dg` tools, which `[tool.dg]` in pyproject.toml points here).
 
-Everything under pipeline/defs/ is discovered as Dagster's defs folder (the `[tool.dg]` section of pyproject.toml
-names it for the `dg` tools): ingestion assets, the SQL models, automation, and the pipeline resource. The tree is
-built from the module itself rather than found through pyproject.toml, which an installed wheel (a Docker image,
-a server) does not have; `load_from_defs_folder` does the same after finding the file, and silences the same
-preview warnings of the loaders it calls."""
+The PMW_* environment is parsed here, once, and the definitions are built from it (pipeline.defs.location). The
+source's credentials are not required to load: a run checks them as it starts, so the schedules, the sensors and
+the UI work without them."""
 
-import warnings
-from pathlib import Path
+from pipeline.defs.location import build_definitions
+from pipeline.engine.config import Settings
 
-import dagster as dg
-
-import pipeline.defs
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", dg.PreviewWarning)
-    defs = dg.ComponentTree.from_module(defs_module=pipeline.defs, project_root=Path(__file__).resolve().parents[1]
-                                        ).build_defs()
+defs = build_definitions(Settings.from_env(credentials=False))

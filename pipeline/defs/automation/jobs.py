@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipeline.defs.automation.yesterday_landed import yesterday_landed
+from pipeline.defs.automation.yesterday_landed import FRESHNESS_CHECK_KEYS
 from pipeline.defs.common.jobs import STEP_RETRY_POLICY
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.defs.ingestion.platform_status import platform_status
+from pipeline.defs.ingestion.assets import INGESTION_TABLES
+from pipeline.engine.schema import PLATFORM_STATUS
 from pipeline.engine.sources.factory import PLATFORM_APIS_POOL, UNIFIED_API_POOL
 
 INGESTION_JOB = "ingestion"
-ASSET_NAMES = tuple(asset.key.to_user_string() for asset in INGESTION_ASSETS)
+ASSET_NAMES = INGESTION_TABLES
 
 # The ingestion assets' pools: `unified_api` (PMW_SOURCE=api or sandbox) and `platform_apis` (direct);
 # dagster.yaml gives every pool its limit.
@@ -21,7 +21,8 @@ ingestion_job = dg.define_asset_job(
     INGESTION_JOB,
     # The assets with their per-partition data checks, and the observation of what the service says about itself;
     # the freshness checks run on their own schedule.
-    selection=dg.AssetSelection.assets(*INGESTION_ASSETS, platform_status) - dg.AssetSelection.checks(yesterday_landed),
+    selection=dg.AssetSelection.assets(*INGESTION_TABLES, PLATFORM_STATUS.name)
+    - dg.AssetSelection.checks(*FRESHNESS_CHECK_KEYS),
     # The request budget, not the CPU, bounds a run: steps one after another in the run's process spend it
     # as fast as parallel ones would, without a process start per step.
     executor_def=dg.in_process_executor,

@@ -22,7 +22,7 @@ from pipeline.defs.common.specs import LAKE_KINDS, OWNERS, check_specs, column_s
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, run_window
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, PartitionContext
-from pipeline.engine.config import partitions_start, platforms_from_env, source_from_env
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import lake_tables
@@ -34,30 +34,32 @@ from pipeline.engine.sources.window import Window, WindowSweeps
 GROUP = "ingestion"
 
 
-def _partitions() -> dg.MultiPartitionsDefinition:
-    return daily_partitions(date.fromisoformat(partitions_start()), "platform", [p.value for p in platforms_from_env()])
+INGESTION_TABLES = ("series", "events", "markets", "trades", "price_history")
 
 
-PARTITIONS = _partitions()
+def ingestion_partitions(settings: Settings) -> dg.MultiPartitionsDefinition:
+    """The ingestion tables' partitions: the settings' platforms, by day from the first partition."""
+    return daily_partitions(settings.first_day, "platform", [p.value for p in settings.platforms])
 
 
-def ingestion_asset(table: str, deps: list[str] | None = None) -> Any:
+def ingestion_asset(settings: Settings, table: str, deps: list[str] | None = None) -> Any:
     """The decorator of a table's ingestion asset: partitioned by platform and day, in the source's pool, with
     the table's schema as column metadata and its registered checks (pipeline.engine.checks) as check specs.
     The tables its checks read (`Check.reads`: the trades reconciliation reads the day's price history) are deps
     too, so that a run landing both lands them first, whatever order its steps would otherwise take.
     The decorated function lands the partition with `land_partition`."""
     read_by_checks = sorted({read for check in CHECKS[table] for read in check.reads})
+    partitions = ingestion_partitions(settings)
     return dg.asset(
         name=table,
-        partitions_def=PARTITIONS,
+        partitions_def=partitions,
         deps=[*(deps or []), *read_by_checks],
         group_name=GROUP,
         owners=OWNERS,
         kinds=LAKE_KINDS,
-        pool=api_pool(source_from_env()),
+        pool=api_pool(settings.source),
         description=lake_tables()[table].doc,
-        check_specs=check_specs(table, PARTITIONS),
+        check_specs=check_specs(table, partitions),
         metadata={"dagster/column_schema": column_schema(table)},
     )
 
@@ -99,21 +101,27 @@ def markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
     return frame.unique("id", keep="first", maintain_order=True)
 
 
-@ingestion_asset("markets")
-def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    platform, day = partition_of(context)
-    with pipeline.source(platform) as source:
-        result = source.markets(platform, day)
-        ReplacementRule.of(pipeline.settings()).refuse_empty_listing(pipeline.lake(), platform, day,
-                                                                     result.rows.height + result.rejects.height)
-        ids = frozenset(result.rows["id"].to_list())
-        yield from land_partition(context, pipeline, "markets", PartitionContext(platform, day, ids), result, source)
+def _markets_asset(settings: Settings) -> dg.AssetsDefinition:
+    """`markets`: what was live on the day."""
+
+    @ingestion_asset(settings, "markets")
+    def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
+        platform, day = partition_of(context)
+        with pipeline.source(platform) as source:
+            result = source.markets(platform, day)
+            ReplacementRule.of(pipeline.settings()).refuse_empty_listing(pipeline.lake(), platform, day,
+                                                                         result.rows.height + result.rejects.height)
+            ids = frozenset(result.rows["id"].to_list())
+            yield from land_partition(context, pipeline, "markets", PartitionContext(platform, day, ids), result,
+                                      source)
+
+    return markets
 
 
-def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
+def _catalogue_member_asset(settings: Settings, table: str, id_column: str) -> dg.AssetsDefinition:
     """`events` or `series`: the catalogue entries that the partition's markets point at."""
 
-    @ingestion_asset(table, deps=["markets"])
+    @ingestion_asset(settings, table, deps=["markets"])
     def member(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         market_rows = markets_partition(pipeline.lake(), platform, day)
@@ -126,14 +134,10 @@ def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
     return member
 
 
-events = _catalogue_member_asset("events", "event_id")
-series = _catalogue_member_asset("series", "series_id")
-
-
-def _per_market_asset(table: str) -> dg.AssetsDefinition:
+def _per_market_asset(settings: Settings, table: str) -> dg.AssetsDefinition:
     """`trades` or `price_history`: read market by market, for the day alone or from its window's sweep."""
 
-    @ingestion_asset(table, deps=["markets"])
+    @ingestion_asset(settings, table, deps=["markets"])
     def per_market(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         market_rows = markets_partition(pipeline.lake(), platform, day)
@@ -152,8 +156,8 @@ def _per_market_asset(table: str) -> dg.AssetsDefinition:
     return per_market
 
 
-trades = _per_market_asset("trades")
-price_history = _per_market_asset("price_history")
-
-
-INGESTION_ASSETS = [series, events, markets, trades, price_history]
+def ingestion_assets(settings: Settings) -> list[dg.AssetsDefinition]:
+    """The five ingestion assets, in INGESTION_TABLES' order, partitioned and pooled as `settings` say."""
+    return [_catalogue_member_asset(settings, "series", "series_id"),
+            _catalogue_member_asset(settings, "events", "event_id"), _markets_asset(settings),
+            _per_market_asset(settings, "trades"), _per_market_asset(settings, "price_history")]

@@ -22,6 +22,7 @@ from pipeline.defs.common.specs import partition_of
 from pipeline.defs.ingestion.assets import ingestion_asset
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.platform_status import status_rows
@@ -33,27 +34,34 @@ TABLE = PLATFORM_STATUS.name
 NOTHING_TO_ASK = "PMW_SOURCE=direct reads the platforms' own APIs, which have no /health or /platforms"
 
 
-@ingestion_asset(TABLE)
-def platform_status(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    platform, run_day = partition_of(context)
-    settings = pipeline.settings()
-    if settings.source == Source.DIRECT:
-        context.log.info("platform_status: %s", NOTHING_TO_ASK)
-        yield dg.MaterializeResult(metadata={"dagster/row_count": 0, "observed": NOTHING_TO_ASK})
-        yield from _checks(pl.DataFrame(schema=PLATFORM_STATUS.polars_schema), platform, run_day)
-        return
-    with open_unified_source(settings, emulator_for(settings)) as unified:
-        status = observe(unified.http)
-        requests = unified.http.stats.snapshot()
-    row = status_rows(status, [platform], settings.source.value)
-    seen = row.row(0, named=True)
-    if seen["error"]:
-        context.log.warning("platform_status %s: %s", platform, seen["error"])
-    observed = {"observed_at": status.observed_at.isoformat(), "observed_day": status.observed_at.date().isoformat(),
-                "status": seen["status"] or "", "held": seen["held"], "service_status": seen["service_status"] or "",
-                "error": seen["error"] or "", **requests.as_metadata()}
-    yield from land(pipeline, TABLE, PartitionContext(platform, status.observed_at.date()),
-                    Normalised(row, pl.DataFrame(schema=REJECTS_SCHEMA)), observed, round_at=status.observed_at)
+def platform_status_asset(settings: Settings) -> dg.AssetsDefinition:
+    """The asset observing the service, partitioned and pooled as the ingestion assets."""
+
+    @ingestion_asset(settings, TABLE)
+    def platform_status(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
+        platform, run_day = partition_of(context)
+        run_settings = pipeline.settings()
+        if run_settings.source == Source.DIRECT:
+            context.log.info("platform_status: %s", NOTHING_TO_ASK)
+            yield dg.MaterializeResult(metadata={"dagster/row_count": 0, "observed": NOTHING_TO_ASK})
+            yield from _checks(pl.DataFrame(schema=PLATFORM_STATUS.polars_schema), platform, run_day)
+            return
+        with open_unified_source(run_settings, emulator_for(run_settings)) as unified:
+            status = observe(unified.http)
+            requests = unified.http.stats.snapshot()
+        row = status_rows(status, [platform], run_settings.source.value)
+        seen = row.row(0, named=True)
+        if seen["error"]:
+            context.log.warning("platform_status %s: %s", platform, seen["error"])
+        observed = {"observed_at": status.observed_at.isoformat(),
+                    "observed_day": status.observed_at.date().isoformat(), "status": seen["status"] or "",
+                    "held": seen["held"], "service_status": seen["service_status"] or "", "error": seen["error"] or "",
+                    **requests.as_metadata()}
+        yield from land(pipeline, TABLE, PartitionContext(platform, status.observed_at.date()),
+                        Normalised(row, pl.DataFrame(schema=REJECTS_SCHEMA)), observed,
+                        round_at=status.observed_at)
+
+    return platform_status
 
 
 def _checks(day_rows: pl.DataFrame, platform: str, day: date) -> Iterator[Landed]:

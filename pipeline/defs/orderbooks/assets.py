@@ -24,7 +24,7 @@ from pipeline.defs.common.reporting import Landed
 from pipeline.defs.common.specs import check_specs, daily_partitions, partition_of, table_spec
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext
-from pipeline.engine.config import Settings, partitions_start
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.orderbooks import normalise_round
 from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS
@@ -35,8 +35,9 @@ GROUP = "orderbooks"
 SNAPSHOT_AT_TAG = "pmw/snapshot_at"
 ORDERBOOK_TABLES = ("orderbook_levels", "orderbook_snapshots")
 
-ORDERBOOK_PARTITIONS = daily_partitions(date.fromisoformat(partitions_start()), "platform",
-                                        [p.value for p in ORDERBOOK_PLATFORMS])
+def orderbook_partitions(settings: Settings) -> dg.MultiPartitionsDefinition:
+    """The order books' partitions: the four platforms with books, by day from the first partition."""
+    return daily_partitions(settings.first_day, "platform", [p.value for p in ORDERBOOK_PLATFORMS])
 
 
 def round_time(tags: dict[str, str], every_min: int, now: datetime | None = None) -> datetime:
@@ -71,28 +72,34 @@ def round_markets(settings: Settings, lake: Lake, platform: str, day: date) -> t
     return round_list(busiest, watched), platform_ids
 
 
-@dg.multi_asset(
-    name="orderbook_round",
-    specs=[table_spec(table, GROUP) for table in ORDERBOOK_TABLES],
-    check_specs=[spec for table in ORDERBOOK_TABLES for spec in check_specs(table, ORDERBOOK_PARTITIONS)],
-    partitions_def=ORDERBOOK_PARTITIONS,
-    pool=UNIFIED_API_POOL,
-    description="One snapshot round of a platform's orderbooks, landed beside the day's earlier rounds.",
-)
-def orderbook_round(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    platform, day = partition_of(context)
-    settings = pipeline.unified_api_settings(
-        "orderbook snapshots", why=" (PMW_SOURCE=direct serves no orderbooks of Limitless or Manifold)")
-    round_at = round_time(context.run.tags, settings.orderbook_every_min)
-    lake = pipeline.lake()
-    market_ids, platform_ids = round_markets(settings, lake, platform, day)
-    with open_unified_source(settings, emulator_for(settings)) as unified:
-        answers = take_round(unified.http, platform, market_ids, platform_ids)
-        requests = unified.http.stats.snapshot()
-    rows = normalise_round(answers, platform, day, round_at, settings.source.value)
-    context.log.info("orderbooks %s %s round %s: %d markets, %d levels, %d rejects, %d requests", platform, day,
-                     round_at.isoformat(), len(market_ids), rows.levels.rows.height, rows.snapshots.rejects.height,
-                     requests.requests)
-    about = {"round": round_at.isoformat(), "markets": len(market_ids), **requests.as_metadata()}
-    for table, landed in (("orderbook_levels", rows.levels), ("orderbook_snapshots", rows.snapshots)):
-        yield from land(pipeline, table, PartitionContext(platform, day), landed, about, round_at=round_at)
+def orderbook_round_asset(settings: Settings) -> dg.AssetsDefinition:
+    """The snapshot round's multi-asset, partitioned by the four platforms with books and day."""
+    partitions = orderbook_partitions(settings)
+
+    @dg.multi_asset(
+        name="orderbook_round",
+        specs=[table_spec(table, GROUP) for table in ORDERBOOK_TABLES],
+        check_specs=[spec for table in ORDERBOOK_TABLES for spec in check_specs(table, partitions)],
+        partitions_def=partitions,
+        pool=UNIFIED_API_POOL,
+        description="One snapshot round of a platform's orderbooks, landed beside the day's earlier rounds.",
+    )
+    def orderbook_round(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
+        platform, day = partition_of(context)
+        run_settings = pipeline.unified_api_settings(
+            "orderbook snapshots", why=" (PMW_SOURCE=direct serves no orderbooks of Limitless or Manifold)")
+        round_at = round_time(context.run.tags, run_settings.orderbook_every_min)
+        lake = pipeline.lake()
+        market_ids, platform_ids = round_markets(run_settings, lake, platform, day)
+        with open_unified_source(run_settings, emulator_for(run_settings)) as unified:
+            answers = take_round(unified.http, platform, market_ids, platform_ids)
+            requests = unified.http.stats.snapshot()
+        rows = normalise_round(answers, platform, day, round_at, run_settings.source.value)
+        context.log.info("orderbooks %s %s round %s: %d markets, %d levels, %d rejects, %d requests", platform, day,
+                         round_at.isoformat(), len(market_ids), rows.levels.rows.height, rows.snapshots.rejects.height,
+                         requests.requests)
+        about = {"round": round_at.isoformat(), "markets": len(market_ids), **requests.as_metadata()}
+        for table, landed in (("orderbook_levels", rows.levels), ("orderbook_snapshots", rows.snapshots)):
+            yield from land(pipeline, table, PartitionContext(platform, day), landed, about, round_at=round_at)
+
+    return orderbook_round

@@ -18,9 +18,10 @@ import polars as pl
 
 from pipeline.defs.common.landing import land
 from pipeline.defs.common.specs import check_specs, partition_of, table_spec
-from pipeline.defs.ingestion.assets import PARTITIONS
+from pipeline.defs.ingestion.assets import ingestion_partitions
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.profiles import normalise_profiles, normalise_trader_trades
@@ -33,40 +34,46 @@ GROUP = "traders"
 TRADER_TABLES = ("profiles", "profile_trades")
 
 
-@dg.multi_asset(
-    name="trader_profiles",
-    specs=[table_spec(table, GROUP) for table in TRADER_TABLES],
-    check_specs=[spec for table in TRADER_TABLES for spec in check_specs(table, PARTITIONS)],
-    partitions_def=PARTITIONS,
-    pool=UNIFIED_API_POOL,
-    description="The watched traders' profiles, metrics and trades of the day.",
-)
-def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[
-        dg.MaterializeResult | dg.AssetCheckResult]:
-    platform, day = partition_of(context)
-    settings = pipeline.unified_api_settings("trader profiles")
-    traders = [item.id for item in settings.trader_watchlist if item.platform == platform]
-    failure: ApiError | None = None
-    with open_unified_source(settings, emulator_for(settings)) as unified:
-        answers = [profile_answer(unified.http, platform, trader) for trader in traders]
-        try:
-            histories = [t for trader in traders if (t := trader_trades(unified.http, platform, trader, day))]
-        except ApiError as error:  # the profiles still land; the trades' partition is not replaced by a part
-            histories, failure = [], error
-        requests = unified.http.stats.snapshot()
-    source = settings.source.value
-    results = {"profiles": normalise_profiles(answers, platform, day, source)}
-    if failure is None:
-        results["profile_trades"] = _concat([
-            normalise_trader_trades(h.trades, h.conflicting, h.trader, platform, day, source, h.fetched_at)
-            for h in histories], "profile_trades")
-    context.log.info("traders %s %s: %d traders, %s trades, %d requests", platform, day, len(traders),
-                     results["profile_trades"].rows.height if failure is None else "no", requests.requests)
-    for table, result in results.items():
-        yield from land(pipeline, table, PartitionContext(platform, day), result,
-                        {"traders": len(traders), **requests.as_metadata()})
-    if failure is not None:
-        raise dg.Failure(f"profile_trades {platform} {day} not landed (the profiles were): {failure}")
+def trader_profiles_asset(settings: Settings) -> dg.AssetsDefinition:
+    """The watched traders' multi-asset, partitioned as the ingestion assets (the settings' platforms, by day)."""
+    partitions = ingestion_partitions(settings)
+
+    @dg.multi_asset(
+        name="trader_profiles",
+        specs=[table_spec(table, GROUP) for table in TRADER_TABLES],
+        check_specs=[spec for table in TRADER_TABLES for spec in check_specs(table, partitions)],
+        partitions_def=partitions,
+        pool=UNIFIED_API_POOL,
+        description="The watched traders' profiles, metrics and trades of the day.",
+    )
+    def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[
+            dg.MaterializeResult | dg.AssetCheckResult]:
+        platform, day = partition_of(context)
+        run_settings = pipeline.unified_api_settings("trader profiles")
+        traders = [item.id for item in run_settings.trader_watchlist if item.platform == platform]
+        failure: ApiError | None = None
+        with open_unified_source(run_settings, emulator_for(run_settings)) as unified:
+            answers = [profile_answer(unified.http, platform, trader) for trader in traders]
+            try:
+                histories = [t for trader in traders if (t := trader_trades(unified.http, platform, trader, day))]
+            except ApiError as error:  # the profiles still land; the trades' partition is not replaced by a part
+                histories, failure = [], error
+            requests = unified.http.stats.snapshot()
+        source = run_settings.source.value
+        results = {"profiles": normalise_profiles(answers, platform, day, source)}
+        if failure is None:
+            results["profile_trades"] = _concat([
+                normalise_trader_trades(h.trades, h.conflicting, h.trader, platform, day, source, h.fetched_at)
+                for h in histories], "profile_trades")
+        context.log.info("traders %s %s: %d traders, %s trades, %d requests", platform, day, len(traders),
+                         results["profile_trades"].rows.height if failure is None else "no", requests.requests)
+        for table, result in results.items():
+            yield from land(pipeline, table, PartitionContext(platform, day), result,
+                            {"traders": len(traders), **requests.as_metadata()})
+        if failure is not None:
+            raise dg.Failure(f"profile_trades {platform} {day} not landed (the profiles were): {failure}")
+
+    return trader_profiles
 
 
 def _concat(parts: list[Normalised], table: str) -> Normalised:

@@ -11,6 +11,7 @@ same step, as the ingestion assets do; a failed check is reported, never a crash
 
 from collections.abc import Iterator
 from datetime import date
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -20,7 +21,7 @@ from pipeline.defs.common.reporting import Landed, figures_metadata
 from pipeline.defs.common.specs import check_specs, daily_partitions, partition_of, table_spec
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import PartitionContext
-from pipeline.engine.config import partitions_start, source_from_env
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.schema import League, OddsKind
@@ -29,22 +30,26 @@ from pipeline.engine.sources.sports import SportsSource
 
 GROUP = "sports"
 
-PARTITIONS = daily_partitions(date.fromisoformat(partitions_start()), "league", [league.value for league in League])
+def sports_partitions(settings: Settings) -> dg.MultiPartitionsDefinition:
+    """The sports tables' partitions: every league, by day from the first partition."""
+    return daily_partitions(settings.first_day, "league", [league.value for league in League])
 
 
 def league_and_day(context: dg.AssetExecutionContext) -> tuple[str, date]:
     return partition_of(context, "league")
 
 
-def sports_asset(tables: list[str], deps: list[str] | None = None, name: str | None = None) -> dg.AssetsDefinition:
-    """The decorator of a step landing `tables` for a (league, day): in the unified API's pool, each table with its
+def sports_asset(settings: Settings, tables: list[str], deps: list[str] | None = None,
+                 name: str | None = None) -> Any:
+    """The decorator of a step landing `tables` for a (league, day): in the source's pool, each table with its
     schema as column metadata and its checks."""
+    partitions = sports_partitions(settings)
     return dg.multi_asset(
         name=name or tables[0],
         specs=[table_spec(table, GROUP, deps) for table in tables],
-        check_specs=[spec for table in tables for spec in check_specs(table, PARTITIONS)],
-        partitions_def=PARTITIONS,
-        pool=api_pool(source_from_env()),
+        check_specs=[spec for table in tables for spec in check_specs(table, partitions)],
+        partitions_def=partitions,
+        pool=api_pool(settings.source),
     )
 
 
@@ -66,17 +71,24 @@ def _landed(lake: Lake, table: str, league: str, day: date) -> pl.DataFrame:
     return frame
 
 
-@sports_asset(["leagues", "teams"], name="league_info")
-def league_info(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    league, day = league_and_day(context)
-    with pipeline.sports_source() as source:
-        found = source.league(league, day)
-        yield from land_sports(pipeline, "leagues", league, day, found["leagues"], source)
-        yield from land_sports(pipeline, "teams", league, day, found["teams"], source)
+def _league_info_asset(settings: Settings) -> dg.AssetsDefinition:
+    """`leagues` and `teams`, from one `/league-info` answer."""
+
+    @sports_asset(settings, ["leagues", "teams"], name="league_info")
+    def league_info(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
+        league, day = league_and_day(context)
+        with pipeline.sports_source() as source:
+            found = source.league(league, day)
+            yield from land_sports(pipeline, "leagues", league, day, found["leagues"], source)
+            yield from land_sports(pipeline, "teams", league, day, found["teams"], source)
+
+    return league_info
 
 
-def _listing_asset(table: str) -> dg.AssetsDefinition:
-    @sports_asset([table])
+def _listing_asset(settings: Settings, table: str) -> dg.AssetsDefinition:
+    """`futures` or `awards`: the league's listing of the day."""
+
+    @sports_asset(settings, [table])
     def listing(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         league, day = league_and_day(context)
         with pipeline.sports_source() as source:
@@ -86,20 +98,24 @@ def _listing_asset(table: str) -> dg.AssetsDefinition:
     return listing
 
 
-futures = _listing_asset("futures")
-awards = _listing_asset("awards")
+def _future_odds_asset(settings: Settings) -> dg.AssetsDefinition:
+    """`future_odds`: every listed future's and award's detail."""
+
+    @sports_asset(settings, ["future_odds"], deps=["futures", "awards", "teams"])
+    def future_odds(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
+        league, day = league_and_day(context)
+        lake = pipeline.lake()
+        asked = {OddsKind.FUTURE: _landed(lake, "futures", league, day)["id"].unique().to_list(),
+                 OddsKind.AWARD: _landed(lake, "awards", league, day)["id"].unique().to_list()}
+        team_ids = frozenset(_landed(lake, "teams", league, day)["router_id"].to_list())
+        with pipeline.sports_source() as source:
+            result = source.odds(league, day, asked)
+            yield from land_sports(pipeline, "future_odds", league, day, result, source, team_ids)
+
+    return future_odds
 
 
-@sports_asset(["future_odds"], deps=["futures", "awards", "teams"])
-def future_odds(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
-    league, day = league_and_day(context)
-    lake = pipeline.lake()
-    asked = {OddsKind.FUTURE: _landed(lake, "futures", league, day)["id"].unique().to_list(),
-             OddsKind.AWARD: _landed(lake, "awards", league, day)["id"].unique().to_list()}
-    team_ids = frozenset(_landed(lake, "teams", league, day)["router_id"].to_list())
-    with pipeline.sports_source() as source:
-        result = source.odds(league, day, asked)
-        yield from land_sports(pipeline, "future_odds", league, day, result, source, team_ids)
-
-
-SPORTS_ASSETS = [league_info, futures, awards, future_odds]
+def sports_assets(settings: Settings) -> list[dg.AssetsDefinition]:
+    """The sports assets: league info, futures, awards and the odds, partitioned by league and day."""
+    return [_league_info_asset(settings), _listing_asset(settings, "futures"), _listing_asset(settings, "awards"),
+            _future_odds_asset(settings)]
