@@ -17,7 +17,7 @@ import polars as pl
 
 from pipeline.defs.common.reporting import Landed, json_safe
 from pipeline.defs.common.specs import check_specs, partition_of
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS, PARTITIONS, land_partition
+from pipeline.defs.ingestion.assets import land_partition
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
 from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
@@ -27,6 +27,7 @@ from pipeline.engine.normalize.pages import concatenated
 from pipeline.engine.schema import TABLES, Table
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.partition import Coverage
+from tests.support.location import INGESTION_ASSETS, PARTITIONS
 from tests.support.rewritten_markets import markets_rewritten
 from tests.support.runs import DAY, shared_instance
 
