@@ -1,7 +1,9 @@
 """The specs of the lake tables' assets and checks, read from the schema module and the check registry."""
 
 import warnings
+from collections.abc import Sequence
 from datetime import date
+from typing import Any
 
 import dagster as dg
 
@@ -45,6 +47,20 @@ def check_specs(table: str, partitions_def: dg.PartitionsDefinition) -> list[dg.
                               blocking=False, additional_deps=list(check.reads))
             for check in CHECKS[table]
         ]
+
+
+def tables_asset(name: str, tables: Sequence[str], group: str, partitions: dg.PartitionsDefinition, pool: str,
+                 deps: list[str] | None = None, description: str | None = None) -> Any:
+    """The decorator of a step that lands several lake tables (a multi-asset): each table's spec and checks,
+    partitioned by `partitions`, the step in `pool`."""
+    return dg.multi_asset(
+        name=name,
+        specs=[table_spec(table, group, deps) for table in tables],
+        check_specs=[spec for table in tables for spec in check_specs(table, partitions)],
+        partitions_def=partitions,
+        pool=pool,
+        description=description,
+    )
 
 
 def daily_partitions(first_day: date, dimension: str, keys: list[str]) -> dg.MultiPartitionsDefinition:

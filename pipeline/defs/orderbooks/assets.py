@@ -21,7 +21,7 @@ import dagster as dg
 
 from pipeline.defs.common.landing import land
 from pipeline.defs.common.reporting import Landed
-from pipeline.defs.common.specs import check_specs, daily_partitions, partition_of, table_spec
+from pipeline.defs.common.specs import daily_partitions, partition_of, tables_asset
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
@@ -74,16 +74,8 @@ def round_markets(settings: Settings, lake: Lake, platform: str, day: date) -> t
 
 def orderbook_round_asset(settings: Settings) -> dg.AssetsDefinition:
     """The snapshot round's multi-asset, partitioned by the four platforms with books and day."""
-    partitions = orderbook_partitions(settings)
-
-    @dg.multi_asset(
-        name="orderbook_round",
-        specs=[table_spec(table, GROUP) for table in ORDERBOOK_TABLES],
-        check_specs=[spec for table in ORDERBOOK_TABLES for spec in check_specs(table, partitions)],
-        partitions_def=partitions,
-        pool=UNIFIED_API_POOL,
-        description="One snapshot round of a platform's orderbooks, landed beside the day's earlier rounds.",
-    )
+    @tables_asset("orderbook_round", ORDERBOOK_TABLES, GROUP, orderbook_partitions(settings), UNIFIED_API_POOL,
+                  description="One snapshot round of a platform's orderbooks, landed beside the day's earlier rounds.")
     def orderbook_round(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         run_settings = pipeline.unified_api_settings(

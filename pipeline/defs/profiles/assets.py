@@ -17,7 +17,7 @@ import dagster as dg
 import polars as pl
 
 from pipeline.defs.common.landing import land
-from pipeline.defs.common.specs import check_specs, partition_of, table_spec
+from pipeline.defs.common.specs import partition_of, tables_asset
 from pipeline.defs.ingestion.assets import ingestion_partitions
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext
@@ -36,16 +36,8 @@ TRADER_TABLES = ("profiles", "profile_trades")
 
 def trader_profiles_asset(settings: Settings) -> dg.AssetsDefinition:
     """The watched traders' multi-asset, partitioned as the ingestion assets (the settings' platforms, by day)."""
-    partitions = ingestion_partitions(settings)
-
-    @dg.multi_asset(
-        name="trader_profiles",
-        specs=[table_spec(table, GROUP) for table in TRADER_TABLES],
-        check_specs=[spec for table in TRADER_TABLES for spec in check_specs(table, partitions)],
-        partitions_def=partitions,
-        pool=UNIFIED_API_POOL,
-        description="The watched traders' profiles, metrics and trades of the day.",
-    )
+    @tables_asset("trader_profiles", TRADER_TABLES, GROUP, ingestion_partitions(settings), UNIFIED_API_POOL,
+                  description="The watched traders' profiles, metrics and trades of the day.")
     def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[
             dg.MaterializeResult | dg.AssetCheckResult]:
         platform, day = partition_of(context)

@@ -18,7 +18,7 @@ import polars as pl
 
 from pipeline.defs.common.landing import land
 from pipeline.defs.common.reporting import Landed, figures_metadata
-from pipeline.defs.common.specs import check_specs, daily_partitions, partition_of, table_spec
+from pipeline.defs.common.specs import daily_partitions, partition_of, tables_asset
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
@@ -43,14 +43,7 @@ def sports_asset(settings: Settings, tables: list[str], deps: list[str] | None =
                  name: str | None = None) -> Any:
     """The decorator of a step landing `tables` for a (league, day): in the source's pool, each table with its
     schema as column metadata and its checks."""
-    partitions = sports_partitions(settings)
-    return dg.multi_asset(
-        name=name or tables[0],
-        specs=[table_spec(table, GROUP, deps) for table in tables],
-        check_specs=[spec for table in tables for spec in check_specs(table, partitions)],
-        partitions_def=partitions,
-        pool=api_pool(settings.source),
-    )
+    return tables_asset(name or tables[0], tables, GROUP, sports_partitions(settings), api_pool(settings.source), deps)
 
 
 def land_sports(pipeline: PipelineResource, table: str, league: str, day: date, result: Normalised,
