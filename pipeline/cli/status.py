@@ -138,7 +138,8 @@ def collect_status(settings: Settings, days: int | None, today: date) -> Status:
     first = _window_start(landed, yesterday, days, settings.first_day)
     platforms = list(dict.fromkeys([*configured, *sorted({p for found in landed.values() for p, _ in found})]))
     own_home = data_dir_home(settings.data_dir)
-    home = dagster_home() or own_home
+    found = dagster_home() or own_home
+    home = str(found) if found else None
     recorded = _recorded(own_home, first, yesterday) if home else None
     window = _window(first, yesterday)
     tables = []

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from dagster._core.events import StepMaterializationData
 
-from pipeline.definitions import defs
+from pipeline.definitions import build_definitions, defs
 from pipeline.defs.automation.budget import (
     DEFAULT_PARTITION_COST,
     Budget,
@@ -27,7 +27,7 @@ from pipeline.defs.automation.budget import (
     horizon_for,
 )
 from pipeline.defs.automation.jobs import API_POOLS, ASSET_NAMES, register_api_pools
-from pipeline.defs.automation.schedule import daily_cron, daily_ingestion_schedule
+from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import (
     MAX_ATTEMPTS,
     InFlight,
@@ -39,8 +39,8 @@ from pipeline.defs.automation.sensor import (
     runs_in_flight,
     watch_lists_in_flight,
 )
+from pipeline.defs.common.cron import daily_cron
 from pipeline.defs.common.jobs import STEP_RETRY_POLICY
-from pipeline.defs.location import build_definitions
 from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.sources.window import Window

@@ -1,6 +1,7 @@
 """The code location's assets as the test process's environment builds them when first imported, as the code
-location builds them when it loads (pipeline.defs.location): the tests' PMW_START_DATE (tests/conftest.py) and the
-default platforms. Runs read their own settings when they start, from the environment each test sets."""
+location builds them when it loads (pipeline.definitions.build_definitions): the tests' PMW_START_DATE
+(tests/conftest.py) and the default platforms. Runs read their own settings when they start, from the environment
+each test sets."""
 
 from pipeline.defs.ingestion.assets import ingestion_assets, ingestion_partitions
 from pipeline.defs.ingestion.platform_status import platform_status_asset

@@ -10,6 +10,7 @@ import dagster as dg
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.holds import platform_holds
 from pipeline.defs.automation.jobs import ingestion_job
+from pipeline.defs.common.cron import daily_cron
 from pipeline.defs.common.tags import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import Settings
@@ -42,10 +43,6 @@ def daily_run_request(ref: PartitionRef, tick_day: date, window: Window) -> dg.R
         partition_key=ref.key,
         tags={TRIGGER_TAG: DAILY_TRIGGER, PRIORITY_TAG: DAILY_PRIORITY, WINDOW_TAG: window.tag},
     )
-
-
-def daily_cron(daily_at: time) -> str:
-    return f"{daily_at.minute} {daily_at.hour} * * *"
 
 
 def daily_ingestion_schedule(settings: Settings) -> dg.ScheduleDefinition:

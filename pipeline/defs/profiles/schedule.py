@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import dagster as dg
 
-from pipeline.defs.automation.schedule import daily_cron
+from pipeline.defs.common.cron import daily_cron
 from pipeline.defs.common.jobs import STEP_RETRY_POLICY
 from pipeline.defs.common.tags import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.profiles.assets import TRADER_TABLES
