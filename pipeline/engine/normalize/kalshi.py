@@ -46,22 +46,18 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalize.frames import (
+from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize.mappings import KALSHI_MARKET_TYPES, KALSHI_STATUS
+from pipeline.engine.normalize.native_frames import (
     NESTED_COUNT,
     NESTED_PROBLEM,
     Native,
-    Normalised,
-    book_quote,
     decimal,
     direct_lineage,
-    exact_price,
     finish,
     flag,
     iso_text,
     number,
-    parse_iso,
-    parse_unix,
-    quoted,
     read,
     shape_error,
     struct,
@@ -70,7 +66,7 @@ from pipeline.engine.normalize.frames import (
     unix_number,
     with_nested_count,
 )
-from pipeline.engine.normalize.mappings import KALSHI_MARKET_TYPES, KALSHI_STATUS
+from pipeline.engine.normalize.rows import book_quote, exact_price, parse_iso, parse_unix, quoted
 from pipeline.engine.schema import PRICE_HISTORY_INTERVALS, TABLES, Field, MarketStatus, Platform
 
 PLATFORM = Platform.KALSHI.value

@@ -44,37 +44,33 @@ from typing import Any, NamedTuple
 import orjson
 import polars as pl
 
-from pipeline.engine.normalize.frames import (
-    NESTED_COUNT,
-    NESTED_PROBLEM,
-    Native,
-    Normalised,
-    book_quote,
-    decimal,
-    direct_lineage,
-    exact_price,
-    finish,
-    flag,
-    iso_text,
-    number,
-    objects,
-    parse_iso,
-    parse_unix,
-    quoted,
-    read,
-    shape_error,
-    shown,
-    struct,
-    text,
-    unix_number,
-    with_nested_count,
-)
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.mappings import (
     POLYMARKET_CATEGORIES,
     POLYMARKET_STATUS_RULES,
     POLYMARKET_WIDE_SPREAD,
     StatusRule,
 )
+from pipeline.engine.normalize.native_frames import (
+    NESTED_COUNT,
+    NESTED_PROBLEM,
+    Native,
+    decimal,
+    direct_lineage,
+    finish,
+    flag,
+    iso_text,
+    number,
+    objects,
+    read,
+    shape_error,
+    struct,
+    text,
+    unix_number,
+    with_nested_count,
+)
+from pipeline.engine.normalize.rows import book_quote, exact_price, parse_iso, parse_unix, quoted
+from pipeline.engine.normalize.wire_frame import shown
 from pipeline.engine.schema import TABLES, Field, MarketType, Platform
 
 PLATFORM = Platform.POLYMARKET.value

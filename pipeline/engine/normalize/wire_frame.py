@@ -1,4 +1,4 @@
-"""The building blocks shared by the normalisers: JSON records -> exactly typed polars frames -> rows or rejects.
+"""JSON records -> exactly typed polars frames (the wire frame), or rejects with the reason of a wrong JSON type.
 
 `normalize.unified` reads the unified API's records with them, `normalize.polymarket` and `normalize.kalshi`
 the platforms' own responses. A reader describes the records it expects as a tuple
@@ -20,14 +20,13 @@ the keys other records have, reorder them, and turn 1 into 1.0).
 If any value has the wrong JSON type, the batch takes the slow path: each record is diagnosed alone
 (`_record_problem`), the wrong ones are rejected with the reason, and the others are built as above.
 Problems of values rather than types (a required field missing or null, a time that does not parse) are
-found on the built frame by polars expressions, with the reason of each row.
+found on the built frame by polars expressions, with the reason of each row (pipeline.engine.normalize.rows).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence, Sized
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sized
+from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import is_
 from typing import Any
@@ -37,31 +36,13 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.normalised import Normalised
-from pipeline.engine.schema import UTC_TIMESTAMP, Field, Source, Table
+from pipeline.engine.schema import Field
 
 _NONE = type(None)
 _NO_FIELDS: dict[str, Any] = {}  # read in place of a null object, so that its fields read as null
 _NO_ITEMS: tuple[()] = ()  # read in place of a null array
-# `%#z` takes both `Z` and `+00:00`; polars 2.1 reads no `Z` with `%z`. A time without an offset is refused:
-# its zone is unknown.
-_ISO_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
-# Unix times are documented in seconds (the unified API's trades and price points, Polymarket's `t` and
-# `timestamp`, Kalshi's `end_period_ts`). Beyond 1e11 s (the year 5138) a number is no plausible time in seconds:
-# up to 1e14 it reads as a time in milliseconds (1e11 ms is 1973), a unit no source documents, so it is refused
-# with a reason saying so rather than rescaled without a word.
-_UNIX_SECONDS = (-1e11, 1e11)
-_MILLISECONDS_UP_TO = 1e14
-_SHOWN_CHARS = 80  # of a bad value, in a reason
+SHOWN_CHARS = 80  # of a bad value, in a reason
 _BLOCK = 2048  # records built at a time (see build)
-
-
-def utc(moment: dt.datetime) -> dt.datetime:
-    """`moment` in UTC; a naive time is refused, because its zone is unknown."""
-    if moment.tzinfo is None:
-        raise ValueError(f"fetched_at must be timezone-aware, got {moment!r}")
-    return moment.astimezone(dt.UTC)
 
 
 # -- JSON types ------------------------------------------------------------------------------------------
@@ -336,322 +317,6 @@ def shown(value: Any) -> str:
     if value is None:
         return "null"
     text = repr(value)
-    clipped = text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "..."
+    clipped = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "..."
     return f"{type(value).__name__} {clipped}"
 
-
-# -- problems of values, per row, in polars ----------------------------------------------------------------
-
-
-def value_reason(fields: tuple[Field, ...]) -> pl.Expr:
-    """Per row of a wire frame, why it cannot be kept (its first problem in field order), or null."""
-    return pl.coalesce([p for field in fields for p in _problems(field, pl.col(field.name), field.wire)])
-
-
-def _problems(field: Field, value: pl.Expr, path: str) -> list[pl.Expr]:
-    """Expressions giving, per row, what is wrong with the value of `field`: a reason, or null."""
-    found: list[pl.Expr] = []
-    if field.required:
-        found.append(pl.when(value.is_null()).then(pl.lit(f"missing required field '{path}'")))
-    if field.kind == "timestamp":
-        found.append(_unreadable_time(field, value, path))
-    if field.kind == "scalar" and field.non_negative:  # a quantity: no check judges it, a negative one means nothing
-        found.append(_negative(value, path))
-    if field.kind == "struct":
-        found += [pl.when(value.is_not_null()).then(p) for p in _child_problems(field, value, path)]
-    if field.kind in ("list", "map") and field.children:
-        item_path = f"{path}[]" if field.kind == "list" else f"{path}{{}}"
-        in_items = _child_problems(field, pl.element(), item_path)
-        if in_items:
-            found.append(value.list.eval(pl.coalesce(in_items)).list.drop_nulls().list.first())
-    return found
-
-
-def _child_problems(field: Field, value: pl.Expr, path: str) -> list[pl.Expr]:
-    return [p for c in field.children for p in _problems(c, value.struct.field(c.name), f"{path}.{c.wire}")]
-
-
-def _unreadable_time(field: Field, value: pl.Expr, path: str) -> pl.Expr:
-    if field.time_format == "iso":
-        what, text = pl.lit("an ISO-8601 time with a UTC offset"), quoted(value)
-    else:
-        in_milliseconds = (value > _UNIX_SECONDS[1]) & (value <= _MILLISECONDS_UP_TO)
-        what = pl.when(in_milliseconds).then(pl.lit("a Unix time in seconds (in milliseconds?)"))
-        what, text = what.otherwise(pl.lit("a Unix time")), value.cast(pl.String)
-    unreadable = value.is_not_null() & _time(field, value).is_null()
-    return pl.when(unreadable).then(pl.concat_str([pl.lit(f"field '{path}': not "), what, pl.lit(": "), text]))
-
-
-def _negative(value: pl.Expr, path: str) -> pl.Expr:
-    return pl.when(value < 0).then(pl.concat_str([pl.lit(f"field '{path}': negative: "), value.cast(pl.String)]))
-
-
-def quoted(text: pl.Expr) -> pl.Expr:
-    """A text value as a reason shows it: quoted, and cut to its first characters."""
-    return pl.concat_str([pl.lit("'"), text.str.slice(0, _SHOWN_CHARS), pl.lit("'")])
-
-
-def book_quote(price: pl.Expr) -> pl.Expr:
-    """A best bid or ask, or null when that side of the book is empty. Both platforms write an empty side as a
-    price no order can rest at: 0 for no bid, 0 or 1 for no ask (Kalshi quotes 1 to 99 cents, Polymarket's
-    CLOB one tick above 0 to one below 1), so only a price strictly between 0 and 1 is a quote."""
-    return pl.when((price > 0) & (price < 1)).then(price)
-
-
-PRICE_DECIMALS = 6  # the finest a price is written in: Kalshi's fixed-point dollars, Polymarket's 6-decimal USDC
-
-
-def exact_price(price: pl.Expr) -> pl.Expr:
-    """A price as the platform wrote it, rid of binary float noise: Kalshi's cents over 100 (35 cents is
-    0.35000000000000003 in polars) and Polymarket's Data API fill prices, the ratio of two 6-decimal amounts sent
-    as a float (0.709999959 for 0.71), rounded to 6 decimals, the finest either platform prices in."""
-    return price.round(PRICE_DECIMALS)
-
-
-def parse_iso(text: pl.Expr) -> pl.Expr:
-    """The UTC time an ISO-8601 text with a UTC offset stands for; null when it cannot be read. Read
-    case-insensitively: RFC 3339 (5.6) allows a lower-case `t` and `z` (`2026-11-20t00:00:00z`), which chrono's
-    literal `T` and `%#z` refuse, and no other letter belongs in such a time."""
-    return text.str.to_uppercase().str.to_datetime(_ISO_FORMAT, time_unit="us", time_zone="UTC", strict=False)
-
-
-def parse_unix(number: pl.Expr) -> pl.Expr:
-    """The UTC time a Unix time in seconds stands for; null when it is no plausible time in seconds (one in
-    milliseconds included: see _UNIX_SECONDS)."""
-    micros = (number * 1e6).round()
-    return pl.when(number.is_between(*_UNIX_SECONDS)).then(micros).cast(pl.Int64).cast(UTC_TIMESTAMP)
-
-
-def _time(field: Field, value: pl.Expr) -> pl.Expr:
-    """The UTC time a wire time stands for; null when it cannot be read."""
-    return parse_iso(value) if field.time_format == "iso" else parse_unix(value)
-
-
-# -- rows and rejects --------------------------------------------------------------------------------------
-
-
-def rows(table: Table, frame: pl.DataFrame, lineage: Mapping[str, Any]) -> pl.DataFrame:
-    """The table's columns in order: documented fields as stored, the others from the call's lineage."""
-    return frame.select(
-        stored(column.field, pl.col(column.name)).alias(column.name)
-        if column.field is not None
-        else pl.lit(lineage.get(column.name), dtype=column.dtype).alias(column.name)
-        for column in table.columns
-    )
-
-
-def stored(field: Field, value: pl.Expr) -> pl.Expr:
-    """The stored value of a wire value: times parsed, at any depth; everything else is stored as built."""
-    if field.kind == "timestamp":
-        return _time(field, value)
-    timed = [c for c in field.children if _has_time(c)]
-    if not timed:
-        return value
-    if field.kind == "struct":
-        return _with_times(value, timed)
-    return value.list.eval(_with_times(pl.element(), timed))  # items of an array, entries of a map
-
-
-def _with_times(struct: pl.Expr, timed: list[Field]) -> pl.Expr:
-    return struct.struct.with_fields([stored(c, struct.struct.field(c.name)).alias(c.name) for c in timed])
-
-
-def _has_time(field: Field) -> bool:
-    return field.kind == "timestamp" or any(_has_time(c) for c in field.children)
-
-
-def rejects_frame(rejected: list[tuple[Any, str]], fetched_at: dt.datetime) -> pl.DataFrame:
-    """The rejects of a call, each with its whole record as JSON text and the reason (REJECTS_SCHEMA)."""
-    return pl.DataFrame(
-        {
-            "raw": [_raw(record) for record, _ in rejected],
-            "reason": [reason for _, reason in rejected],
-            "_fetched_at": [fetched_at] * len(rejected),
-        },
-        schema=REJECTS_SCHEMA,
-    )
-
-
-def _raw(record: Any) -> str:
-    """The whole record as JSON text (repr() of what JSON cannot hold), so that a reject can be replayed."""
-    try:
-        return orjson.dumps(record, default=repr, option=orjson.OPT_NON_STR_KEYS).decode()
-    except orjson.JSONEncodeError:  # an integer beyond 64 bits, a lone surrogate
-        return repr(record)
-
-
-# -- native platform responses -----------------------------------------------------------------------------
-# A native reader (pipeline.engine.normalize.polymarket, .kalshi) describes its platform's records with the field
-# constructors below, reads them with `read` (exact JSON types, as above), derives the table's columns from
-# the checked frame with polars expressions, and hands both to `finish`.
-
-REASON = "_reason"  # per-row reasons while a frame is judged; never a column of the rows
-
-
-class ShapeError(ValueError):
-    """A response body is not of the shape its endpoint sends, so that no record can be read from it."""
-
-
-def shape_error(where: str, expected: str, body: Any) -> ShapeError:
-    return ShapeError(f"{where}: expected {expected}, got {shown(body)}")
-
-
-def text(wire: str, *, required: bool = False) -> Field:
-    return Field(wire, dtype=pl.String(), required=required)
-
-
-def number(wire: str, *, required: bool = False, non_negative: bool = False) -> Field:
-    return Field(wire, dtype=pl.Float64(), required=required, non_negative=non_negative)
-
-
-def flag(wire: str, *, required: bool = False) -> Field:
-    return Field(wire, dtype=pl.Boolean(), required=required)
-
-
-def iso_text(wire: str, *, required: bool = False) -> Field:
-    """An ISO-8601 time with a UTC offset, checked and parsed like the unified API's times."""
-    return Field(wire, kind="timestamp", time_format="iso", required=required)
-
-
-def unix_number(wire: str, *, required: bool = False) -> Field:
-    """A Unix time in seconds, checked and parsed (one in milliseconds is refused, told apart by size)."""
-    return Field(wire, kind="timestamp", time_format="unix_s", required=required)
-
-
-def texts(wire: str) -> Field:
-    return Field(wire, kind="list", dtype=pl.String())
-
-
-def objects(wire: str, *children: Field) -> Field:
-    """An array of objects, of which only `children` are read."""
-    return Field(wire, kind="list", children=children)
-
-
-def struct(wire: str, *children: Field, required: bool = False) -> Field:
-    """An object, of which only `children` are read."""
-    return Field(wire, kind="struct", children=children, required=required)
-
-
-@dataclass(frozen=True)
-class Native:
-    """The records of a response read as `fields`: those of the right JSON types with their frame (row i is
-    `kept[i]`, columns named `field.name`, times not yet parsed), and the others with the reason."""
-
-    fields: tuple[Field, ...]
-    kept: list[Any]
-    frame: pl.DataFrame
-    rejected: list[tuple[Any, str]]
-
-    def values(self, wire: str) -> list[Any]:
-        """The values of a field of the kept records as sent, for what only Python can read (JSON in strings)."""
-        return list(map(dict.get, self.kept, repeat(wire)))
-
-    def with_columns(self, *columns: pl.Series) -> Native:
-        return replace(self, frame=self.frame.with_columns(columns))
-
-
-def read(fields: tuple[Field, ...], records: list[Any]) -> Native:
-    kept, frame, rejected = build(fields, records)
-    return Native(fields, kept, frame, rejected)
-
-
-def direct_lineage(platform: str, day: dt.date, fetched_at: dt.datetime) -> dict[str, Any]:
-    """The values of the columns a platform's records do not carry: partition, lineage, and `last_synced_at`,
-    which is the fetch itself when the warehouse reads the platform directly."""
-    moment = utc(fetched_at)
-    return {
-        "platform": platform,
-        "date": day,
-        "_source": Source.DIRECT.value,
-        "_fetched_at": moment,
-        "last_synced_at": moment,
-    }
-
-
-def decimal(column: pl.Expr, wire: str) -> tuple[pl.Expr, pl.Expr]:
-    """A number sent as a decimal string (`"0.4200"`, `"12232699.6"`): its value, and per row the problem when
-    the text is no number (never read as null: a fallback field would then be used silently)."""
-    value = column.cast(pl.Float64, strict=False)
-    problem = pl.when(column.is_not_null() & value.is_null()).then(
-        pl.concat_str([pl.lit(f"field '{wire}': not a decimal number: "), quoted(column)])
-    )
-    return value, problem
-
-
-def finish(
-    table: Table,
-    native: Native,
-    columns: Mapping[str, pl.Expr],
-    problems: Sequence[pl.Expr],
-    lineage: Mapping[str, Any],
-) -> Normalised:
-    """Rows of `table` from a native frame; the records that cannot be rows become rejects with their first problem.
-
-    Problems are looked for in order: the native fields' own (a required field missing, a time that does not
-    parse), then `problems` (the reader's: a value it cannot map), then any required column left without a
-    value. Columns missing from `columns` come from `lineage` or stay null: the platform does not send them.
-    An empty string means no value on both platforms' APIs (`"resolutionSource": ""`, `"rules_primary": ""`),
-    so optional text columns store it as null.
-    """
-    unknown = set(columns) - set(table.column_names)
-    assert not unknown, f"{table.name} has no columns {sorted(unknown)}"
-    checks = [value_reason(native.fields), *problems]
-    built = native.frame.select(
-        pl.coalesce(checks).alias(REASON),
-        *(_column(c.name, c.dtype, c.required, columns, lineage) for c in table.columns),
-    )
-    unfilled = [p for c in table.columns for p in _unfilled(c.name, c.required, c.field, pl.col(c.name))]
-    reasons = built.select(pl.coalesce(pl.col(REASON), *unfilled)).to_series()
-    bad = reasons.is_not_null()
-    rejected = [*native.rejected, *zip((native.kept[i] for i in bad.arg_true()), reasons.filter(bad), strict=True)]
-    return Normalised(built.filter(~bad).drop(REASON), rejects_frame(rejected, lineage["_fetched_at"]))
-
-
-def _unfilled(path: str, required: bool, field: Field | None, value: pl.Expr) -> list[pl.Expr]:
-    """Per row, a required value a reader left null, at any depth (an outcome without a name): the rows must
-    be valid for the schema whatever the reader derives, so this is the last check before they are kept."""
-    found = [pl.when(value.is_null()).then(pl.lit(f"no value for required column '{path}'"))] if required else []
-    children = field.children if field is not None else ()
-    if field is not None and field.kind == "struct":
-        found += [
-            pl.when(value.is_not_null()).then(problem)
-            for c in children
-            for problem in _unfilled(f"{path}.{c.name}", c.required, c, value.struct.field(c.name))
-        ]
-    elif children:  # the items of an array, the entries of a map
-        item = pl.element().struct
-        inner = [
-            problem for c in children for problem in _unfilled(f"{path}[].{c.name}", c.required, c, item.field(c.name))
-        ]
-        if inner:
-            found.append(value.list.eval(pl.coalesce(inner)).list.drop_nulls().list.first())
-    return found
-
-
-def _column(
-    name: str, dtype: pl.DataType, required: bool, columns: Mapping[str, pl.Expr], lineage: Mapping[str, Any]
-) -> pl.Expr:
-    if name not in columns:
-        return pl.lit(lineage.get(name), dtype=dtype).alias(name)
-    value = columns[name].cast(dtype)
-    if isinstance(dtype, pl.String) and not required:
-        value = pl.when(value != "").then(value)
-    return value.alias(name)
-
-
-NESTED_COUNT, NESTED_PROBLEM = "_nested_count", "_nested_problem"
-
-
-def with_nested_count(native: Native, wire: str) -> Native:
-    """The frame with NESTED_COUNT, the length of each record's nested array `wire` (an event's markets), and
-    NESTED_PROBLEM, why it is no array. The items are other resources, read by their own reader, so only
-    the array itself is checked here (in Python: a field of any-typed items has no place in `build`)."""
-    values = native.values(wire)
-    counts = [len(value) if type(value) is list else None for value in values]
-    problems = [
-        None if value is None or type(value) is list else f"field '{wire}': expected an array, got {shown(value)}"
-        for value in values
-    ]
-    return native.with_columns(
-        pl.Series(NESTED_COUNT, counts, dtype=pl.Float64()), pl.Series(NESTED_PROBLEM, problems, dtype=pl.String())
-    )

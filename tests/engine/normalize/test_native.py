@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.mappings import DIRECT_MAPPINGS, KALSHI_STATUSES
 from pipeline.engine.normalize.native import normalise_native
 from pipeline.engine.schema import TABLES, MarketStatus
