@@ -170,6 +170,8 @@ def _type_label(dtype: pl.DataType) -> str:
     }.get(type(dtype), str(dtype))
 
 
+# The constructors the domain modules declare their fields with: a string, a number, an ISO-8601 time, a Unix time
+# in seconds (any other keyword of Field passes through).
 def string(wire: str, **kw: object) -> Field:
     return Field(wire, dtype=pl.String(), **kw)  # type: ignore[arg-type]
 
