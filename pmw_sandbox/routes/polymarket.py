@@ -31,7 +31,8 @@ import orjson
 from pipeline.engine.schema import MarketStatus, MarketType, Platform
 from pmw_sandbox.activity import period_ohlc
 from pmw_sandbox.catalogue import Event, Market, Series
-from pmw_sandbox.native_http import NativeError, Params, Record, parse_time, polymarket_error
+from pmw_sandbox.routes.native_http import NativeError, Params, Record, parse_time, polymarket_error
+from pmw_sandbox.routes.router import Handler
 from pmw_sandbox.world import World, iso
 
 GAMMA_MAX_OFFSET = 10_000  # Gamma refuses deeper offset paging on /markets (use /markets/keyset)
@@ -64,6 +65,16 @@ class PolymarketNative:
 
     def __init__(self, world: World) -> None:
         self.world = world
+
+    def routes(self) -> dict[str, Handler]:
+        return {
+            "/polymarket/gamma/markets": self.markets,
+            "/polymarket/gamma/events": self.events,
+            "/polymarket/gamma/events/pagination": self.events_page,
+            "/polymarket/gamma/series": self.series,
+            "/polymarket/clob/prices-history": self.prices_history,
+            "/polymarket/data/trades": self.trades,
+        }
 
     @cached_property
     def _by_condition(self) -> dict[str, Market]:
