@@ -19,10 +19,12 @@ _T = TypeVar("_T")
 
 @dataclass
 class Context:
+    """The sandbox as its unified routes see it; the app rolls `dice` and a test or the demo moves `live_at`."""
+
     world: World
     readings: Readings
     faults: Faults
-    dice: random.Random  # rolled by the app for each request
+    dice: random.Random  # the fault dice of the request being answered
     # The moment of the world whose live answers (orderbooks, traders' profiles and trades) are served (None:
     # the world's now, `as_of`): a test or the demo moves it to take snapshots at chosen times of the world.
     live_at: datetime | None = None
