@@ -1,5 +1,5 @@
 """The sandbox's APIs as one app: it checks a request (method, key, rate limit), injects the configured faults
-and dispatches it to its route (routes/), the unified API's or a platform's own.
+and dispatches it to its route (unified_<area>.py, native_<platform>.py), the unified API's or a platform's own.
 
 `SandboxApp.handle` is a plain function from a request (method, path, query, headers) to a response
 (status, headers, body bytes), so the same app runs in-process as an httpx transport (transport.py) and
@@ -23,23 +23,23 @@ import orjson
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.cursors import CursorBook
 from pmw_sandbox.faults import Faults
+from pmw_sandbox.native_http import NativeError, Params
+from pmw_sandbox.native_kalshi import KalshiNative
+from pmw_sandbox.native_polymarket import PolymarketNative
 from pmw_sandbox.rate_limit import RateLimiter, rate_limited
 from pmw_sandbox.readings import Readings
-from pmw_sandbox.routes.catalogue import CatalogueRoutes
-from pmw_sandbox.routes.context import Context
-from pmw_sandbox.routes.health import HealthRoutes
-from pmw_sandbox.routes.kalshi import KalshiNative
-from pmw_sandbox.routes.native_http import NativeError, Params
-from pmw_sandbox.routes.orderbooks import OrderbookRoutes
-from pmw_sandbox.routes.paging import Pager
-from pmw_sandbox.routes.polymarket import PolymarketNative
-from pmw_sandbox.routes.prices import PriceRoutes
-from pmw_sandbox.routes.profiles import ProfileRoutes
-from pmw_sandbox.routes.router import Router
-from pmw_sandbox.routes.sports import SportsRoutes
-from pmw_sandbox.routes.trades import TradeRoutes
-from pmw_sandbox.routes.unified_http import Query, UnifiedError, not_found
+from pmw_sandbox.router import Router
 from pmw_sandbox.sports import SportsWorld
+from pmw_sandbox.unified_catalogue import CatalogueRoutes
+from pmw_sandbox.unified_context import Context
+from pmw_sandbox.unified_health import HealthRoutes
+from pmw_sandbox.unified_http import Query, UnifiedError, not_found
+from pmw_sandbox.unified_orderbooks import OrderbookRoutes
+from pmw_sandbox.unified_paging import Pager
+from pmw_sandbox.unified_prices import PriceRoutes
+from pmw_sandbox.unified_profiles import ProfileRoutes
+from pmw_sandbox.unified_sports import SportsRoutes
+from pmw_sandbox.unified_trades import TradeRoutes
 from pmw_sandbox.world import Record, shared_world
 
 DEFAULT_API_KEYS: tuple[str, ...] = ("sandbox-key", "sandbox-key-2")

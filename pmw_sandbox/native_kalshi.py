@@ -8,7 +8,7 @@ resolved -> finalized with result yes/no (the winner: outcome 0 is Yes; a scalar
 its `settlement_value_dollars`), cancelled -> finalized with an empty result (a voided market). Never-traded markets
 stand at a `last_price` of 0, the deprecated `liquidity_dollars` at "0.0000"; series carry fees; the batch
 `/markets/candlesticks` is served. The fields' own shapes (prices, counts, legs, settlement, trades, candles) are
-kalshi_fields.py's.
+native_kalshi_fields.py's.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ import numpy as np
 from pipeline.engine.schema import MarketStatus, MarketType, Platform
 from pmw_sandbox.activity import period_ohlc
 from pmw_sandbox.catalogue import Event, Market, Series
-from pmw_sandbox.routes.kalshi_fields import (
+from pmw_sandbox.native_http import NativeError, Params, Record, decode_cursor, encode_cursor
+from pmw_sandbox.native_http import kalshi_error as _error
+from pmw_sandbox.native_kalshi_fields import (
     book,
     candle,
     counted,
@@ -35,9 +37,7 @@ from pmw_sandbox.routes.kalshi_fields import (
     settlement,
     trade,
 )
-from pmw_sandbox.routes.native_http import NativeError, Params, Record, decode_cursor, encode_cursor
-from pmw_sandbox.routes.native_http import kalshi_error as _error
-from pmw_sandbox.routes.router import Handler
+from pmw_sandbox.router import Handler
 from pmw_sandbox.world import World, iso
 
 MAX_EVENTS_LIMIT, MAX_MARKETS_LIMIT, MAX_TRADES_LIMIT = 200, 1000, 1000

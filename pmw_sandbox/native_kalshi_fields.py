@@ -18,7 +18,7 @@ import numpy as np
 from pipeline.engine.schema import MarketStatus, MarketType
 from pmw_sandbox.activity import MarketActivity
 from pmw_sandbox.catalogue import Market
-from pmw_sandbox.routes.native_http import Record, iso_seconds
+from pmw_sandbox.native_http import Record, iso_seconds
 from pmw_sandbox.world import iso
 
 BLOCK_TRADE_SIZE = 250  # the sandbox's block trades: the largest prints

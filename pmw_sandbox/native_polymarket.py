@@ -26,8 +26,8 @@ import orjson
 from pipeline.engine.schema import MarketStatus, MarketType, Platform
 from pmw_sandbox.activity import period_ohlc
 from pmw_sandbox.catalogue import Event, Market, Series
-from pmw_sandbox.routes.native_http import NativeError, Params, Record, parse_time, polymarket_error
-from pmw_sandbox.routes.router import Handler
+from pmw_sandbox.native_http import NativeError, Params, Record, parse_time, polymarket_error
+from pmw_sandbox.router import Handler
 from pmw_sandbox.world import World, iso
 
 GAMMA_MAX_OFFSET = 10_000  # Gamma refuses deeper offset paging on /markets (use /markets/keyset)

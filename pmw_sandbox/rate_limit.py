@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from pmw_sandbox.routes.unified_http import UnifiedError
+from pmw_sandbox.unified_http import UnifiedError
 
 
 class RateLimiter:

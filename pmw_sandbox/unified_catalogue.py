@@ -9,10 +9,10 @@ from typing import Any
 
 from pipeline.engine.schema import MARKET_PLATFORMS, MarketStatus, Platform
 from pmw_sandbox import stale
-from pmw_sandbox.routes.context import Context
-from pmw_sandbox.routes.paging import Pager
-from pmw_sandbox.routes.router import Handler
-from pmw_sandbox.routes.unified_http import Query, bad, not_found
+from pmw_sandbox.router import Handler
+from pmw_sandbox.unified_context import Context
+from pmw_sandbox.unified_http import Query, bad, not_found
+from pmw_sandbox.unified_paging import Pager
 from pmw_sandbox.world import Record, iso
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS
-from pmw_sandbox.routes.context import Context
-from pmw_sandbox.routes.router import Handler
-from pmw_sandbox.routes.unified_http import Query
+from pmw_sandbox.router import Handler
+from pmw_sandbox.unified_context import Context
+from pmw_sandbox.unified_http import Query
 from pmw_sandbox.world import Record, iso
 
 API_VERSION = "2.0.0"

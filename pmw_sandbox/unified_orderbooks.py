@@ -1,12 +1,12 @@
-"""`/markets/{id}/orderbook`: a market's book as the world stands at the moment served (`Context.now`)."""
+"""`/markets/{id}/orderbook`: a market's book as the world stands at the moment served (`live_at`)."""
 
 from __future__ import annotations
 
 from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS
 from pmw_sandbox import orderbooks
-from pmw_sandbox.routes.context import Context
-from pmw_sandbox.routes.router import Handler
-from pmw_sandbox.routes.unified_http import Query, not_found
+from pmw_sandbox.router import Handler
+from pmw_sandbox.unified_context import Context
+from pmw_sandbox.unified_http import Query, not_found
 from pmw_sandbox.world import Record
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from pmw_sandbox.cursors import CursorBook, CursorError
-from pmw_sandbox.routes.context import Context
-from pmw_sandbox.routes.unified_http import Query, UnifiedError
+from pmw_sandbox.unified_context import Context
+from pmw_sandbox.unified_http import Query, UnifiedError
 from pmw_sandbox.world import Record
 
 # Under the `page_overlap` reading, each next page starts with this many items of the page before.

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.engine.schema import MAX_PRICE_HISTORY_MARKETS, PRICE_HISTORY_INTERVALS
-from pmw_sandbox.routes.context import Context, as_read
-from pmw_sandbox.routes.router import Handler
-from pmw_sandbox.routes.unified_http import Query, bad, not_found
+from pmw_sandbox.router import Handler
+from pmw_sandbox.unified_context import Context, as_read
+from pmw_sandbox.unified_http import Query, bad, not_found
 from pmw_sandbox.world import Record, iso
 
 

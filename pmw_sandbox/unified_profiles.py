@@ -1,4 +1,4 @@
-"""`/profile/info` and `/profile/trades`: a trader's profile and trades up to the moment served (`Context.now`)."""
+"""`/profile/info` and `/profile/trades`: a trader's profile and trades up to the moment served (`live_at`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import numpy as np
 
 from pipeline.engine.schema import MARKET_PLATFORMS, Platform
 from pmw_sandbox import profiles
-from pmw_sandbox.routes.context import Context
-from pmw_sandbox.routes.paging import Pager
-from pmw_sandbox.routes.router import Handler
-from pmw_sandbox.routes.unified_http import Query, bad, not_found
+from pmw_sandbox.router import Handler
+from pmw_sandbox.unified_context import Context
+from pmw_sandbox.unified_http import Query, bad, not_found
+from pmw_sandbox.unified_paging import Pager
 from pmw_sandbox.world import Record, iso
 
 LEDGERS_KEPT = 4  # the moments whose ledgers are kept: a test or the demo asks about a few at a time

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.engine.schema import SPORTS_PLATFORMS, League, Platform
-from pmw_sandbox.routes.context import Context
-from pmw_sandbox.routes.router import Handler
-from pmw_sandbox.routes.unified_http import Query, bad, not_found
+from pmw_sandbox.router import Handler
 from pmw_sandbox.sports import Question, SportsWorld
+from pmw_sandbox.unified_context import Context
+from pmw_sandbox.unified_http import Query, bad, not_found
 from pmw_sandbox.world import Record, iso
 
 

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 
 from pipeline.engine.schema import Platform
-from pmw_sandbox.routes.context import Context, as_read
-from pmw_sandbox.routes.paging import Pager
-from pmw_sandbox.routes.router import Handler
-from pmw_sandbox.routes.unified_http import Query, bad, not_found
+from pmw_sandbox.router import Handler
+from pmw_sandbox.unified_context import Context, as_read
+from pmw_sandbox.unified_http import Query, bad, not_found
+from pmw_sandbox.unified_paging import Pager
 from pmw_sandbox.world import Record, iso
 
 # Under the `trades_order=recorded` reading, the last trade before each midnight is recorded this late.

@@ -16,7 +16,7 @@ from pipeline.engine.normalize.native import normalise_native
 from pipeline.engine.normalize.unified import normalise
 from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
-from pmw_sandbox.routes.polymarket import DATA_API_MAX_OFFSET, GAMMA_MAX_OFFSET
+from pmw_sandbox.native_polymarket import DATA_API_MAX_OFFSET, GAMMA_MAX_OFFSET
 from tests.support.paths import FIXTURES
 
 WORLD = WorldConfig(
