@@ -3,7 +3,7 @@ order, envelopes, ids and price keys."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -30,32 +30,27 @@ class CatalogueRoutes:
         }
 
     def series(self, query: Query) -> Record:
-        platforms = self._platforms_of(query)
-        nested, raw = query.flag("include_nested"), query.flag("include_raw")
-        series = self.context.ordered(_search([s for p in platforms for s in self.world.series(p)], query))
-        items, pagination = self.pager.page(
-            "/series",
-            "series",
-            query,
-            len(series),
-            lambda o, n: [self._served("series", self.world.series_record(s, nested=nested, raw=raw))
-                          for s in series[o : o + n]],
-        )
-        return {"pagination": pagination, "series": items, "meta": self._list_meta(platforms)}
+        return self._members(query, "series", "include_nested", self.world.series, self.world.series_record)
 
     def events(self, query: Query) -> Record:
+        return self._members(query, "events", "with_nested_markets", self.world.events, self.world.event_record)
+
+    def _members(
+        self, query: Query, kind: str, nested_flag: str, listed: Callable[[Platform], list[Any]],
+        record: Callable[..., Record],
+    ) -> Record:
+        """A page of `/series` or `/events`: the platforms' members, with their nested members on request."""
         platforms = self._platforms_of(query)
-        nested, raw = query.flag("with_nested_markets"), query.flag("include_raw")
-        events = self.context.ordered(_search([e for p in platforms for e in self.world.events(p)], query))
+        nested, raw = query.flag(nested_flag), query.flag("include_raw")
+        members = self.context.ordered(_search([m for p in platforms for m in listed(p)], query))
         items, pagination = self.pager.page(
-            "/events",
-            "events",
+            f"/{kind}",
+            kind,
             query,
-            len(events),
-            lambda o, n: [self._served("events", self.world.event_record(e, nested=nested, raw=raw))
-                          for e in events[o : o + n]],
+            len(members),
+            lambda o, n: [self._served(kind, record(m, nested=nested, raw=raw)) for m in members[o : o + n]],
         )
-        return {"pagination": pagination, "events": items, "meta": self._list_meta(platforms)}
+        return {"pagination": pagination, kind: items, "meta": self._list_meta(platforms)}
 
     def event(self, query: Query, event_id: str) -> Record:
         platform = query.platform(MARKET_PLATFORMS)
