@@ -25,7 +25,7 @@ from pipeline.engine.config import Settings, partitions_start, platforms_from_en
 from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.lake.stream import land_stream
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.reconciliation import price_volume
 from pipeline.engine.schema import lake_tables
 from pipeline.engine.service_figures import ServiceFigures
