@@ -20,11 +20,10 @@ from pipeline.defs.common.specs import check_specs, partition_of
 from pipeline.defs.ingestion.assets import land_partition
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
-from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
-from pipeline.engine.normalised import CONFLICTING_REPEAT
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.pages import concatenated
-from pipeline.engine.schema import TABLES, Table
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.partition import Coverage
 from tests.support.location import INGESTION_ASSETS, PARTITIONS

@@ -23,10 +23,9 @@ from pipeline.defs.ingestion.assets import ingestion_asset
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.platform_status import status_rows
-from pipeline.engine.schema import PLATFORM_STATUS, Source
+from pipeline.engine.schema import PLATFORM_STATUS, REJECTS_SCHEMA, Source
 from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.service_status import observe
 

@@ -24,7 +24,8 @@ import polars as pl
 
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.answers import unwrap
-from pipeline.engine.normalize.frames import parse_iso, read, rejects_frame, value_reason
+from pipeline.engine.normalize.native_frames import read
+from pipeline.engine.normalize.rows import parse_iso, rejects_frame, value_reason
 from pipeline.engine.schema import ORDERBOOK_FIELDS, ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS, BookSide, OutcomeSide
 
 _REASON = "_reason"

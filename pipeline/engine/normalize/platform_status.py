@@ -19,7 +19,8 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalize.frames import parse_iso, read
+from pipeline.engine.normalize.native_frames import read
+from pipeline.engine.normalize.rows import parse_iso
 from pipeline.engine.schema import HEALTH_FIELDS, PLATFORM_FIELDS, PLATFORM_STATUS, Field
 
 # The statuses under which a platform's runs go ahead: the spec's sample, and the words a service uses for a

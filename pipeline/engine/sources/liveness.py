@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalize.frames import parse_iso
+from pipeline.engine.normalize.rows import parse_iso
 from pipeline.engine.schema import MarketStatus
 
 TIME_COLUMNS = ("trading_start_at", "created_at", "trading_end_at", "resolved_at")  # the times `live_on` reads

@@ -41,7 +41,7 @@ from pipeline.engine.files import replaced_atomically
 from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.lake.stream import cyclic_gc_per_chunk
 from pipeline.engine.normalised import MarketsDone, Normalised
-from pipeline.engine.normalize.frames import parse_iso, parse_unix
+from pipeline.engine.normalize.rows import parse_iso, parse_unix
 from pipeline.engine.schema import TABLES
 from pipeline.engine.sources.partition import Coverage, WindowSource
 

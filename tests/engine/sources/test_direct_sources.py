@@ -13,8 +13,7 @@ import polars as pl
 import pytest
 
 from pipeline.engine.config import ConfigError, Settings
-from pipeline.engine.normalised import CONFLICTING_REPEAT
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.pages import concatenated, normalise_page
 from pipeline.engine.sources.factory import open_source
 from pipeline.engine.sources.http import ApiError, HttpLayer
