@@ -76,3 +76,36 @@ def test_the_cycle_finder_sees_a_loop(tmp_path: Path, lazy: bool) -> None:
     (tmp_path / "pmw_sandbox" / "__init__.py").write_text("")
     graph: ImportGraph = import_graph(tmp_path)
     assert graph.cycles() == [["pipeline.a", "pipeline.b"]]
+
+
+# The engine's stages, in the order rows flow through them: each imports only the stages before it (and the
+# engine's base modules, which import no stage). docs/architecture.md draws the same order.
+ENGINE_STAGES = ("sources", "normalize", "spool", "lake", "warehouse")
+
+
+def _stage_of(module: str) -> int | None:
+    """The stage a module of the engine belongs to (its position in ENGINE_STAGES); -1 for a base module."""
+    parts = module.split(".")
+    if parts[:2] != ["pipeline", "engine"] or len(parts) < 3:
+        return None
+    return ENGINE_STAGES.index(parts[2]) if parts[2] in ENGINE_STAGES else -1
+
+
+def stage_order_breaches(graph: ImportGraph) -> list[str]:
+    """The imports inside the engine against the stage order: a stage importing a later stage, or a base module
+    importing any stage."""
+    breaches = []
+    for package, targets in graph.edges.items():
+        source_stage = _stage_of(package)
+        if source_stage is None:
+            continue
+        for target, lines in targets.items():
+            target_stage = _stage_of(target)
+            if target_stage is not None and target_stage > max(source_stage, -1):
+                breaches.extend(lines)
+    return sorted(set(breaches))
+
+
+def test_the_engine_stages_run_one_way() -> None:
+    breaches = stage_order_breaches(import_graph())
+    assert not breaches, "\n".join(breaches)
