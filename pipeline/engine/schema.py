@@ -1018,3 +1018,7 @@ PRICE_HISTORY_INTERVALS: tuple[int, ...] = (1, 60, 1440)
 def wire_names(fields: tuple[Field, ...]) -> set[str]:
     return {f.wire for f in fields}
 
+
+
+# A reject: the record as received (JSON), why it could not become a row, and when it was fetched.
+REJECTS_SCHEMA = pl.Schema({"raw": pl.String(), "reason": pl.String(), "_fetched_at": UTC_TIMESTAMP})

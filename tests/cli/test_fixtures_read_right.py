@@ -24,8 +24,7 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.engine.checks import PartitionContext, run_checks
-from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.schema import TABLES, MarketStatus
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, MarketStatus
 from tests.support.native_cases import CASES, FIXTURES, Case
 
 NOT_FOR_ONE_RESPONSE = {"timestamps_inside_day", "references_partition_markets"}

@@ -13,8 +13,7 @@ import polars as pl
 import pytest
 
 from pipeline.cli.main import main
-from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pmw_sandbox import SandboxApp, sandbox_client
 from tests.support.native_cases import CASES, FIXTURES, Case, load
 

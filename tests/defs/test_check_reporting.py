@@ -26,11 +26,11 @@ from pipeline.defs.ingestion.assets import (
 )
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
-from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import CONFLICTING_REPEAT
 from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.normalize.pages import concatenated
-from pipeline.engine.schema import TABLES, Table
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.partition import Coverage
 from tests.support.rewritten_markets import markets_rewritten

@@ -25,9 +25,9 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import CONFLICTING_REPEAT
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pipeline.engine.sources.unified import is_live_on
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
 from tests.support.hostile import Answer, Fault, HostileServer, Request, no_fault

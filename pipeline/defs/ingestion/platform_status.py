@@ -19,9 +19,8 @@ import polars as pl
 from pipeline.defs.ingestion.assets import Landed, _check_result, _preview, ingestion_asset, partition_of
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalize.platform_status import status_rows
-from pipeline.engine.schema import PLATFORM_STATUS, Source
+from pipeline.engine.schema import PLATFORM_STATUS, REJECTS_SCHEMA, Source
 from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.service_status import observe
 from pipeline.engine.warehouse.views import ensure_raw_views

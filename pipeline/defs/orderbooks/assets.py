@@ -30,9 +30,9 @@ from pipeline.defs.ingestion.assets import (
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings, partitions_start
-from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake, PartitionWrite
+from pipeline.engine.lake.store import Lake, PartitionWrite
 from pipeline.engine.normalize.orderbooks import normalise_round
-from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS
+from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, REJECTS_SCHEMA
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
 from pipeline.engine.sources.orderbooks import busiest_open, round_list, take_round
 from pipeline.engine.warehouse.views import ensure_raw_views

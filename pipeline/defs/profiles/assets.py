@@ -27,10 +27,9 @@ from pipeline.defs.ingestion.assets import (
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.lake.replacement import ReplacementRule
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.profiles import normalise_profiles, normalise_trader_trades
-from pipeline.engine.schema import WATCHLIST_TABLES
+from pipeline.engine.schema import REJECTS_SCHEMA, WATCHLIST_TABLES
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
 from pipeline.engine.sources.http import ApiError
 from pipeline.engine.sources.profiles import profile_answer, trader_trades

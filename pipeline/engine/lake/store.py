@@ -65,7 +65,7 @@ from pipeline.engine.files import fsync_file
 from pipeline.engine.lake import versions as partition_versions
 from pipeline.engine.lake.storage import LakeStore, LocalStore, Location, open_store
 from pipeline.engine.lake.versions import PartitionVersion
-from pipeline.engine.schema import UTC_TIMESTAMP, Table, lake_tables
+from pipeline.engine.schema import REJECTS_SCHEMA, Table, lake_tables
 
 PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # Parquet writer options, chosen by measuring analysts' queries through the raw views against a native
@@ -88,7 +88,6 @@ DATA_FILE = "data.parquet"
 REJECTS_FILE = "rejects.parquet"
 REJECTS_DIR = "_rejects"
 ROUND_PREFIX = "round-"
-REJECTS_SCHEMA = pl.Schema({"raw": pl.String(), "reason": pl.String(), "_fetched_at": UTC_TIMESTAMP})
 
 # A caller's last word before a write is published: called with the partition's rows before the write (None
 # when it had none, or its file cannot be read), the rows written and the rejects; raising keeps the previous

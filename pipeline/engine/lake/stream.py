@@ -34,7 +34,6 @@ import polars as pl
 from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, CheckOutcome, PartitionContext, outcome
 from pipeline.engine.lake.store import (
     PARTITION_COLUMNS,
-    REJECTS_SCHEMA,
     Approve,
     Lake,
     PartitionWrite,
@@ -42,7 +41,7 @@ from pipeline.engine.lake.store import (
 )
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.reconciliation import LANDED_SCHEMA, landed_per_market
-from pipeline.engine.schema import TABLES, Table
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
 
 BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
 HELD_ROWS = 100_000  # rows of one market kept in memory; beyond, they wait on disk in sorted runs

@@ -37,9 +37,8 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalised import Normalised
-from pipeline.engine.schema import UTC_TIMESTAMP, Field, Source, Table
+from pipeline.engine.schema import REJECTS_SCHEMA, UTC_TIMESTAMP, Field, Source, Table
 
 _NONE = type(None)
 _NO_FIELDS: dict[str, Any] = {}  # read in place of a null object, so that its fields read as null

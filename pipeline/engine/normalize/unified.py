@@ -17,12 +17,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalize.attribution import MARKET as MARKET_ID
 from pipeline.engine.normalize.attribution import owned_by
 from pipeline.engine.normalize.frames import Normalised, build, rejects_frame, rows, utc, value_reason
 from pipeline.engine.normalize.outcome_keys import keyed_by_outcome_id
-from pipeline.engine.schema import TABLES, Field, Table
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Field, Table
 
 __all__ = ["REJECTS_SCHEMA", "Normalised", "normalise", "normalised_chunks"]
 

@@ -38,11 +38,10 @@ import polars as pl
 from filelock import FileLock
 
 from pipeline.engine.files import replaced_atomically
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.lake.stream import cyclic_gc_per_chunk
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.frames import parse_iso, parse_unix
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pipeline.engine.sources.partition import Coverage, WindowSource
 
 WINDOW_TABLES = ("trades", "price_history")  # the tables read per market, which a window sweeps

@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 from pipeline.engine.lake.replacement import PartitionRefused, ReplacementRule
-from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import REJECTS_SCHEMA
 from tests.support.frames import trades_frame
 
 DAY = date(2026, 11, 20)

@@ -10,8 +10,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.cli.main import main
-from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.verify import lake_files
+from pipeline.engine.schema import REJECTS_SCHEMA
 from tests.support.frames import DAY, trades_frame
 
 REJECTS = pl.DataFrame({"raw": ["{}"], "reason": ["no trade_id"], "_fetched_at": [datetime(2026, 11, 21, tzinfo=UTC)]},

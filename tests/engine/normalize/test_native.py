@@ -11,11 +11,10 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.normalize.mappings import DIRECT_MAPPINGS, KALSHI_STATUSES
 from pipeline.engine.normalize.native import normalise_native
-from pipeline.engine.schema import TABLES, MarketStatus
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, MarketStatus
 from tests.support.native_cases import CALL_COLUMNS, CASES, DAY, FETCHED_AT, FIXTURES, ORDERBOOKS, Case, load
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.checks import PartitionContext, run_checks
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalize.orderbooks import BookAnswer, RoundRows, normalise_round
+from pipeline.engine.schema import REJECTS_SCHEMA
 
 DAY = date(2026, 11, 21)
 AT = datetime(2026, 11, 21, 12, tzinfo=UTC)

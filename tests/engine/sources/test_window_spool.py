@@ -10,9 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.engine.lake.store import REJECTS_SCHEMA
 from pipeline.engine.normalised import MarketsDone, Normalised
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pipeline.engine.sources.partition import Coverage
 from pipeline.engine.sources.window import Window, WindowSweeps
 
