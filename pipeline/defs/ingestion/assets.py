@@ -31,7 +31,7 @@ from pipeline.engine.schema import lake_tables
 from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.factory import api_pool
 from pipeline.engine.sources.partition import Coverage, PartitionSource, SelfReporting, WindowSource
-from pipeline.engine.sources.window import Window, WindowSweeps
+from pipeline.engine.spool.window import Window, WindowSweeps
 from pipeline.engine.warehouse.views import ensure_raw_views
 
 GROUP = "ingestion"

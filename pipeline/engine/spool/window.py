@@ -38,7 +38,7 @@ import polars as pl
 from filelock import FileLock
 
 from pipeline.engine.files import replaced_atomically
-from pipeline.engine.lake.stream import cyclic_gc_per_chunk
+from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.frames import parse_iso, parse_unix
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES

@@ -15,14 +15,15 @@ import pytest
 
 from benchmarks.request_bound import fewest_requests
 from pipeline.engine.config import DIRECT_SANDBOX, Settings
+from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.lake.stream import cyclic_gc_per_chunk, land_stream
+from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.schema import Platform, Source
 from pipeline.engine.sources.factory import open_source
 from pipeline.engine.sources.liveness import live_on
 from pipeline.engine.sources.partition import Coverage, WindowSource
-from pipeline.engine.sources.window import Window, WindowSweeps, windows_of
+from pipeline.engine.spool.window import Window, WindowSweeps, windows_of
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.plug import InProcessSandbox
 from pmw_sandbox.readings import Readings

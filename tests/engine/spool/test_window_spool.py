@@ -13,7 +13,7 @@ import pytest
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pipeline.engine.sources.partition import Coverage
-from pipeline.engine.sources.window import Window, WindowSweeps
+from pipeline.engine.spool.window import Window, WindowSweeps
 
 FIRST = date(2026, 11, 19)
 WINDOW = Window(FIRST, FIRST + timedelta(days=2), "test")
