@@ -59,8 +59,6 @@ from pipeline.engine.normalize.frames import (
     flag,
     iso_text,
     number,
-    parse_iso,
-    parse_unix,
     quoted,
     read,
     shape_error,
@@ -72,6 +70,7 @@ from pipeline.engine.normalize.frames import (
 )
 from pipeline.engine.normalize.mappings import KALSHI_MARKET_TYPES, KALSHI_STATUS
 from pipeline.engine.schema import PRICE_HISTORY_INTERVALS, TABLES, Field, MarketStatus, Platform
+from pipeline.engine.wire_times import parse_iso, parse_unix
 
 PLATFORM = Platform.KALSHI.value
 _GO_ZERO_TIME = "0001-01-01T00:00:00Z"  # Go's zero time.Time: how Kalshi writes an unknown time

@@ -58,8 +58,6 @@ from pipeline.engine.normalize.frames import (
     iso_text,
     number,
     objects,
-    parse_iso,
-    parse_unix,
     quoted,
     read,
     shape_error,
@@ -76,6 +74,7 @@ from pipeline.engine.normalize.mappings import (
     StatusRule,
 )
 from pipeline.engine.schema import TABLES, Field, MarketType, Platform
+from pipeline.engine.wire_times import parse_iso, parse_unix
 
 PLATFORM = Platform.POLYMARKET.value
 _MARKETS = TABLES["markets"].polars_schema

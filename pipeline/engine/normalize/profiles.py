@@ -9,7 +9,6 @@ pipeline asked for), and the versions of a trade that paging met again with othe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -19,6 +18,7 @@ from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.answers import unwrap
 from pipeline.engine.normalize.frames import iso_text, number, read, rejects_frame, rows, struct, text, value_reason
 from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.raw_pages import ProfileAnswer
 from pipeline.engine.schema import PROFILE_TRADES, PROFILES
 
 _PROFILE = ("user_id", "display_name", "profile_image", "description")
@@ -30,15 +30,6 @@ PROFILE_ANSWER = (
     struct("metrics", *(number(name) for name in _METRICS)),
 )
 _REASON = "_reason"
-
-
-@dataclass(frozen=True)
-class ProfileAnswer:
-    """One `/profile/info` answer as received: the trader asked for, the body, and when it came."""
-
-    trader: str
-    body: Any
-    fetched_at: datetime
 
 
 def normalise_profiles(answers: list[ProfileAnswer], platform: str, day: date, source: str) -> Normalised:

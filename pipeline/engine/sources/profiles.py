@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from pipeline.engine.normalize.profiles import ProfileAnswer
+from pipeline.engine.raw_pages import ProfileAnswer
 from pipeline.engine.schema import MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.paging import UnifiedCursor, field_keys
