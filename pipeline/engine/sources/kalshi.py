@@ -33,7 +33,8 @@ import polars as pl
 
 from pipeline.engine.raw_pages import RawPage
 from pipeline.engine.sources.http import ApiError, HttpLayer
-from pipeline.engine.sources.paging import KalshiCursor, Page, SeenKeys, field_keys
+from pipeline.engine.sources.identities import SeenKeys, field_keys
+from pipeline.engine.sources.paging import KalshiCursor, Page
 from pipeline.engine.sources.unified import day_bounds
 
 PLATFORM = "kalshi"

@@ -34,7 +34,8 @@ import polars as pl
 from pipeline.engine.raw_pages import RawPage
 from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.http import HttpLayer
-from pipeline.engine.sources.paging import DataApiOffset, GammaOffset, Stop, content_keys, field_keys
+from pipeline.engine.sources.identities import content_keys, field_keys
+from pipeline.engine.sources.paging import DataApiOffset, GammaOffset, Stop
 from pipeline.engine.sources.unified import day_bounds
 
 PLATFORM = "polymarket"
