@@ -23,8 +23,9 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, reconcile, run_checks
 from pipeline.engine.config import Settings, partitions_start, platforms_from_env, source_from_env
 from pipeline.engine.lake.replacement import ReplacementRule
-from pipeline.engine.lake.store import Lake, PartitionWrite
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
+from pipeline.engine.lake.writes import PartitionWrite
 from pipeline.engine.normalize.frames import Normalised
 from pipeline.engine.normalize.partitions.protocol import PartitionSource, SelfReporting, WindowSource
 from pipeline.engine.reconciliation import price_volume

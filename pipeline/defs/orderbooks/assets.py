@@ -30,7 +30,8 @@ from pipeline.defs.ingestion.assets import (
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings, partitions_start
-from pipeline.engine.lake.store import Lake, PartitionWrite
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.writes import PartitionWrite
 from pipeline.engine.normalize.partitions.orderbooks import round_rows
 from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, REJECTS_SCHEMA
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source

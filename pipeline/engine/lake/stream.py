@@ -32,13 +32,10 @@ import polars as pl
 
 from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, CheckOutcome, PartitionContext, outcome
 from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
-from pipeline.engine.lake.store import (
-    PARTITION_COLUMNS,
-    Approve,
-    Lake,
-    PartitionWrite,
-    sort_position,
-)
+from pipeline.engine.lake.layout import PARTITION_COLUMNS
+from pipeline.engine.lake.parquet_files import sort_position
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.writes import Approve, PartitionWrite
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.reconciliation import LANDED_SCHEMA, landed_per_market
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
