@@ -77,7 +77,7 @@ def _land(tmp_path: Path, platform: str, rewrite: Rewrite) -> dict[str, pl.DataF
     lake = Lake(tmp_path)
     ids = frozenset(markets["id"].to_list())
     for table, stream in (("trades", partitions.trades), ("price_history", partitions.price_history)):
-        land_stream(lake, table, platform, DAY, stream(platform, DAY, markets), market_ids=ids)
+        land_stream(lake, table, platform, DAY, stream(DAY, markets), market_ids=ids)
     landed = {table: lake.read_partition(table, platform, DAY) for table in ("trades", "price_history")}
     return {"markets": markets, **{t: f for t, f in landed.items() if f is not None}}
 
