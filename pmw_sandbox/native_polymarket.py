@@ -1,21 +1,16 @@
 """Polymarket's own endpoints over the sandbox world: Gamma `/markets`, `/events`, `/series`, CLOB
 `/prices-history` and Data API `/trades`, in the shapes of the recorded fixtures (tests/fixtures/polymarket).
 
-Every value is derived from the world's unified records (`World.market_record`, `World.trade_records`,
-`period_ohlc`), so the direct path and the unified path read the same market, trade and price.
-Flags follow the normaliser's status rules (pipeline.engine.normalize.mappings.POLYMARKET_STATUS_RULES):
-open -> active, not closed, accepting orders; paused -> active, not closed, not accepting orders;
-resolved -> closed, `umaResolutionStatus` resolved, winner's price 1; cancelled -> closed, resolved 50-50.
-
-Each of the shapes that Polymarket's real answers take comes out of the world deterministically: legacy
-resolved binary markets (one in four, by id) with placeholder prices `["0", "0"]` and no UMA status; resolved
-scalar markets with their fractional payout and bounds; the legs of multi-market events with their
-`groupItemTitle` and, in negative-risk events, `negRiskMarketID`; fee schedules on markets with fees; early
-closes (`closedTime`, the moment trading stopped, before `endDate`); a market still open past its `endDate`
-(`closed: false`, accepting orders: the world keeps one, pmw_sandbox.catalogue); zero volumes left out, as Gamma
-leaves them; the Data API's makers' rows beside each match's taker's (`takerOnly=false`); anonymous traders
-(empty name, pseudonym and image: one wallet in sixteen); and `/events/pagination`, a page wrapped as
-`{data, pagination}`.
+Every value derives from the world's unified records, so the direct and the unified path read the same market,
+trade and price. Flags follow pipeline.engine.normalize.mappings.POLYMARKET_STATUS_RULES: open -> active, not
+closed, accepting orders; paused -> active, not closed, not accepting orders; resolved -> closed,
+`umaResolutionStatus` resolved, winner's price 1; cancelled -> closed, resolved 50-50. The real answers' shapes come
+out of the world deterministically: legacy resolved binary markets (one in four, by id) with placeholder prices
+`["0", "0"]` and no UMA status; resolved scalars with their payout and bounds; the legs of multi-market events
+(`groupItemTitle`; `negRiskMarketID` when negative-risk); fee schedules; early closes (`closedTime`, when trading
+stopped, before `endDate`); a market still open past its `endDate` (pmw_sandbox.catalogue_builder); zero volumes
+left out, as Gamma does; the Data API's makers' rows beside each taker's (`takerOnly=false`); anonymous traders
+(empty name, pseudonym and image: one wallet in sixteen); `/events/pagination`, a page as `{data, pagination}`.
 """
 
 from __future__ import annotations
@@ -32,6 +27,7 @@ from pipeline.engine.schema import MarketStatus, MarketType, Platform
 from pmw_sandbox.activity import period_ohlc
 from pmw_sandbox.catalogue import Event, Market, Series
 from pmw_sandbox.native_http import NativeError, Params, Record, parse_time, polymarket_error
+from pmw_sandbox.router import Handler
 from pmw_sandbox.world import World, iso
 
 GAMMA_MAX_OFFSET = 10_000  # Gamma refuses deeper offset paging on /markets (use /markets/keyset)
@@ -64,6 +60,16 @@ class PolymarketNative:
 
     def __init__(self, world: World) -> None:
         self.world = world
+
+    def routes(self) -> dict[str, Handler]:
+        return {
+            "/polymarket/gamma/markets": self.markets,
+            "/polymarket/gamma/events": self.events,
+            "/polymarket/gamma/events/pagination": self.events_page,
+            "/polymarket/gamma/series": self.series,
+            "/polymarket/clob/prices-history": self.prices_history,
+            "/polymarket/data/trades": self.trades,
+        }
 
     @cached_property
     def _by_condition(self) -> dict[str, Market]:

@@ -28,7 +28,8 @@ from pmw_sandbox.activity import (
     simulate,
     size_through,
 )
-from pmw_sandbox.catalogue import Catalogue, Event, Market, Series, WorldConfig, build_catalogue
+from pmw_sandbox.catalogue import Catalogue, Event, Market, Series, WorldConfig
+from pmw_sandbox.catalogue_builder import build_catalogue
 
 Listed = TypeVar("Listed", Market, Event)  # what the world finds by an id: a market or an event
 

@@ -12,7 +12,7 @@ import pytest
 from pipeline.engine.schema import MarketStatus, MarketType, Platform
 from pmw_sandbox import SandboxApp, SandboxConfig, orderbooks
 from pmw_sandbox.activity import period_ohlc
-from pmw_sandbox.catalogue import build_catalogue
+from pmw_sandbox.catalogue_builder import build_catalogue
 from pmw_sandbox.world import World, shared_world
 from tests.support.world import WORLD
 

@@ -40,6 +40,7 @@ CASES = [
     Case("kalshi/series_candlesticks_response.json", "kalshi", "price_history", {"price_history": 90}),
     Case("polymarket/gamma_events_open_excerpt.json", "polymarket", "events", {"events": 3, "markets": 6}),
     Case("polymarket/gamma_market_closed_zero_zero_legacy.json", "polymarket", "markets", {"markets": 1}),
+    Case("kalshi/market_settled_response.json", "kalshi", "markets", {"markets": 1}),
 ]
 ORDERBOOKS = ["polymarket/clob_book_response.json", "kalshi/orderbook_response.json"]  # no warehouse table
 

@@ -422,6 +422,22 @@ def test_a_settled_kalshi_market_has_no_book_beside_its_payout() -> None:
     assert [(p["key"], p["price"]) for p in paid["current_prices"]] == [("yes", 0.0), ("no", 1.0)]
 
 
+def test_a_recorded_settled_kalshi_market_lands_its_payout_and_no_book() -> None:
+    """Issue 34, point 7, on a real recording: Kalshi empties a finalized market's book (bid 0, ask 1 on both
+    sides, sizes 0) and keeps a stale `last_price_dollars` (0.001); the row is priced at the payout (`result` no:
+    Yes 0, No 1) with no bid or ask, and keeps the last trade as such."""
+    body, context = load("kalshi/market_settled_response.json")
+    assert (body["market"]["status"], body["market"]["yes_bid_dollars"], body["market"]["yes_ask_dollars"]) == (
+        "finalized", "0.0000", "1.0000")
+    row = one("kalshi", "markets", body, **context)
+    assert row["status"] == MarketStatus.RESOLVED
+    assert row["current_prices"] == [{"key": "yes", "price": 0.0, "bid": None, "ask": None},
+                                     {"key": "no", "price": 1.0, "bid": None, "ask": None}]
+    assert (row["metadata"]["best_bid"], row["metadata"]["best_ask"]) == (None, None)
+    assert row["resolved_at"] == datetime(2026, 9, 26, 22, 45, 6, 498770, tzinfo=UTC)
+    assert row["last_trade_price"] == 0.001
+
+
 def test_kalshi_reads_dollar_fields_first_and_cents_only_without_them() -> None:
     both = {**kalshi_market(), "yes_bid_dollars": "0.4200", "yes_bid": 41, "market_type": "scalar"}
     row = one("kalshi", "markets", {"market": both})
