@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.native import normalise_native
 from pipeline.engine.normalize.unified import normalise
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Source

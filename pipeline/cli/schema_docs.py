@@ -1,4 +1,4 @@
-"""Renders the table reference (docs/schema.md) from pipeline/engine/schema.py, and the checks table of docs/checks.md
+"""Renders the table reference (docs/schema.md) from pipeline/engine/schema/, and the checks table of docs/checks.md
 from pipeline/engine/checks.py.
 
 `python -m pipeline.cli.schema_docs` rewrites them; a test fails when a committed copy is stale.
@@ -90,7 +90,7 @@ def render() -> str:
     parts = [
         "# Table reference",
         "",
-        "Generated from `pipeline/engine/schema.py` by `python -m pipeline.cli.schema_docs`; do not edit by hand.",
+        "Generated from `pipeline/engine/schema/` by `python -m pipeline.cli.schema_docs`; do not edit by hand.",
         "",
         "Every table holds the documented fields of its unified-API resource in snake_case, plus the partition",
         "columns `platform` and `date` and the lineage columns `_source` and `_fetched_at`. Times are UTC.",
@@ -196,7 +196,7 @@ def render_sports_intro() -> str:
 
 def render_direct_mappings() -> str:
     """What the platforms' own responses fill, column by column, and the status and market-type rules
-    (pipeline/engine/normalize/mappings.py)."""
+    (pipeline/engine/normalize/mappings/)."""
     lines = [
         "## Direct sources: field mappings",
         "",

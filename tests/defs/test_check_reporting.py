@@ -27,8 +27,7 @@ from pipeline.defs.ingestion.assets import (
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalised import CONFLICTING_REPEAT
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.pages import concatenated
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
 from pipeline.engine.sources.coverage import Coverage

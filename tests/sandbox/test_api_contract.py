@@ -501,7 +501,7 @@ def test_same_seed_same_bytes_other_seed_other_bytes() -> None:
 
 
 def test_documented_wire_names_come_from_the_schema() -> None:
-    # The contract checks above read every field name from pipeline/engine/schema.py; guard that it is complete.
+    # The contract checks above read every field name from pipeline/engine/schema/; guard that it is complete.
     assert wire_names(TABLES["price_history"].fields) >= {"marketId", "openInterest", "bidAsk", "outcomeId"}
     assert isinstance(TABLES["markets"].field("metadata"), Field)
 

@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
 
 Rewrite = Callable[[pl.DataFrame], pl.DataFrame]

@@ -1,4 +1,4 @@
-"""Checks a JSON record against the documented fields in pipeline/engine/schema.py (the wire contract)."""
+"""Checks a JSON record against the documented fields in pipeline/engine/schema/ (the wire contract)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.lake.writes import PartitionWrite
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.partitions.protocol import PartitionSource, SelfReporting, WindowSource
 from pipeline.engine.reconciliation import price_volume
 from pipeline.engine.schema import lake_tables

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.schema import SERVED_MARKET_ID
 
 MARKET = "market_id"

@@ -5,11 +5,11 @@ Endpoints read: `/series` (and `/series/{ticker}`), `/events` (with nested marke
 `/series/{series}/markets/{ticker}/candlesticks`, the batch `/markets/candlesticks` and
 `/series/{series}/events/{ticker}/candlesticks`.
 
-Prices: since 2026 Kalshi sends fixed-point dollar strings (`yes_bid_dollars: "0.4200"`) and fixed-point
-counts (`volume_fp`, `count_fp`) beside the deprecated integer cents and integer counts. The new fields are
-read first, the old ones only when a new one is absent; a new field that is no number rejects its record
-rather than fall back silently. Prices are stored in dollars (0..1; cents rounded to 6 decimals, so that 35
-cents is exactly 0.35), counts in contracts.
+Prices (read by `pipeline.engine.normalize.kalshi_wire`, with the fields, times and bodies): since 2026 Kalshi
+sends fixed-point dollar strings (`yes_bid_dollars: "0.4200"`) and fixed-point counts (`volume_fp`, `count_fp`)
+beside the deprecated integer cents and integer counts. The new fields are read first, the old ones only when a
+new one is absent; a new field that is no number rejects its record rather than fall back silently. Prices are
+stored in dollars (0..1; cents rounded to 6 decimals, so that 35 cents is exactly 0.35), counts in contracts.
 
 What the values mean, beyond their types: a `last_price` of 0 is "never traded" (no price); a book side of 0
 or 1 is no quote, and a market whose result is known has no bid or ask (what Kalshi still sends is the dead book
@@ -46,168 +46,39 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalize.frames import (
+from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize.kalshi_wire import (
+    CANDLE_FIELDS,
+    EVENT_FIELDS,
+    MARKET_FIELDS,
+    OHLC,
+    SERIES_FIELDS,
+    TRADE_FIELDS,
+    Decimals,
+    kalshi_time,
+    records_of,
+    unknown_value,
+)
+from pipeline.engine.normalize.mappings import KALSHI_MARKET_TYPES, KALSHI_STATUS
+from pipeline.engine.normalize.native_frames import (
     NESTED_COUNT,
     NESTED_PROBLEM,
     Native,
-    Normalised,
-    book_quote,
-    decimal,
     direct_lineage,
-    exact_price,
     finish,
-    flag,
-    iso_text,
-    number,
-    quoted,
     read,
     shape_error,
-    struct,
-    text,
-    texts,
-    unix_number,
     with_nested_count,
 )
-from pipeline.engine.normalize.mappings import KALSHI_MARKET_TYPES, KALSHI_STATUS
-from pipeline.engine.schema import PRICE_HISTORY_INTERVALS, TABLES, Field, MarketStatus, Platform
-from pipeline.engine.wire_times import parse_iso, parse_unix
+from pipeline.engine.normalize.rows import book_quote
+from pipeline.engine.schema import PRICE_HISTORY_INTERVALS, TABLES, MarketStatus, Platform
+from pipeline.engine.wire_times import parse_unix
 
 PLATFORM = Platform.KALSHI.value
-_GO_ZERO_TIME = "0001-01-01T00:00:00Z"  # Go's zero time.Time: how Kalshi writes an unknown time
-_OHLC = ("open", "high", "low", "close")
 _RESULTS = ("yes", "no", "scalar")
 _SETTLED = (MarketStatus.RESOLVED.value, MarketStatus.CANCELLED.value)
 _OUTCOMES = {"yes": "Yes", "no": "No"}
 _BOOK_SIDES = {"bid": "yes", "ask": "no"}  # a taker hitting the bid bought Yes, the ask No
-
-
-def _dollars_fields(*names: str) -> tuple[Field, ...]:
-    """A price as Kalshi sends it twice: `{name}_dollars` (a decimal string) and `{name}` (integer cents)."""
-    return tuple(field for name in names for field in (text(f"{name}_dollars"), number(name)))
-
-
-def _count_fields(*names: str) -> tuple[Field, ...]:
-    """A count as Kalshi sends it twice: `{name}_fp` (a fixed-point string) and `{name}` (an integer)."""
-    return tuple(field for name in names for field in (text(f"{name}_fp"), number(name)))
-
-
-SERIES_FIELDS = (
-    text("ticker", required=True),
-    text("title", required=True),
-    text("category"),
-    texts("tags"),
-    text("fee_type"),
-    number("fee_multiplier"),
-)
-EVENT_FIELDS = (
-    text("event_ticker", required=True),
-    text("title", required=True),
-    text("series_ticker"),
-    text("category"),
-    flag("mutually_exclusive"),
-)
-MARKET_FIELDS = (
-    text("ticker", required=True),
-    text("title", required=True),
-    text("status", required=True),
-    text("market_type", required=True),
-    text("event_ticker"),
-    text("result"),
-    text("subtitle"),
-    text("yes_sub_title"),
-    text("strike_type"),
-    number("floor_strike"),
-    number("cap_strike"),
-    *_dollars_fields("last_price", "yes_bid", "yes_ask", "no_bid", "no_ask", "liquidity", "settlement_value"),
-    *_count_fields("volume", "volume_24h", "open_interest"),
-    iso_text("created_time"),
-    iso_text("open_time"),
-    iso_text("close_time"),
-    iso_text("expected_expiration_time"),
-    iso_text("expiration_time"),
-    iso_text("settlement_ts"),
-    text("expiration_value"),
-    text("rules_primary"),
-)
-TRADE_FIELDS = (
-    text("trade_id", required=True),
-    text("ticker", required=True),
-    iso_text("created_time", required=True),
-    text("taker_outcome_side"),
-    text("taker_book_side"),
-    text("taker_side"),
-    flag("is_block_trade"),
-    *_count_fields("count"),
-    *_dollars_fields("yes_price", "no_price"),
-)
-CANDLE_FIELDS = (
-    unix_number("end_period_ts", required=True),
-    struct("price", *_dollars_fields(*_OHLC, "previous"), required=True),
-    struct("yes_bid", *_dollars_fields(*_OHLC)),
-    struct("yes_ask", *_dollars_fields(*_OHLC)),
-    *_count_fields("volume", "open_interest"),
-)
-
-
-class _Decimals:
-    """The expressions of Kalshi's doubled fields (new decimal string first, old number second), keeping the
-    problems they can have (a new field that is no number; both missing where a value is needed)."""
-
-    def __init__(self) -> None:
-        self.problems: list[pl.Expr] = []
-
-    def dollars(self, name: str, *, within: str | None = None, required: bool = False) -> pl.Expr:
-        """A price in dollars: `{name}_dollars`, else `{name}` (integer cents) in dollars."""
-        return self._either(f"{name}_dollars", name, _cents_to_dollars(_field(name, within)), within, required)
-
-    def count(self, name: str, *, required: bool = False) -> pl.Expr:
-        """A number of contracts: `{name}_fp`, else `{name}`."""
-        return self._either(f"{name}_fp", name, pl.col(name), None, required)
-
-    def _either(self, new: str, old: str, fallback: pl.Expr, within: str | None, required: bool) -> pl.Expr:
-        path = f"{within}." if within else ""
-        value, problem = decimal(_field(new, within), f"{path}{new}")
-        value = pl.coalesce(value, fallback)
-        self.problems.append(problem)
-        if required:
-            missing = f"missing required field '{path}{new}' (or '{path}{old}')"
-            self.problems.append(pl.when(value.is_null()).then(pl.lit(missing)))
-        return value
-
-
-def _cents_to_dollars(cents: pl.Expr) -> pl.Expr:
-    """Cents as dollars, exactly: polars computes `cents / 100` as `cents * 0.01`, which makes 35 cents
-    0.35000000000000003; `exact_price` rounds to Kalshi's finest precision (6 decimals), the double nearest 0.35."""
-    return exact_price(cents / 100)
-
-
-def _field(name: str, within: str | None) -> pl.Expr:
-    return pl.col(name) if within is None else pl.col(within).struct.field(name)
-
-
-def _time(name: str) -> pl.Expr:
-    """A Kalshi time; Go's zero time (`0001-01-01T00:00:00Z`) means unknown and is stored as null."""
-    value = pl.col(name)
-    return parse_iso(pl.when(value != _GO_ZERO_TIME).then(value))
-
-
-def _records(body: Any, entity: str, key: str, single: str | None = None) -> list[Any]:
-    """The records of a Kalshi response: `body[key]` when it is an array, `[body[single]]` when an object
-    (`/markets/{ticker}` sends `{"market": {...}}`, `/series/{ticker}` `{"series": {...}}`)."""
-    if isinstance(body, dict):
-        if isinstance(body.get(key), list):
-            return body[key]
-        if single is not None and isinstance(body.get(single), dict):
-            return [body[single]]
-    expected = f'an object with "{key}" (an array)' + (f' or "{single}" (an object)' if single else "")
-    raise shape_error(f"kalshi {entity}", expected, body)
-
-
-def _unknown(native: pl.Expr, mapped: pl.Expr, wire: str, known: Mapping[str, Any]) -> pl.Expr:
-    listed = ", ".join(known)
-    return pl.when(native.is_not_null() & mapped.is_null()).then(
-        pl.concat_str([pl.lit(f"field '{wire}': not one of {listed}: "), quoted(native)])
-    )
 
 
 # -- series and events -------------------------------------------------------------------------------------
@@ -217,7 +88,7 @@ def normalise_series(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
 ) -> dict[str, Normalised]:
     """`/series` (`{series: [...]}`) or `/series/{ticker}` (`{series: {...}}`) -> `series`."""
-    native = read(SERIES_FIELDS, _records(body, "series", "series", "series"))
+    native = read(SERIES_FIELDS, records_of(body, "series", "series", "series"))
     columns = {
         "id": pl.col("ticker"),
         "platform_id": pl.col("ticker"),
@@ -236,7 +107,7 @@ def normalise_events(
     """`/events` (`{events}`, markets nested with `with_nested_markets`) or `/events/{ticker}` (`{event,
     markets}`) -> `events`, and their markets -> `markets`, which take their event's title, series and
     category. Markets are normalised whatever becomes of their event."""
-    events = _records(body, "events", "events", "event")
+    events = records_of(body, "events", "events", "event")
     beside = body.get("markets") if "event" in body else None  # `/events/{ticker}` lists them beside the event
     if beside is not None and not isinstance(beside, list):
         raise shape_error("kalshi events", 'a "markets" array beside the "event"', beside)
@@ -279,7 +150,7 @@ def normalise_markets(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
 ) -> dict[str, Normalised]:
     """`/markets` (`{markets, cursor}`) or `/markets/{ticker}` (`{market}`) -> `markets`."""
-    records = _records(body, "markets", "markets", "market")
+    records = records_of(body, "markets", "markets", "market")
     return {"markets": _markets(records, direct_lineage(PLATFORM, day, fetched_at))}
 
 
@@ -291,7 +162,7 @@ _NO_PARENTS = pl.DataFrame(
 
 def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame = _NO_PARENTS) -> Normalised:
     native = _with_parents(read(MARKET_FIELDS, records), parents)
-    decimals = _Decimals()
+    decimals = Decimals()
     status, status_problem = _status()
     market_type = pl.col("market_type").replace_strict(_values(KALSHI_MARKET_TYPES), default=None)
     quote = _live_quote(status)
@@ -329,11 +200,11 @@ def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame 
         "volume_total_contracts": decimals.count("volume"),
         "liquidity": _reported(decimals.dollars("liquidity")),
         "open_interest_contracts": decimals.count("open_interest"),
-        "created_at": _time("created_time"),
-        "trading_start_at": _time("open_time"),
-        "trading_end_at": _time("close_time"),
-        "resolution_date": pl.coalesce(_time("expected_expiration_time"), _time("expiration_time")),
-        "resolved_at": _time("settlement_ts"),
+        "created_at": kalshi_time("created_time"),
+        "trading_start_at": kalshi_time("open_time"),
+        "trading_end_at": kalshi_time("close_time"),
+        "resolution_date": pl.coalesce(kalshi_time("expected_expiration_time"), kalshi_time("expiration_time")),
+        "resolved_at": kalshi_time("settlement_ts"),
         "resolution_criteria": pl.col("rules_primary"),
         "last_trade_price": last_trade,
         "settlement_value": settlement,
@@ -342,7 +213,7 @@ def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame 
     }
     problems = [
         status_problem,
-        _unknown(pl.col("market_type"), market_type, "market_type", KALSHI_MARKET_TYPES),
+        unknown_value(pl.col("market_type"), market_type, "market_type", KALSHI_MARKET_TYPES),
         *decimals.problems,
     ]
     return finish(TABLES["markets"], native, columns, problems, lineage)
@@ -364,7 +235,7 @@ def _status() -> tuple[pl.Expr, pl.Expr]:
     mapped = native.replace_strict(_values(KALSHI_STATUS), default=None)
     voided = (mapped == MarketStatus.RESOLVED.value) & ~pl.col("result").is_in(_RESULTS).fill_null(False)
     status = pl.when(voided).then(pl.lit(MarketStatus.CANCELLED.value)).otherwise(mapped)
-    return status, _unknown(native, mapped, "status", KALSHI_STATUS)
+    return status, unknown_value(native, mapped, "status", KALSHI_STATUS)
 
 
 def _live_quote(status: pl.Expr) -> Callable[[pl.Expr], pl.Expr]:
@@ -411,8 +282,8 @@ def normalise_trades(
 ) -> dict[str, Normalised]:
     """`/markets/trades` (`{trades, cursor}`) -> `trades`: each is the taker's buy of its side (`_taker_side`) at
     that side's price, in polars expressions over the whole response (a hot path)."""
-    native = read(TRADE_FIELDS, _records(body, "trades", "trades"))
-    decimals = _Decimals()
+    native = read(TRADE_FIELDS, records_of(body, "trades", "trades"))
+    decimals = Decimals()
     side, side_problem = _taker_side()
     yes = decimals.dollars("yes_price", required=True)
     no = pl.coalesce(decimals.dollars("no_price"), (1 - yes).round(4))
@@ -431,7 +302,7 @@ def normalise_trades(
         "side": pl.lit("buy"),
         "price": pl.when(side == "yes").then(yes).when(side == "no").then(no),
         "size": decimals.count("count", required=True),
-        "timestamp": _time("created_time"),
+        "timestamp": kalshi_time("created_time"),
         "outcome": outcome,
         "taker": pl.lit(True),
         "metadata": metadata.struct.json_encode(),
@@ -448,9 +319,11 @@ def _taker_side() -> tuple[pl.Expr, pl.Expr]:
     side = pl.coalesce(outcome_side, from_book, old_side)
     missing = "missing required field 'taker_outcome_side' (or 'taker_book_side', 'taker_side')"
     problem = pl.coalesce(
-        _unknown(outcome_side, outcome_side.replace_strict(_OUTCOMES, default=None), "taker_outcome_side", _OUTCOMES),
-        _unknown(book_side, from_book, "taker_book_side", _BOOK_SIDES),
-        _unknown(old_side, old_side.replace_strict(_OUTCOMES, default=None), "taker_side", _OUTCOMES),
+        unknown_value(
+            outcome_side, outcome_side.replace_strict(_OUTCOMES, default=None), "taker_outcome_side", _OUTCOMES
+        ),
+        unknown_value(book_side, from_book, "taker_book_side", _BOOK_SIDES),
+        unknown_value(old_side, old_side.replace_strict(_OUTCOMES, default=None), "taker_side", _OUTCOMES),
         pl.when(side.is_null()).then(pl.lit(missing)),
     )
     return side, problem
@@ -486,7 +359,7 @@ def _market_candles(
 ) -> Normalised:
     """One market's candles as rows."""
     native = read(CANDLE_FIELDS, records)
-    decimals = _Decimals()
+    decimals = Decimals()
     columns = {
         "timestamp": parse_unix(pl.col("end_period_ts") - interval * 60),
         "price": _traded_candle(decimals),
@@ -504,17 +377,17 @@ def _market_candles(
     return finish(TABLES["price_history"], native, columns, problems, lineage)
 
 
-def _traded_candle(decimals: _Decimals) -> pl.Expr:
+def _traded_candle(decimals: Decimals) -> pl.Expr:
     """The traded prices' OHLC. A period without trades (Kalshi's `price` OHLC null, `volume` 0) closes at the
     previous period's close, Kalshi's `price.previous` (a `previous` of 0 means never traded: no close), so that a
     market's series has no holes; its open, high and low stay null, and its `volume` of 0 says it had no trade."""
-    ohlc = {key: decimals.dollars(key, within="price") for key in _OHLC}
+    ohlc = {key: decimals.dollars(key, within="price") for key in OHLC}
     carried = _traded(decimals.dollars("previous", within="price"))
     return pl.struct(**{**ohlc, "close": pl.coalesce(ohlc["close"], carried)})
 
 
-def _candle(decimals: _Decimals, within: str) -> pl.Expr:
-    return pl.struct(**{key: decimals.dollars(key, within=within) for key in _OHLC})
+def _candle(decimals: Decimals, within: str) -> pl.Expr:
+    return pl.struct(**{key: decimals.dollars(key, within=within) for key in OHLC})
 
 
 def _candle_groups(body: Any, context: Mapping[str, str] | None) -> list[tuple[str | None, list[Any]]]:
@@ -527,7 +400,7 @@ def _candle_groups(body: Any, context: Mapping[str, str] | None) -> list[tuple[s
             expected = f"as many market_tickers (strings) as market_candlesticks, not {len(tickers)} and {len(candles)}"
             raise shape_error("kalshi price_history", expected, body)
         return [(ticker, _list(c, "market_candlesticks of arrays")) for ticker, c in zip(tickers, candles, strict=True)]
-    records = _records(body, "price_history", "candlesticks")
+    records = records_of(body, "price_history", "candlesticks")
     ticker = body.get("ticker")
     if ticker is not None and not isinstance(ticker, str):
         raise shape_error("kalshi price_history", 'a "ticker" string', ticker)

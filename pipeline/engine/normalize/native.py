@@ -18,8 +18,8 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize import kalshi, polymarket
-from pipeline.engine.normalize.frames import Normalised
 
 Reader = Callable[..., dict[str, Normalised]]
 

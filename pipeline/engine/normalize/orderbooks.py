@@ -23,7 +23,8 @@ import polars as pl
 
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.answers import unwrap
-from pipeline.engine.normalize.frames import read, rejects_frame, value_reason
+from pipeline.engine.normalize.native_frames import read
+from pipeline.engine.normalize.rows import rejects_frame, value_reason
 from pipeline.engine.raw_pages import BookAnswer
 from pipeline.engine.schema import ORDERBOOK_FIELDS, ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS, BookSide, OutcomeSide
 from pipeline.engine.wire_times import parse_iso

@@ -25,8 +25,8 @@ import polars as pl
 from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
 from pipeline.engine.normalize import unified
 from pipeline.engine.normalize.attribution import attribute, outcome_names, with_outcome_names
-from pipeline.engine.normalize.frames import rejects_frame
 from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.normalize.rows import rejects_frame
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Source
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalize.frames import read
+from pipeline.engine.normalize.native_frames import read
 from pipeline.engine.raw_pages import Answered, ServiceStatus
 from pipeline.engine.schema import HEALTH_FIELDS, PLATFORM_FIELDS, PLATFORM_STATUS, Field
 from pipeline.engine.wire_times import parse_iso

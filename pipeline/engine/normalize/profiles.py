@@ -16,7 +16,8 @@ import polars as pl
 
 from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.answers import unwrap
-from pipeline.engine.normalize.frames import iso_text, number, read, rejects_frame, rows, struct, text, value_reason
+from pipeline.engine.normalize.native_frames import iso_text, number, read, struct, text
+from pipeline.engine.normalize.rows import rejects_frame, rows, value_reason
 from pipeline.engine.normalize.unified import normalise
 from pipeline.engine.raw_pages import ProfileAnswer
 from pipeline.engine.schema import PROFILE_TRADES, PROFILES

@@ -1,8 +1,8 @@
 """The unified API's sports answers as rows of the sports tables: leagues, teams, futures, awards, future_odds.
 
 Records are read against their table's documented fields by the exact JSON-type builder of
-`pipeline.engine.normalize.frames`, so every record becomes a row or a reject with the reason. Rows belong to what
-the pipeline asked for, whatever a field says: the partition's `league` is the league asked, and an odds row's
+`pipeline.engine.normalize.wire_frame`, so every record becomes a row or a reject with the reason. Rows belong to
+what the pipeline asked for, whatever a field says: the partition's `league` is the league asked, and an odds row's
 `future_id` and `kind` are those of the detail asked (`/futures/{id}` or `/awards/{id}`), not the detail's own
 `id`. A future's detail nests its outcomes under one market per platform; they are flattened in polars into one
 row per platform, market and outcome, with the `odds` object spread over three columns; American odds are kept
@@ -19,7 +19,8 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalised import Normalised
-from pipeline.engine.normalize.frames import build, rejects_frame, rows, utc, value_reason
+from pipeline.engine.normalize.rows import rejects_frame, rows, utc, value_reason
+from pipeline.engine.normalize.wire_frame import build
 from pipeline.engine.raw_pages import Detail
 from pipeline.engine.schema import FUTURE_MARKET, FUTURE_ODDS, SPORTS_TABLES
 

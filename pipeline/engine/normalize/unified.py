@@ -2,8 +2,8 @@
 
 Column names, types and required flags all come from `pipeline.engine.schema`; nothing here writes them down. The
 records are read against their table's documented fields by the exact JSON-type builder of
-`pipeline.engine.normalize.frames` (whose docstring says why polars cannot be trusted to type-check them): every
-record becomes a row of exactly the table's schema or a reject with the reason.
+`pipeline.engine.normalize.wire_frame` (whose docstring says why polars cannot be trusted to type-check them):
+every record becomes a row of exactly the table's schema or a reject with the reason.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.attribution import MARKET as MARKET_ID
 from pipeline.engine.normalize.attribution import owned_by
-from pipeline.engine.normalize.frames import Normalised, build, rejects_frame, rows, utc, value_reason
 from pipeline.engine.normalize.outcome_keys import keyed_by_outcome_id
-from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Field, Table
-
-__all__ = ["REJECTS_SCHEMA", "Normalised", "normalise", "normalised_chunks"]
+from pipeline.engine.normalize.rows import rejects_frame, rows, utc, value_reason
+from pipeline.engine.normalize.wire_frame import build
+from pipeline.engine.schema import TABLES, Field, Table
 
 NORMALISE_CHUNK = 20_000  # raw records normalised at a time by normalised_chunks: bounds memory on busy days
 

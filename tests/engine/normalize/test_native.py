@@ -11,7 +11,7 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.mappings import DIRECT_MAPPINGS, KALSHI_STATUSES
 from pipeline.engine.normalize.native import normalise_native
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, MarketStatus

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.engine.normalize.frames import ShapeError
+from pipeline.engine.normalize.native_frames import ShapeError
 from tests.engine.normalize.test_native import gamma_market, one, run, utc
 from tests.support.native_cases import load
 

@@ -37,8 +37,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.engine.normalize import frames
-from pipeline.engine.normalize.unified import Normalised, normalise
+from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize import wire_frame
+from pipeline.engine.normalize.unified import normalise
 from pipeline.engine.schema import OUTCOME_MAPS, TABLES, Field, Table
 
 PROPERTIES = settings(
@@ -360,7 +361,7 @@ def test_every_record_the_spec_allows_becomes_its_row(table: str, data: st.DataO
 def assert_accounted_for(table: str, batch: list[tuple[Any, str | None]], block: int = 2048) -> None:
     """`batch` holds each record with how its reason must begin (None: it must be a row). Every record must be
     its row (the good ones, in order) or a reject with such a reason, exactly once."""
-    with mock.patch.object(frames, "_BLOCK", block):
+    with mock.patch.object(wire_frame, "_BLOCK", block):
         result = run(table, [record for record, _ in batch])
     assert result.rows.height + result.rejects.height == len(batch)
     expected = {as_raw(r): why for r, why in batch if why is not None}

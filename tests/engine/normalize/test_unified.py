@@ -12,8 +12,9 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.engine.normalize.unified import REJECTS_SCHEMA, Normalised, normalise
-from pipeline.engine.schema import TABLES, Platform
+from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Platform
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, sandbox_client
 from tests.support.world import WORLD
 

@@ -13,8 +13,7 @@ import polars as pl
 import pytest
 
 from pipeline.engine.config import ConfigError, Settings
-from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone
-from pipeline.engine.normalize.frames import Normalised
+from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
 from pipeline.engine.normalize.pages import concatenated, normalise_page
 from pipeline.engine.normalize.partitions.kalshi import KalshiPartitions
 from pipeline.engine.normalize.partitions.polymarket import PolymarketPartitions

@@ -16,8 +16,8 @@ import polars as pl
 from pipeline.engine.config import PriceLabel
 from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
 from pipeline.engine.normalize.attribution import attribute
-from pipeline.engine.normalize.frames import rejects_frame
 from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
+from pipeline.engine.normalize.rows import rejects_frame
 from pipeline.engine.schema import TABLES
 from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.coverage import Coverage
