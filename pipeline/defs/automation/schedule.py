@@ -12,7 +12,7 @@ from pipeline.defs.automation.holds import platform_holds
 from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, partitions_start
-from pipeline.engine.sources.window import Window, windows_of
+from pipeline.engine.spool.window import Window, windows_of
 
 DAILY_TRIGGER = "daily"
 

@@ -48,7 +48,7 @@ from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, WINDOW_TAG
 from pipeline.engine.config import AutomationSettings, BackfillOrder
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.sources.window import Window, windows_of
+from pipeline.engine.spool.window import Window, windows_of
 
 BACKFILL_TRIGGER = "backfill_sensor"
 SAMPLE_SIZE = 20  # recent materialisations per asset behind each cost estimate
@@ -296,7 +296,7 @@ def daily_partitions_within(settings: AutomationSettings, now: datetime, horizon
 
 def tick_windows(chosen: list[PartitionRef], now: datetime) -> dict[PartitionRef, Window]:
     """The window of each partition a tick asks for: a platform's consecutive days of the tick are one, read
-    in one sweep (pipeline.engine.sources.window), named by the tick."""
+    in one sweep (pipeline.engine.spool.window), named by the tick."""
     token = f"{BACKFILL_TRIGGER}-{now.astimezone(UTC).strftime('%Y%m%dT%H%M%S')}"
     windows = {}
     for platform in {ref.platform for ref in chosen}:

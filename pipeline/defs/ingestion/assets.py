@@ -23,15 +23,17 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, reconcile, run_checks
 from pipeline.engine.config import Settings, partitions_start, platforms_from_env, source_from_env
 from pipeline.engine.lake.replacement import ReplacementRule
-from pipeline.engine.lake.store import Lake, PartitionWrite
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
+from pipeline.engine.lake.writes import PartitionWrite
 from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize.partitions.protocol import PartitionSource, SelfReporting, WindowSource
 from pipeline.engine.reconciliation import price_volume
 from pipeline.engine.schema import lake_tables
 from pipeline.engine.service_figures import ServiceFigures
+from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.factory import api_pool
-from pipeline.engine.sources.partition import Coverage, PartitionSource, SelfReporting, WindowSource
-from pipeline.engine.sources.window import Window, WindowSweeps
+from pipeline.engine.spool.window import Window, WindowSweeps
 from pipeline.engine.warehouse.views import ensure_raw_views
 
 GROUP = "ingestion"
@@ -132,15 +134,15 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     written = lake.write_partition(table, platform, day, result.rows, result.rejects, approve)
     ensure_raw_views(settings.warehouse_path, lake)
-    figures = _figures(source, platform, table)
+    figures = _figures(source, table)
     ctx = PartitionContext(platform, day, market_ids, markets=markets, figures=figures)
     outcomes = run_checks(table, result.rows, ctx, result.rejects) + reconcile(table, result.rows, ctx)
     yield from _result(context, settings, written, outcomes, result.rows, source, _figures_metadata(figures))
 
 
-def _figures(source: PartitionSource, platform: str, table: str) -> ServiceFigures | None:
+def _figures(source: PartitionSource, table: str) -> ServiceFigures | None:
     """What the service said about the partition's answers, from a source that keeps it."""
-    return source.figures(platform, table) if isinstance(source, SelfReporting) else None
+    return source.figures(table) if isinstance(source, SelfReporting) else None
 
 
 def _figures_metadata(figures: ServiceFigures | None) -> dict[str, Any]:
@@ -179,7 +181,7 @@ def land_partition_stream(context: dg.AssetExecutionContext, pipeline: PipelineR
     approve = ReplacementRule.of(settings).approver(table, platform, day)
     landed = land_stream(lake, table, platform, day, chunks, market_ids=market_ids, approve=approve)
     ensure_raw_views(settings.warehouse_path, lake)
-    figures = _figures(source, platform, table)
+    figures = _figures(source, table)
     # Trades are held against the day's price history too, once landed (in a run its step comes first: steps of one
     # level run in name order; without it, or from an earlier run of the day, the evidence is as true).
     priced = None
@@ -272,7 +274,7 @@ def markets_partition(lake: Lake, platform: str, day: date) -> pl.DataFrame:
 def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
     platform, day = partition_of(context)
     with pipeline.source(platform) as source:
-        result = source.markets(platform, day)
+        result = source.markets(day)
         ReplacementRule.of(pipeline.settings()).refuse_empty_listing(pipeline.lake(), platform, day,
                                                                      result.rows.height + result.rejects.height)
         ids = frozenset(result.rows["id"].to_list())
@@ -288,7 +290,7 @@ def _catalogue_member_asset(table: str, id_column: str) -> dg.AssetsDefinition:
         market_rows = markets_partition(pipeline.lake(), platform, day)
         wanted = set(market_rows[id_column].drop_nulls().to_list())
         with pipeline.source(platform) as source:
-            result = source.members(platform, day, table, wanted)
+            result = source.members(day, table, wanted)
             yield from land_partition(context, pipeline, table, platform, day, result, source, frozenset(),
                                       market_rows)
 
@@ -311,10 +313,10 @@ def _per_market_asset(table: str) -> dg.AssetsDefinition:
             coverage = None
             if window is not None and window.first < window.last and isinstance(source, WindowSource):
                 sweeps, coverage = WindowSweeps(pipeline.settings().windows_dir), Coverage()
-                chunks = sweeps.day_stream(source, table, platform, window, day, market_rows, coverage)
+                chunks = sweeps.day_stream(source, table, window, day, market_rows, coverage)
             else:
                 window = None
-                chunks = (source.trades if table == "trades" else source.price_history)(platform, day, market_rows)
+                chunks = (source.trades if table == "trades" else source.price_history)(day, market_rows)
             ids = frozenset(market_rows["id"].to_list())
             yield from land_partition_stream(context, pipeline, table, platform, day, chunks, source, ids, window,
                                              coverage, market_rows)

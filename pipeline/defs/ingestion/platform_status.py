@@ -19,11 +19,9 @@ import polars as pl
 from pipeline.defs.ingestion.assets import Landed, _check_result, _preview, ingestion_asset, partition_of
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
-from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.normalize.platform_status import status_rows
-from pipeline.engine.schema import PLATFORM_STATUS, Source
+from pipeline.engine.normalize.partitions.platform_status import observed_rows
+from pipeline.engine.schema import PLATFORM_STATUS, REJECTS_SCHEMA, Source
 from pipeline.engine.sources.factory import open_unified_source
-from pipeline.engine.sources.service_status import observe
 from pipeline.engine.warehouse.views import ensure_raw_views
 
 TABLE = PLATFORM_STATUS.name
@@ -40,9 +38,8 @@ def platform_status(context: dg.AssetExecutionContext, pipeline: PipelineResourc
         yield from _checks(pl.DataFrame(schema=PLATFORM_STATUS.polars_schema), platform, run_day)
         return
     with open_unified_source(settings, emulator_for(settings)) as unified:
-        status = observe(unified.http)
+        status, row = observed_rows(unified.http, [platform], settings.source.value)
         requests = unified.http.stats.snapshot()
-    row = status_rows(status, [platform], settings.source.value)
     day = status.observed_at.date()
     lake = pipeline.lake()
     written = lake.write_round(TABLE, platform, day, status.observed_at, row)

@@ -30,11 +30,12 @@ from pipeline.defs.ingestion.assets import (
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings, partitions_start
-from pipeline.engine.lake.store import REJECTS_SCHEMA, Lake, PartitionWrite
-from pipeline.engine.normalize.orderbooks import normalise_round
-from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.writes import PartitionWrite
+from pipeline.engine.normalize.partitions.orderbooks import round_rows
+from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, REJECTS_SCHEMA
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
-from pipeline.engine.sources.orderbooks import busiest_open, round_list, take_round
+from pipeline.engine.sources.orderbooks import busiest_open, round_list
 from pipeline.engine.warehouse.views import ensure_raw_views
 
 GROUP = "orderbooks"
@@ -96,9 +97,8 @@ def orderbook_round(context: dg.AssetExecutionContext, pipeline: PipelineResourc
     lake = pipeline.lake()
     market_ids, platform_ids = round_markets(settings, lake, platform, day)
     with open_unified_source(settings, emulator_for(settings)) as unified:
-        answers = take_round(unified.http, platform, market_ids, platform_ids)
+        rows = round_rows(unified.http, platform, day, round_at, market_ids, platform_ids, settings.source.value)
         requests = unified.http.stats.snapshot()
-    rows = normalise_round(answers, platform, day, round_at, settings.source.value)
     written = {
         "orderbook_levels": lake.write_round("orderbook_levels", platform, day, round_at, rows.levels.rows),
         "orderbook_snapshots": lake.write_round("orderbook_snapshots", platform, day, round_at,

@@ -14,7 +14,6 @@ partition it had rather than a part of the day. The assets run in the
 from collections.abc import Iterator
 
 import dagster as dg
-import polars as pl
 
 from pipeline.defs.ingestion.assets import (
     PARTITIONS,
@@ -27,13 +26,8 @@ from pipeline.defs.ingestion.assets import (
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.lake.replacement import ReplacementRule
-from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.normalised import Normalised
-from pipeline.engine.normalize.profiles import normalise_profiles, normalise_trader_trades
-from pipeline.engine.schema import WATCHLIST_TABLES
+from pipeline.engine.normalize.partitions.profiles import traders_rows
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
-from pipeline.engine.sources.http import ApiError
-from pipeline.engine.sources.profiles import profile_answer, trader_trades
 from pipeline.engine.warehouse.views import ensure_raw_views
 
 GROUP = "traders"
@@ -53,20 +47,10 @@ def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResourc
     platform, day = partition_of(context)
     settings = pipeline.unified_api_settings("trader profiles")
     traders = [item.id for item in settings.trader_watchlist if item.platform == platform]
-    failure: ApiError | None = None
     with open_unified_source(settings, emulator_for(settings)) as unified:
-        answers = [profile_answer(unified.http, platform, trader) for trader in traders]
-        try:
-            histories = [t for trader in traders if (t := trader_trades(unified.http, platform, trader, day))]
-        except ApiError as error:  # the profiles still land; the trades' partition is not replaced by a part
-            histories, failure = [], error
+        read = traders_rows(unified.http, platform, day, traders, settings.source.value)
         requests = unified.http.stats.snapshot()
-    source = settings.source.value
-    results = {"profiles": normalise_profiles(answers, platform, day, source)}
-    if failure is None:
-        results["profile_trades"] = _concat([
-            normalise_trader_trades(h.trades, h.conflicting, h.trader, platform, day, source, h.fetched_at)
-            for h in histories], "profile_trades")
+    results, failure = read.tables, read.failure  # on a failure the profiles still land, the trades do not
     lake = pipeline.lake()
     rule = ReplacementRule.of(settings)
     written = {table: lake.write_partition(table, platform, day, result.rows, result.rejects,
@@ -85,11 +69,3 @@ def trader_profiles(context: dg.AssetExecutionContext, pipeline: PipelineResourc
             yield _check_result(dg.AssetKey(table), outcome)
     if failure is not None:
         raise dg.Failure(f"profile_trades {platform} {day} not landed (the profiles were): {failure}")
-
-
-def _concat(parts: list[Normalised], table: str) -> Normalised:
-    """Several traders' rows and rejects as one (the table's empty frames when there are none)."""
-    schema = WATCHLIST_TABLES[table].polars_schema
-    rows = pl.concat([pl.DataFrame(schema=schema), *(p.rows for p in parts)])
-    rejects = pl.concat([pl.DataFrame(schema=REJECTS_SCHEMA), *(p.rejects for p in parts)])
-    return Normalised(rows, rejects)
