@@ -2,7 +2,7 @@
 
 The lake holds synthetic but schema-valid trades (skewed across markets, as real volume is), written by
 ``Lake.write_partition`` like any partition: one file per (platform, day), sorted by market and time, with
-the lake's writer options (``pipeline.engine.lake.store``: zstd, timestamps delta-encoded, row groups of
+the lake's writer options (``pipeline.engine.lake.parquet_files``: zstd, timestamps delta-encoded, row groups of
 ``ROW_GROUP_SIZE``). The warehouse's ``raw.trades`` view is the one analysts use
 (``ensure_raw_views``: ``read_parquet`` over the lake's glob, hive partitioning), and the native table is
 ``CREATE TABLE ... AS SELECT * FROM raw.trades`` in the same DuckDB file. Runs alternate between the two,

@@ -14,8 +14,9 @@ from functools import cache
 
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Secret
+from pipeline.engine.normalize.partitions.protocol import PartitionSource
+from pipeline.engine.normalize.partitions.unified import UnifiedPartitions
 from pipeline.engine.sources.http import HttpLayer
-from pipeline.engine.sources.partition import PartitionSource, UnifiedPartitions
 from pipeline.engine.sources.unified import UnifiedSource
 from pmw_sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig, SandboxTransport, WorldConfig
 from pmw_sandbox.transport import SANDBOX_BASE_URL
@@ -47,7 +48,7 @@ class SizedSandboxPipeline(PipelineResource):
     def source(self, platform: str) -> Iterator[PartitionSource]:
         transport = SandboxTransport(sandbox_app(self.world()))
         with HttpLayer(SANDBOX_BASE_URL, api_key=Secret(DEFAULT_API_KEYS[0]), transport=transport) as http:
-            yield UnifiedPartitions(UnifiedSource(http, cache=None, cache_key="benchmark"), "sandbox")
+            yield UnifiedPartitions(UnifiedSource(http, cache=None, cache_key="benchmark"), platform, "sandbox")
 
 
 @cache

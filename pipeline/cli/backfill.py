@@ -23,7 +23,7 @@ from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.activity import PROCESS_ACTIVITY
-from pipeline.engine.sources.window import Window, windows_of
+from pipeline.engine.spool.window import Window, windows_of
 
 # Dagster's console logger: silent by default, since each partition's line says what went wrong in one line
 # (a failed step's root cause and its path) where Dagster would print each error with its stack trace, 90 lines
@@ -128,7 +128,7 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
                           instance: dg.DagsterInstance, resource: PipelineResource,
                           verbose: bool = False, window: Window | None = None) -> PartitionReport:
     """One Dagster run of the partition; with a `window`, its trades and price history come from the window's
-    sweep (pipeline.engine.sources.window). Its requests are those the process sent while the run ran (the HTTP
+    sweep (pipeline.engine.spool.window). Its requests are those the process sent while the run ran (the HTTP
     layers count each in PROCESS_ACTIVITY), a failed step's included: a step's metadata holds its own, and a
     step that failed records none; those of the run's observation of the service (platform_status) are apart."""
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
@@ -187,7 +187,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
                  instance: dg.DagsterInstance | None = None) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
     environment, parsed here once), one Dagster run each, the consecutive days of a platform read as one window
-    (pipeline.engine.sources.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
+    (pipeline.engine.spool.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
     partition as it lands (and, when
     `verbose`, letting Dagster print its warnings and errors with their stack traces). Meanwhile progress goes
     to `progress_stream` (default stderr; pipeline.cli.progress): a status line on a terminal, else plain

@@ -13,9 +13,10 @@ from pydantic import PrivateAttr
 
 from pipeline.engine.config import Settings, Source
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.sources.factory import Emulator, needs_emulator, open_source
-from pipeline.engine.sources.partition import PartitionSource
-from pipeline.engine.sources.sports import SportsSource, open_sports_source
+from pipeline.engine.normalize.partitions.protocol import PartitionSource
+from pipeline.engine.normalize.partitions.sessions import open_source, open_sports_source
+from pipeline.engine.normalize.partitions.sports import SportsSource
+from pipeline.engine.sources.factory import Emulator, needs_emulator
 
 
 class PipelineResource(dg.ConfigurableResource):

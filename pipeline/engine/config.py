@@ -168,7 +168,7 @@ class Settings:
 
     @property
     def windows_dir(self) -> Path:
-        """Where a window's sweep waits for its days to land (pipeline.engine.sources.window)."""
+        """Where a window's sweep waits for its days to land (pipeline.engine.spool.window)."""
         return self.data_dir / "windows"
 
     @classmethod

@@ -1,6 +1,8 @@
-"""What extraction hands to normalisation: an API's answers as received (`RawPage`), savable and replayable.
+"""What extraction hands to normalisation: an API's answers as received, savable and replayable.
 
-A source reads pages and says what each one is; `pipeline.engine.normalize.pages` turns them into rows. In
+A list's answers are `RawPage`s; a lone answer has its own type (`BookAnswer`, `ProfileAnswer`, `ServiceStatus`,
+a sports `Detail`). Sources make them and normalisers read them, so neither imports the other. A source reads
+pages and says what each one is; `pipeline.engine.normalize.pages` turns them into rows. In
 between, pages can be kept: `save` writes them as JSON Lines, one page a line, and `load` reads them back,
 so that a run's answers can be normalised again, timed or inspected without asking the API again.
 """
@@ -62,6 +64,52 @@ class RawPage:
             fetched_at=datetime.fromisoformat(data["fetched_at"]), body=data["body"], items_key=data["items_key"],
             asked_for=tuple(data["asked_for"]), context=data["context"], conflicting=data.get("conflicting", []),
         )
+
+
+@dataclass(frozen=True)
+class BookAnswer:
+    """One orderbook answer as received: the market asked for, the body, and when it came."""
+
+    market_id: str
+    body: Any
+    fetched_at: datetime
+
+
+@dataclass(frozen=True)
+class ProfileAnswer:
+    """One `/profile/info` answer as received: the trader asked for, the body, and when it came."""
+
+    trader: str
+    body: Any
+    fetched_at: datetime
+
+
+@dataclass(frozen=True)
+class Answered:
+    """One endpoint's answer: its JSON body, or why there is none."""
+
+    body: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    """One observation: when it was made (UTC, to the second: the name of its file in the lake) and the answers."""
+
+    observed_at: datetime
+    platforms: Answered
+    health: Answered
+
+
+@dataclass(frozen=True)
+class Detail:
+    """One future's or award's detail as answered, with what was asked: its kind and id; `problem` says why there is
+    no detail to read (the server had none), and makes it a reject."""
+
+    kind: str
+    asked_id: str
+    record: Any
+    problem: str | None = None
 
 
 def save(pages: Iterable[RawPage], path: Path) -> int:

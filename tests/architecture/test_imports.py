@@ -76,3 +76,60 @@ def test_the_cycle_finder_sees_a_loop(tmp_path: Path, lazy: bool) -> None:
     (tmp_path / "pmw_sandbox" / "__init__.py").write_text("")
     graph: ImportGraph = import_graph(tmp_path)
     assert graph.cycles() == [["pipeline.a", "pipeline.b"]]
+
+
+# The engine's stages, in the order rows flow through them: each imports only the stages before it (and the
+# engine's base modules, which import no stage). docs/architecture.md draws the same order.
+ENGINE_STAGES = ("sources", "normalize", "spool", "lake", "warehouse")
+
+
+def _stage_of(module: str) -> int | None:
+    """The stage a module of the engine belongs to (its position in ENGINE_STAGES); -1 for a base module."""
+    parts = module.split(".")
+    if parts[:2] != ["pipeline", "engine"]:
+        return None
+    return ENGINE_STAGES.index(parts[2]) if len(parts) > 2 and parts[2] in ENGINE_STAGES else -1
+
+
+def stage_order_breaches(graph: ImportGraph) -> list[str]:
+    """The imports inside the engine against the stage order: a stage importing a later stage, or a base module
+    importing any stage."""
+    breaches = []
+    for package, targets in graph.edges.items():
+        source_stage = _stage_of(package)
+        if source_stage is None:
+            continue
+        for target, lines in targets.items():
+            target_stage = _stage_of(target)
+            if target_stage is not None and target_stage > max(source_stage, -1):
+                breaches.extend(lines)
+    return sorted(set(breaches))
+
+
+def test_the_engine_stages_run_one_way() -> None:
+    breaches = stage_order_breaches(import_graph())
+    assert not breaches, "\n".join(breaches)
+
+
+def test_the_stage_order_sees_a_backward_import(tmp_path: Path) -> None:
+    """A stage importing a later one, and a base module importing a stage, are both breaches; the other way is not."""
+    modules = {
+        "engine/__init__.py": "",
+        "engine/files.py": "from pipeline.engine.lake.store import Lake\n",
+        "engine/sources/__init__.py": "",
+        "engine/sources/http.py": "def later():\n    from pipeline.engine.spool.window import Window\n"
+                                  "    return Window\n",
+        "engine/spool/__init__.py": "",
+        "engine/spool/window.py": "from pipeline.engine.sources.http import later\nWindow = 1\n",
+        "engine/lake/__init__.py": "",
+        "engine/lake/store.py": "from pipeline.engine.files import Lake\nLake = 1\n",
+    }
+    for path, body in {"__init__.py": "", **modules}.items():
+        (tmp_path / "pipeline" / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "pipeline" / path).write_text(body)
+    (tmp_path / "pmw_sandbox").mkdir()
+    (tmp_path / "pmw_sandbox" / "__init__.py").write_text("")
+    assert stage_order_breaches(import_graph(tmp_path)) == [
+        "pipeline.engine.files imports pipeline.engine.lake.store",
+        "pipeline.engine.sources.http imports pipeline.engine.spool.window",
+    ]

@@ -43,7 +43,7 @@ from pipeline.defs.common.cron import daily_cron
 from pipeline.defs.common.jobs import STEP_RETRY_POLICY
 from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.sources.window import Window
+from pipeline.engine.spool.window import Window
 from tests.support.frames import sample_frame
 from tests.support.paths import REPO_ROOT
 from tests.support.runs import CODE_LOCATION
@@ -145,7 +145,7 @@ def test_the_schedule_asks_for_yesterday_and_the_lookback(automation_env: None, 
     assert set(partitions_of(requests)) == expected and len(requests) == len(expected)
     assert len({r.run_key for r in requests}) == len(requests)
     assert all(r.tags["dagster/priority"] == "10" and r.tags["pmw/trigger"] == "daily" for r in requests)
-    # the tick's days are one window, swept once per platform (pipeline.engine.sources.window)
+    # the tick's days are one window, swept once per platform (pipeline.engine.spool.window)
     assert {r.tags["pmw/window"] for r in requests} == {f"{YESTERDAY - timedelta(days=2)}..{YESTERDAY}@daily-{TODAY}"}
     assert daily_ingestion.execution_timezone == "UTC"
     assert daily_ingestion.cron_schedule == "30 0 * * *"

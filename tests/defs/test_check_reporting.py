@@ -24,8 +24,8 @@ from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.pages import concatenated
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
+from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.http import RequestStats
-from pipeline.engine.sources.partition import Coverage
 from tests.support.location import INGESTION_ASSETS, PARTITIONS
 from tests.support.rewritten_markets import markets_rewritten
 from tests.support.runs import DAY, shared_instance

@@ -20,8 +20,8 @@ import pytest
 from pipeline.engine.config import Secret
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
+from pipeline.engine.normalize.partitions.unified import UnifiedPartitions
 from pipeline.engine.sources.http import HttpLayer
-from pipeline.engine.sources.partition import UnifiedPartitions
 from pipeline.engine.sources.unified import UnifiedSource
 from pmw_sandbox.app import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
@@ -72,12 +72,12 @@ def _platform_id_on_rows(world: World) -> Rewrite:
 def _land(tmp_path: Path, platform: str, rewrite: Rewrite) -> dict[str, pl.DataFrame]:
     app = SandboxApp(SandboxConfig(world=WORLD))
     http = HttpLayer(SANDBOX_BASE_URL, api_key=Secret(DEFAULT_API_KEYS[0]), transport=Rewriting(app, rewrite))
-    partitions = UnifiedPartitions(UnifiedSource(http, None, "independent"), "api")
-    markets = partitions.markets(platform, DAY).rows
+    partitions = UnifiedPartitions(UnifiedSource(http, None, "independent"), platform, "api")
+    markets = partitions.markets(DAY).rows
     lake = Lake(tmp_path)
     ids = frozenset(markets["id"].to_list())
     for table, stream in (("trades", partitions.trades), ("price_history", partitions.price_history)):
-        land_stream(lake, table, platform, DAY, stream(platform, DAY, markets), market_ids=ids)
+        land_stream(lake, table, platform, DAY, stream(DAY, markets), market_ids=ids)
     landed = {table: lake.read_partition(table, platform, DAY) for table in ("trades", "price_history")}
     return {"markets": markets, **{t: f for t, f in landed.items() if f is not None}}
 

@@ -21,7 +21,8 @@ from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import evaluate
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalize.platform_status import Answered, ServiceStatus, status_rows
+from pipeline.engine.normalize.platform_status import status_rows
+from pipeline.engine.raw_pages import Answered, ServiceStatus
 from pipeline.engine.schema import PLATFORM_STATUS, Source
 from pmw_sandbox import Faults
 from pmw_sandbox.readings import CHOICES

@@ -17,9 +17,9 @@ import polars as pl
 import pytest
 
 from pipeline.cli.sql import run_sql
-from pipeline.defs.profiles import assets
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.normalize.partitions import profiles as traders_rows
 from pipeline.engine.schema import MAX_LIMIT, Platform
 from pipeline.engine.sources.http import ApiError
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, plug
@@ -139,7 +139,7 @@ def test_the_profiles_land_when_the_trades_fail(tmp_path: Path, monkeypatch: pyt
     def refused(*_: object) -> None:
         raise ApiError("GET /profile/trades: HTTP 500 INTERNAL_ERROR")
 
-    monkeypatch.setattr(assets, "trader_trades", refused)
+    monkeypatch.setattr(traders_rows, "trader_trades", refused)
     result = _land(DAY)
     assert not result.success
     assert "HTTP 500 INTERNAL_ERROR" in str(result.get_step_failure_events()[0].event_specific_data.error)

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.normalize.partitions import unified as partition
 from pipeline.engine.schema import Platform
-from pipeline.engine.sources import partition
 from pmw_sandbox import plug
 from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig

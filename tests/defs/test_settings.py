@@ -12,9 +12,9 @@ import pytest
 
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import ConfigError, Settings, check_data_dir
+from pipeline.engine.normalize.partitions.protocol import PartitionSource
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.factory import open_unified_source
-from pipeline.engine.sources.partition import PartitionSource
 from tests.support.location import INGESTION_ASSETS
 from tests.support.runs import DAY, lake_tables, shared_instance
 

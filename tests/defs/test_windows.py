@@ -15,7 +15,7 @@ from polars.testing import assert_frame_equal
 
 from pipeline.definitions import defs
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, WINDOW_TAG, run_window
-from pipeline.engine.sources.window import Window
+from pipeline.engine.spool.window import Window
 from tests.support.runs import DAY, lake_tables, materialise
 
 TRADES = dg.AssetKey("trades")

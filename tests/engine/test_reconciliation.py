@@ -12,11 +12,12 @@ import httpx
 import polars as pl
 
 from pipeline.engine.checks import CHECKS, CheckOutcome, PartitionContext, reconcile
+from pipeline.engine.normalize.partitions.sports import SportsSource
+from pipeline.engine.normalize.partitions.unified import UnifiedPartitions
 from pipeline.engine.schema import OddsKind
 from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer, ServiceFigures
 from pipeline.engine.sources.http import HttpLayer
-from pipeline.engine.sources.partition import UnifiedPartitions
-from pipeline.engine.sources.sports import SportsSource
+from pipeline.engine.sources.sports import SportsAnswers
 from pipeline.engine.sources.unified import CatalogueCache, UnifiedSource
 from tests.support.frames import table_frame
 
@@ -164,7 +165,7 @@ def test_the_service_figures_are_gathered_from_the_answers_and_kept_by_the_catal
     def figures(table: str) -> ServiceFigures:
         http = HttpLayer("http://api.test", transport=httpx.MockTransport(answer), max_attempts=1)
         source = UnifiedSource(http, CatalogueCache(tmp_path / "catalogue", ttl_s=60), "api:test")
-        return UnifiedPartitions(source, "api").figures(PLATFORM, table)
+        return UnifiedPartitions(source, PLATFORM, "api").figures(table)
 
     for _ in range(2):  # listed, then read from the cache
         markets = figures("markets")
@@ -185,7 +186,8 @@ def test_platform_errors_of_the_sports_answers_are_kept_and_warned_about() -> No
         return httpx.Response(200, json={"data": {"futures": [], "id": "x"}, "meta": {
             "platform_errors": errors, "data_freshness": "2026-11-21T00:00:00Z"}})
 
-    source = SportsSource(HttpLayer("http://api.test", transport=httpx.MockTransport(answer), max_attempts=1), "api")
+    source = SportsSource(SportsAnswers(HttpLayer("http://api.test", transport=httpx.MockTransport(answer),
+                                                max_attempts=1)), "api")
     source.listed("futures", "nfl", DAY)
     source.odds("nfl", DAY, {OddsKind.FUTURE: ["f1"]})
     figures = source.figures()
@@ -208,7 +210,7 @@ def test_a_market_whose_trades_walk_ended_short_of_its_total_is_named(tmp_path: 
     http = HttpLayer("http://api.test", transport=httpx.MockTransport(answer), max_attempts=1)
     source = UnifiedSource(http, None, "api:test")
     assert len(list(source.trade_pages(PLATFORM, DAY, ["m1", "m2"]))) == 2
-    figures = UnifiedPartitions(source, "api").figures(PLATFORM, "trades")
+    figures = UnifiedPartitions(source, PLATFORM, "api").figures("trades")
     result = _outcome("trades", "trades_listing_complete", pl.DataFrame(), PartitionContext(PLATFORM, DAY,
                       figures=figures), _trades_of())
     _failed(result, ["GET /trades?market_id=m1"])

@@ -12,10 +12,12 @@ from polars.testing import assert_frame_equal
 
 from pipeline.engine.checks import CHECKS, PartitionContext, run_checks
 from pipeline.engine.config import Secret
-from pipeline.engine.normalize.sports import Detail, Lineage, normalise_odds, normalise_records
+from pipeline.engine.normalize.partitions.sports import SportsSource
+from pipeline.engine.normalize.sports import Lineage, normalise_odds, normalise_records
+from pipeline.engine.raw_pages import Detail
 from pipeline.engine.schema import FUTURE_ODDS, OddsKind
 from pipeline.engine.sources.http import HttpLayer
-from pipeline.engine.sources.sports import SportsSource
+from pipeline.engine.sources.sports import SportsAnswers
 from pmw_sandbox import SandboxApp, SandboxConfig, SandboxTransport
 from pmw_sandbox.app import DEFAULT_API_KEYS
 from pmw_sandbox.readings import Readings
@@ -92,7 +94,7 @@ def test_a_book_missing_outcomes_that_matter_is_a_warning_not_a_block() -> None:
 def _source(readings: Readings) -> SportsSource:
     app = SandboxApp(SandboxConfig(world=WORLD, readings=readings))
     http = HttpLayer(SANDBOX_BASE_URL, transport=SandboxTransport(app), api_key=Secret(DEFAULT_API_KEYS[0]))
-    return SportsSource(http, "sandbox")
+    return SportsSource(SportsAnswers(http), "sandbox")
 
 
 def _landed(source: SportsSource) -> dict[str, pl.DataFrame]:

@@ -1,7 +1,7 @@
 """Concurrency: runs of the same partition at once, and backfills of different partitions in parallel while an
 analyst holds the warehouse open read-only and queries it.
 
-The known limit (pipeline/engine/lake/store.py): DuckDB opens a Parquet file by name more than once per query, so a
+The known limit (pipeline/engine/lake/reads.py): DuckDB opens a Parquet file by name more than once per query, so a
 query that reads a partition while that partition is *replaced* can pair the old footer with the new file and
 fail. It cannot arise in the parallel-backfill test below, and the test checks why: the partitions being
 backfilled do not exist when the runs start, each run writes each of its partitions exactly once, and the

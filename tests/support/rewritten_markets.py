@@ -11,7 +11,7 @@ import polars as pl
 
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.normalised import Normalised
-from pipeline.engine.sources.partition import PartitionSource
+from pipeline.engine.normalize.partitions.protocol import PartitionSource
 
 Rewrite = Callable[[pl.DataFrame], pl.DataFrame]
 
@@ -22,8 +22,8 @@ class _RewrittenMarkets:
     def __init__(self, source: PartitionSource, rewrite: Rewrite) -> None:
         self.source, self.rewrite = source, rewrite
 
-    def markets(self, platform: str, day: date) -> Normalised:
-        result = self.source.markets(platform, day)
+    def markets(self, day: date) -> Normalised:
+        result = self.source.markets(day)
         return Normalised(self.rewrite(result.rows), result.rejects)
 
     def __getattr__(self, name: str) -> Any:

@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.engine.config import Settings
-from pipeline.engine.lake.store import DATA_FILE, REJECTS_DIR, REJECTS_FILE, ROUND_PREFIX, Lake
+from pipeline.engine.lake.layout import DATA_FILE, REJECTS_DIR, REJECTS_FILE, ROUND_PREFIX
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.verify import verify_lake
 from pipeline.engine.schema import TABLES
 from pipeline.engine.warehouse.views import connect_read_only, raw_views

@@ -22,7 +22,7 @@ dry again:
 A partition's cost is the median of the `requests` recorded by recent materialisations of each of its
 assets on that platform, summed over the assets; an asset without history counts `DEFAULT_PARTITION_COST`
 divided by the number of assets. Trades and price history landed from a window (the consecutive days of a
-platform that one tick asks for, read in one sweep: pipeline.engine.sources.window) cost their share of the sweep,
+platform that one tick asks for, read in one sweep: pipeline.engine.spool.window) cost their share of the sweep,
 so that the estimate is that of a day within a window, not of a lone day.
 """
 

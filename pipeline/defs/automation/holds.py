@@ -23,11 +23,11 @@ import polars as pl
 from pipeline.defs.resources import emulator_for
 from pipeline.engine.config import ConfigError, Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalize.platform_status import held_platforms, status_rows
+from pipeline.engine.normalize.partitions.platform_status import observed_rows
+from pipeline.engine.normalize.platform_status import held_platforms
 from pipeline.engine.schema import PLATFORM_STATUS, Source
 from pipeline.engine.sources.factory import open_unified_source
 from pipeline.engine.sources.http import ApiError
-from pipeline.engine.sources.service_status import observe
 
 # A probe's bounds: at most 3 attempts of 10 s each, 5 s apart at most, per endpoint.
 PROBE_ATTEMPTS = 3
@@ -71,13 +71,13 @@ def platform_holds(platforms: Iterable[str], settings: Settings) -> Holds:
                     max_backoff_s=min(settings.max_backoff_s, PROBE_BACKOFF_S))
     try:
         with open_unified_source(probe, emulator_for(probe)) as unified:
-            status = observe(unified.http)
+            status, rows = observed_rows(unified.http, wanted, probe.source.value)
             requests = unified.http.stats.snapshot().by_endpoint
     except (ApiError, ConfigError, OSError) as error:
         return Holds(unasked=f"{type(error).__name__}: {error}")
     if status.platforms.error is not None:
         return Holds(unasked=status.platforms.error, requests=requests)
-    rows = status_rows(status, wanted, probe.source.value).filter(pl.col("held"))
+    rows = rows.filter(pl.col("held"))
     keep_new_states(Lake.of(settings), rows)
     return Holds(held_platforms(rows), requests=requests)
 

@@ -14,7 +14,7 @@ from pipeline.defs.common.cron import daily_cron
 from pipeline.defs.common.tags import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import Settings
-from pipeline.engine.sources.window import Window, windows_of
+from pipeline.engine.spool.window import Window, windows_of
 
 DAILY_TRIGGER = "daily"
 

@@ -41,7 +41,7 @@ from pipeline.defs.orderbooks.schedule import ORDERBOOK_JOB
 from pipeline.defs.profiles.schedule import TRADERS_JOB
 from pipeline.engine.config import BackfillOrder, Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.sources.window import Window, windows_of
+from pipeline.engine.spool.window import Window, windows_of
 
 BACKFILL_TRIGGER = "backfill_sensor"
 ESTIMATE_TAG = "pmw/estimated_requests"  # what the sensor expects the run to cost, in requests
@@ -291,7 +291,7 @@ def daily_partitions_within(settings: Settings, now: datetime, horizon_s: float)
 
 def tick_windows(chosen: list[PartitionRef], now: datetime) -> dict[PartitionRef, Window]:
     """The window of each partition a tick asks for: a platform's consecutive days of the tick are one, read
-    in one sweep (pipeline.engine.sources.window), named by the tick."""
+    in one sweep (pipeline.engine.spool.window), named by the tick."""
     token = f"{BACKFILL_TRIGGER}-{now.astimezone(UTC).strftime('%Y%m%dT%H%M%S')}"
     windows = {}
     for platform in {ref.platform for ref in chosen}:

@@ -18,8 +18,9 @@ from pipeline.defs.common.reporting import Landed, check_result, preview
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CheckOutcome, PartitionContext, reconcile, run_checks
 from pipeline.engine.lake.replacement import ReplacementRule
-from pipeline.engine.lake.store import Approve, Lake, PartitionWrite
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
+from pipeline.engine.lake.writes import Approve, PartitionWrite
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.reconciliation import price_volume
 from pipeline.engine.schema import REJECTS_SCHEMA, lake_tables

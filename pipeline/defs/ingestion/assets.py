@@ -25,11 +25,12 @@ from pipeline.engine.checks import CHECKS, PartitionContext
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.normalize.partitions.protocol import PartitionSource, SelfReporting, WindowSource
 from pipeline.engine.schema import lake_tables
 from pipeline.engine.service_figures import ServiceFigures
+from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.factory import api_pool
-from pipeline.engine.sources.partition import Coverage, PartitionSource, SelfReporting, WindowSource
-from pipeline.engine.sources.window import Window, WindowSweeps
+from pipeline.engine.spool.window import Window, WindowSweeps
 
 GROUP = "ingestion"
 
@@ -72,7 +73,7 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
     `window`'s sweep, whose requests are those of the window's days together, counted by the partition that swept,
     as are the service's figures of its answers), and the window it was read in."""
     def figures() -> ServiceFigures | None:
-        return source.figures(ctx.platform, table) if isinstance(source, SelfReporting) else None
+        return source.figures(table) if isinstance(source, SelfReporting) else None
 
     def metadata() -> dict[str, Any]:
         """What the source did, asked once the rows are written (a stream is read as it is written)."""
@@ -108,7 +109,7 @@ def _markets_asset(settings: Settings) -> dg.AssetsDefinition:
     def markets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         with pipeline.source(platform) as source:
-            result = source.markets(platform, day)
+            result = source.markets(day)
             ReplacementRule.of(pipeline.settings()).refuse_empty_listing(pipeline.lake(), platform, day,
                                                                          result.rows.height + result.rejects.height)
             ids = frozenset(result.rows["id"].to_list())
@@ -127,7 +128,7 @@ def _catalogue_member_asset(settings: Settings, table: str, id_column: str) -> d
         market_rows = markets_partition(pipeline.lake(), platform, day)
         wanted = set(market_rows[id_column].drop_nulls().to_list())
         with pipeline.source(platform) as source:
-            result = source.members(platform, day, table, wanted)
+            result = source.members(day, table, wanted)
             yield from land_partition(context, pipeline, table, PartitionContext(platform, day, markets=market_rows),
                                       result, source)
 
@@ -146,10 +147,10 @@ def _per_market_asset(settings: Settings, table: str) -> dg.AssetsDefinition:
             coverage = None
             if window is not None and window.first < window.last and isinstance(source, WindowSource):
                 sweeps, coverage = WindowSweeps(pipeline.settings().windows_dir), Coverage()
-                chunks = sweeps.day_stream(source, table, platform, window, day, market_rows, coverage)
+                chunks = sweeps.day_stream(source, table, window, day, market_rows, coverage)
             else:
                 window = None
-                chunks = (source.trades if table == "trades" else source.price_history)(platform, day, market_rows)
+                chunks = (source.trades if table == "trades" else source.price_history)(day, market_rows)
             ctx = PartitionContext(platform, day, frozenset(market_rows["id"].to_list()), markets=market_rows)
             yield from land_partition(context, pipeline, table, ctx, chunks, source, window, coverage)
 

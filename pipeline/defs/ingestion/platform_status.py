@@ -24,10 +24,9 @@ from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings
 from pipeline.engine.normalised import Normalised
-from pipeline.engine.normalize.platform_status import status_rows
+from pipeline.engine.normalize.partitions.platform_status import observed_rows
 from pipeline.engine.schema import PLATFORM_STATUS, REJECTS_SCHEMA, Source
 from pipeline.engine.sources.factory import open_unified_source
-from pipeline.engine.sources.service_status import observe
 
 TABLE = PLATFORM_STATUS.name
 NOTHING_TO_ASK = "PMW_SOURCE=direct reads the platforms' own APIs, which have no /health or /platforms"
@@ -46,9 +45,8 @@ def platform_status_asset(settings: Settings) -> dg.AssetsDefinition:
             yield from _checks(pl.DataFrame(schema=PLATFORM_STATUS.polars_schema), platform, run_day)
             return
         with open_unified_source(run_settings, emulator_for(run_settings)) as unified:
-            status = observe(unified.http)
+            status, row = observed_rows(unified.http, [platform], run_settings.source.value)
             requests = unified.http.stats.snapshot()
-        row = status_rows(status, [platform], run_settings.source.value)
         seen = row.row(0, named=True)
         if seen["error"]:
             context.log.warning("platform_status %s: %s", platform, seen["error"])

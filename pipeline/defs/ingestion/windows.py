@@ -1,5 +1,5 @@
 """Which window of days a run of an ingestion asset belongs to, so that its trades and price history come from
-the window's one sweep (pipeline.engine.sources.window).
+the window's one sweep (pipeline.engine.spool.window).
 
 Every (table, platform, day) partition stays a run of its own, checked on its own; the runs of a window share a
 sweep through a spool on disk. A run names its window in its `pmw/window` tag (set by `pmw backfill`, the daily
@@ -15,7 +15,7 @@ from datetime import date
 import dagster as dg
 from dagster._core.errors import DagsterInvalidPropertyError  # not exported: what `run` raises outside a run
 
-from pipeline.engine.sources.window import Window, windows_of
+from pipeline.engine.spool.window import Window, windows_of
 
 WINDOW_TAG = "pmw/window"  # the value: Window.tag, `first..last@token`
 WINDOW_DAYS = "window_days"  # metadata of a partition landed from a window: the window's length

@@ -26,10 +26,10 @@ from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalize.orderbooks import normalise_round
+from pipeline.engine.normalize.partitions.orderbooks import round_rows
 from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
-from pipeline.engine.sources.orderbooks import busiest_open, round_list, take_round
+from pipeline.engine.sources.orderbooks import busiest_open, round_list
 
 GROUP = "orderbooks"
 SNAPSHOT_AT_TAG = "pmw/snapshot_at"
@@ -84,9 +84,9 @@ def orderbook_round_asset(settings: Settings) -> dg.AssetsDefinition:
         lake = pipeline.lake()
         market_ids, platform_ids = round_markets(run_settings, lake, platform, day)
         with open_unified_source(run_settings, emulator_for(run_settings)) as unified:
-            answers = take_round(unified.http, platform, market_ids, platform_ids)
+            rows = round_rows(unified.http, platform, day, round_at, market_ids, platform_ids,
+                              run_settings.source.value)
             requests = unified.http.stats.snapshot()
-        rows = normalise_round(answers, platform, day, round_at, run_settings.source.value)
         context.log.info("orderbooks %s %s round %s: %d markets, %d levels, %d rejects, %d requests", platform, day,
                          round_at.isoformat(), len(market_ids), rows.levels.rows.height, rows.snapshots.rejects.height,
                          requests.requests)

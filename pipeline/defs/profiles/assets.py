@@ -14,7 +14,6 @@ partition it had rather than a part of the day. The assets run in the
 from collections.abc import Iterator
 
 import dagster as dg
-import polars as pl
 
 from pipeline.defs.common.landing import land
 from pipeline.defs.common.specs import partition_of, tables_asset
@@ -22,12 +21,8 @@ from pipeline.defs.ingestion.assets import ingestion_partitions
 from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
-from pipeline.engine.normalised import Normalised
-from pipeline.engine.normalize.profiles import normalise_profiles, normalise_trader_trades
-from pipeline.engine.schema import REJECTS_SCHEMA, WATCHLIST_TABLES
+from pipeline.engine.normalize.partitions.profiles import traders_rows
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
-from pipeline.engine.sources.http import ApiError
-from pipeline.engine.sources.profiles import profile_answer, trader_trades
 
 GROUP = "traders"
 TRADER_TABLES = ("profiles", "profile_trades")
@@ -42,20 +37,10 @@ def trader_profiles_asset(settings: Settings) -> dg.AssetsDefinition:
         platform, day = partition_of(context)
         run_settings = pipeline.unified_api_settings("trader profiles")
         traders = [item.id for item in run_settings.trader_watchlist if item.platform == platform]
-        failure: ApiError | None = None
         with open_unified_source(run_settings, emulator_for(run_settings)) as unified:
-            answers = [profile_answer(unified.http, platform, trader) for trader in traders]
-            try:
-                histories = [t for trader in traders if (t := trader_trades(unified.http, platform, trader, day))]
-            except ApiError as error:  # the profiles still land; the trades' partition is not replaced by a part
-                histories, failure = [], error
+            read = traders_rows(unified.http, platform, day, traders, run_settings.source.value)
             requests = unified.http.stats.snapshot()
-        source = run_settings.source.value
-        results = {"profiles": normalise_profiles(answers, platform, day, source)}
-        if failure is None:
-            results["profile_trades"] = _concat([
-                normalise_trader_trades(h.trades, h.conflicting, h.trader, platform, day, source, h.fetched_at)
-                for h in histories], "profile_trades")
+        results, failure = read.tables, read.failure  # on a failure the profiles still land, the trades do not
         context.log.info("traders %s %s: %d traders, %s trades, %d requests", platform, day, len(traders),
                          results["profile_trades"].rows.height if failure is None else "no", requests.requests)
         for table, result in results.items():
@@ -66,10 +51,3 @@ def trader_profiles_asset(settings: Settings) -> dg.AssetsDefinition:
 
     return trader_profiles
 
-
-def _concat(parts: list[Normalised], table: str) -> Normalised:
-    """Several traders' rows and rejects as one (the table's empty frames when there are none)."""
-    schema = WATCHLIST_TABLES[table].polars_schema
-    rows = pl.concat([pl.DataFrame(schema=schema), *(p.rows for p in parts)])
-    rejects = pl.concat([pl.DataFrame(schema=REJECTS_SCHEMA), *(p.rejects for p in parts)])
-    return Normalised(rows, rejects)

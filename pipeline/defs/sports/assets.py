@@ -24,9 +24,9 @@ from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalize.partitions.sports import SportsSource
 from pipeline.engine.schema import League, OddsKind
 from pipeline.engine.sources.factory import api_pool
-from pipeline.engine.sources.sports import SportsSource
 
 GROUP = "sports"
 

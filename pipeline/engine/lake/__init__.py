@@ -1,1 +1,1 @@
-"""The Parquet lake: its layout and atomic partition writes (store.py), and the streaming writer (stream.py)."""
+"""The Parquet lake: `Lake` (store.py: its layout, reads and atomic writes), and the streaming writer (stream.py)."""

@@ -23,7 +23,8 @@ from datetime import date
 import polars as pl
 
 from pipeline.engine.config import Settings
-from pipeline.engine.lake.store import Approve, Lake
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.writes import Approve
 from pipeline.engine.normalised import CONFLICTING_REPEAT
 
 

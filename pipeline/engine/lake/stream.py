@@ -23,7 +23,6 @@ import gc
 import io
 import tempfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -32,24 +31,20 @@ from typing import IO, Any
 import polars as pl
 
 from pipeline.engine.checks import CHECKS, PREVIEW_ROWS, CheckOutcome, PartitionContext, outcome
-from pipeline.engine.lake.store import (
-    PARTITION_COLUMNS,
-    REJECTS_SCHEMA,
-    Approve,
-    Lake,
-    PartitionWrite,
-    sort_position,
-)
+from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
+from pipeline.engine.lake.layout import PARTITION_COLUMNS
+from pipeline.engine.lake.parquet_files import sort_position
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.lake.writes import Approve, PartitionWrite
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.reconciliation import LANDED_SCHEMA, landed_per_market
-from pipeline.engine.schema import TABLES, Table
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
 
 BATCH_ROWS = 25_000  # rows handed to the checks and the writer at a time
 HELD_ROWS = 100_000  # rows of one market kept in memory; beyond, they wait on disk in sorted runs
 MARKET = "market_id"  # the first column of the sort key of streamed tables
 TIME_ORDER = "timestamp"  # the column pages of a market come ordered by
 UNIQUE_KEY_CHECK = "unique_key"
-GC_THRESHOLDS = (100_000, 10, 10)  # Python's are (700, 10, 10): see cyclic_gc_per_chunk
 
 
 @dataclass(frozen=True)
@@ -91,33 +86,6 @@ def land_stream(
         written = lake.write_partition_batches(table, platform, day, batches, lambda: pl.concat(rejects), approve)
         outcomes = tally.outcomes(lake.read_partition_batches(table, platform, day), pl.concat(rejects))
     return StreamLanding(written, outcomes, tally.head, tally.per_market())
-
-
-@contextmanager
-def cyclic_gc_per_chunk() -> Iterator[None]:
-    """Run Python's cyclic garbage collector once a chunk, on what the stream made, instead of on its own.
-
-    A chunk is hundreds of thousands of small dicts, lists and strings, parsed a page at a time, and at the
-    default thresholds the collector goes through them again and again, in vain (JSON is a tree): parsing
-    is 1.5 times faster without that (benchmarks/README.md). It cannot simply be switched off: every request
-    leaves a little cyclic garbage (httpx's request and response, tenacity's retry state) that keeps the
-    page it fetched alive until the collector frees it. So while the stream runs, the collector is left
-    to its thresholds only rarely (``GC_THRESHOLDS``) and :func:`_day_rows` collects after each chunk;
-    the heap from before the stream is frozen, so that those collections go through the new objects only.
-    Within another stream's (a window's sweep runs inside the landing of its first day), it changes nothing:
-    unfreezing there would thaw the outer heap, and every later collection would go through all of it.
-    """
-    if gc.get_freeze_count():
-        yield
-        return
-    previous = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
-        gc.unfreeze()
 
 
 def _day_rows(

@@ -20,8 +20,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.engine.lake.layout import REJECTS_DIR
+from pipeline.engine.lake.parquet_files import CHECKSUMS_KEY, stored_schema
 from pipeline.engine.lake.storage import Location
-from pipeline.engine.lake.store import CHECKSUMS_KEY, REJECTS_DIR, Lake, stored_schema
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import lake_tables
 
 

@@ -70,8 +70,9 @@ from pipeline.engine.normalize.native_frames import (
     shape_error,
     with_nested_count,
 )
-from pipeline.engine.normalize.rows import book_quote, parse_unix
+from pipeline.engine.normalize.rows import book_quote
 from pipeline.engine.schema import PRICE_HISTORY_INTERVALS, TABLES, MarketStatus, Platform
+from pipeline.engine.wire_times import parse_unix
 
 PLATFORM = Platform.KALSHI.value
 _RESULTS = ("yes", "no", "scalar")

@@ -19,8 +19,9 @@ from pipeline.engine.normalize.native_frames import (
     texts,
     unix_number,
 )
-from pipeline.engine.normalize.rows import exact_price, parse_iso, quoted
+from pipeline.engine.normalize.rows import exact_price, quoted
 from pipeline.engine.schema import Field
+from pipeline.engine.wire_times import parse_iso
 
 _GO_ZERO_TIME = "0001-01-01T00:00:00Z"  # Go's zero time.Time: how Kalshi writes an unknown time
 OHLC = ("open", "high", "low", "close")

@@ -18,28 +18,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
 
 import polars as pl
 
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.answers import unwrap
 from pipeline.engine.normalize.native_frames import read
-from pipeline.engine.normalize.rows import parse_iso, rejects_frame, value_reason
+from pipeline.engine.normalize.rows import rejects_frame, value_reason
+from pipeline.engine.raw_pages import BookAnswer
 from pipeline.engine.schema import ORDERBOOK_FIELDS, ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS, BookSide, OutcomeSide
+from pipeline.engine.wire_times import parse_iso
 
 _REASON = "_reason"
 _ASKED = "_asked"
 _SIDES = {(o.value, b.value): f"{o.value}_{b.value}s" for o in OutcomeSide for b in BookSide}
-
-
-@dataclass(frozen=True)
-class BookAnswer:
-    """One orderbook answer as received: the market asked for, the body, and when it came."""
-
-    market_id: str
-    body: Any
-    fetched_at: datetime
 
 
 @dataclass(frozen=True)

@@ -13,37 +13,20 @@ that could not be read, holds nothing: the runs themselves then find out, and th
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import polars as pl
 
 from pipeline.engine.normalize.native_frames import read
-from pipeline.engine.normalize.rows import parse_iso
+from pipeline.engine.raw_pages import Answered, ServiceStatus
 from pipeline.engine.schema import HEALTH_FIELDS, PLATFORM_FIELDS, PLATFORM_STATUS, Field
+from pipeline.engine.wire_times import parse_iso
 
 # The statuses under which a platform's runs go ahead: the spec's sample, and the words a service uses for a
 # platform that serves (perhaps slowly: `degraded` serves, and the runs' checks judge what landed).
 UP_STATUSES = frozenset({"available", "operational", "online", "active", "up", "ok", "healthy", "degraded"})
 Record = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Answered:
-    """One endpoint's answer: its JSON body, or why there is none."""
-
-    body: Any = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class ServiceStatus:
-    """One observation: when it was made (UTC, to the second: the name of its file in the lake) and the answers."""
-
-    observed_at: datetime
-    platforms: Answered
-    health: Answered
 
 
 def is_up(status: str | None) -> bool:

@@ -55,8 +55,9 @@ from pipeline.engine.normalize.polymarket_markets import (
     read_markets,
     series_id,
 )
-from pipeline.engine.normalize.rows import exact_price, parse_iso, parse_unix
+from pipeline.engine.normalize.rows import exact_price
 from pipeline.engine.schema import TABLES, Field, Platform
+from pipeline.engine.wire_times import parse_iso, parse_unix
 
 PLATFORM = Platform.POLYMARKET.value
 

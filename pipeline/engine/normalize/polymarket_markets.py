@@ -39,9 +39,10 @@ from pipeline.engine.normalize.native_frames import (
     struct,
     text,
 )
-from pipeline.engine.normalize.rows import book_quote, parse_iso, quoted
+from pipeline.engine.normalize.rows import book_quote, quoted
 from pipeline.engine.normalize.wire_frame import shown
 from pipeline.engine.schema import TABLES, MarketType
+from pipeline.engine.wire_times import parse_iso
 
 _MARKETS = TABLES["markets"].polars_schema
 

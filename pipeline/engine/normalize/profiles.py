@@ -9,7 +9,6 @@ pipeline asked for), and the versions of a trade that paging met again with othe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -20,6 +19,7 @@ from pipeline.engine.normalize.answers import unwrap
 from pipeline.engine.normalize.native_frames import iso_text, number, read, struct, text
 from pipeline.engine.normalize.rows import rejects_frame, rows, value_reason
 from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.raw_pages import ProfileAnswer
 from pipeline.engine.schema import PROFILE_TRADES, PROFILES
 
 _PROFILE = ("user_id", "display_name", "profile_image", "description")
@@ -31,15 +31,6 @@ PROFILE_ANSWER = (
     struct("metrics", *(number(name) for name in _METRICS)),
 )
 _REASON = "_reason"
-
-
-@dataclass(frozen=True)
-class ProfileAnswer:
-    """One `/profile/info` answer as received: the trader asked for, the body, and when it came."""
-
-    trader: str
-    body: Any
-    fetched_at: datetime
 
 
 def normalise_profiles(answers: list[ProfileAnswer], platform: str, day: date, source: str) -> Normalised:

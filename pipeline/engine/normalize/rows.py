@@ -11,16 +11,9 @@ import orjson
 import polars as pl
 
 from pipeline.engine.normalize.wire_frame import SHOWN_CHARS
-from pipeline.engine.schema import REJECTS_SCHEMA, UTC_TIMESTAMP, Field, Table
+from pipeline.engine.schema import REJECTS_SCHEMA, Field, Table
+from pipeline.engine.wire_times import UNIX_SECONDS, parse_iso, parse_unix
 
-# `%#z` takes both `Z` and `+00:00`; polars 2.1 reads no `Z` with `%z`. A time without an offset is refused:
-# its zone is unknown.
-_ISO_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
-# Unix times are documented in seconds (the unified API's trades and price points, Polymarket's `t` and
-# `timestamp`, Kalshi's `end_period_ts`). Beyond 1e11 s (the year 5138) a number is no plausible time in seconds:
-# up to 1e14 it reads as a time in milliseconds (1e11 ms is 1973), a unit no source documents, so it is refused
-# with a reason saying so rather than rescaled without a word.
-_UNIX_SECONDS = (-1e11, 1e11)
 _MILLISECONDS_UP_TO = 1e14
 
 
@@ -66,7 +59,7 @@ def _unreadable_time(field: Field, value: pl.Expr, path: str) -> pl.Expr:
     if field.time_format == "iso":
         what, text = pl.lit("an ISO-8601 time with a UTC offset"), quoted(value)
     else:
-        in_milliseconds = (value > _UNIX_SECONDS[1]) & (value <= _MILLISECONDS_UP_TO)
+        in_milliseconds = (value > UNIX_SECONDS[1]) & (value <= _MILLISECONDS_UP_TO)
         what = pl.when(in_milliseconds).then(pl.lit("a Unix time in seconds (in milliseconds?)"))
         what, text = what.otherwise(pl.lit("a Unix time")), value.cast(pl.String)
     unreadable = value.is_not_null() & _time(field, value).is_null()
@@ -97,20 +90,6 @@ def exact_price(price: pl.Expr) -> pl.Expr:
     0.35000000000000003 in polars) and Polymarket's Data API fill prices, the ratio of two 6-decimal amounts sent
     as a float (0.709999959 for 0.71), rounded to 6 decimals, the finest either platform prices in."""
     return price.round(PRICE_DECIMALS)
-
-
-def parse_iso(text: pl.Expr) -> pl.Expr:
-    """The UTC time an ISO-8601 text with a UTC offset stands for; null when it cannot be read. Read
-    case-insensitively: RFC 3339 (5.6) allows a lower-case `t` and `z` (`2026-11-20t00:00:00z`), which chrono's
-    literal `T` and `%#z` refuse, and no other letter belongs in such a time."""
-    return text.str.to_uppercase().str.to_datetime(_ISO_FORMAT, time_unit="us", time_zone="UTC", strict=False)
-
-
-def parse_unix(number: pl.Expr) -> pl.Expr:
-    """The UTC time a Unix time in seconds stands for; null when it is no plausible time in seconds (one in
-    milliseconds included: see _UNIX_SECONDS)."""
-    micros = (number * 1e6).round()
-    return pl.when(number.is_between(*_UNIX_SECONDS)).then(micros).cast(pl.Int64).cast(UTC_TIMESTAMP)
 
 
 def _time(field: Field, value: pl.Expr) -> pl.Expr:

@@ -21,6 +21,7 @@ import polars as pl
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.rows import rejects_frame, rows, utc, value_reason
 from pipeline.engine.normalize.wire_frame import build
+from pipeline.engine.raw_pages import Detail
 from pipeline.engine.schema import FUTURE_MARKET, FUTURE_ODDS, SPORTS_TABLES
 
 NO_MARKETS = "the detail has no 'markets' array"
@@ -37,17 +38,6 @@ class Lineage:
 
     def columns(self) -> dict[str, Any]:
         return {"league": self.league, "date": self.day, "_source": self.source, "_fetched_at": utc(self.fetched_at)}
-
-
-@dataclass(frozen=True)
-class Detail:
-    """One future's or award's detail as answered, with what was asked: its kind and id; `problem` says why there is
-    no detail to read (the server had none), and makes it a reject."""
-
-    kind: str
-    asked_id: str
-    record: Any
-    problem: str | None = None
 
 
 def normalise_records(table: str, records: list[Any], lineage: Lineage) -> Normalised:

@@ -207,8 +207,8 @@ class Table:
     added: tuple[Column, ...] = field(default=())
     # Whether the API may send a record more than once under its identity: a record listed by an id of its own,
     # which paging tells again (pipeline.engine.sources.paging), or a price point that two answers of a batch cut
-    # in time hold (pipeline.engine.sources.partition `PointsOnce`). The first version lands; a later one with
-    # other values is rejected as a conflicting repeat, which the `repeats_agree` check counts.
+    # in time hold (pipeline.engine.normalize.partitions.unified `PointsOnce`). The first version lands; a later
+    # one with other values is rejected as a conflicting repeat, which the `repeats_agree` check counts.
     listed_by_id: bool = True
     # The partition dimension beside the day: `platform` (the market, book and trader tables) or `league` (the
     # sports tables).

@@ -1,1 +1,1 @@
-"""Sources: the unified API and the platforms, read over one HTTP client; each yields what a partition needs."""
+"""Extraction: the unified API and the platforms, read over one HTTP client; their answers as received."""

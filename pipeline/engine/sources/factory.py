@@ -1,4 +1,4 @@
-"""Opens the source that the settings ask for, for one platform, on the shared HTTP layer.
+"""Opens the APIs that the settings ask for, each host on its own HTTP layer.
 
 Every API is reached through an `Endpoint`: the public address (or PMW_API_URL / PMW_DIRECT_URL) over the
 network, with the host's request budget; or an `Emulator`'s endpoint, whose transport answers in-process. The
@@ -21,7 +21,6 @@ from pipeline.engine.schema import Source
 from pipeline.engine.sources import kalshi, polymarket
 from pipeline.engine.sources.budget_store import BudgetStore
 from pipeline.engine.sources.http import MIB, HttpLayer
-from pipeline.engine.sources.partition import PartitionSource, UnifiedPartitions
 from pipeline.engine.sources.request_budget import RequestBudget
 from pipeline.engine.sources.unified import CatalogueCache, UnifiedSource
 
@@ -75,19 +74,7 @@ def _emulator_of(settings: Settings, emulator: Emulator | None) -> Emulator:
     return emulator
 
 
-@contextmanager
-def open_source(settings: Settings, platform: str, emulator: Emulator | None = None) -> Iterator[PartitionSource]:
-    """The source of the settings, for one platform's partitions; its HTTP layers close on exit. `emulator`
-    answers for the sandbox when the settings read it (`needs_emulator`)."""
-    if settings.source == Source.DIRECT:
-        with _direct_source(settings, platform, emulator) as source:
-            yield source
-    else:
-        with open_unified_source(settings, emulator) as unified:
-            yield UnifiedPartitions(unified, settings.source.value, _price_label(settings, emulator))
-
-
-def _price_label(settings: Settings, emulator: Emulator | None) -> PriceLabel:
+def price_label(settings: Settings, emulator: Emulator | None) -> PriceLabel:
     """What the unified API's price-point times stand for: as set, else the emulator's reading, else the
     period's start."""
     if settings.price_point_label is not None:
@@ -134,7 +121,10 @@ def open_unified_source(settings: Settings, emulator: Emulator | None = None) ->
 
 
 @contextmanager
-def _direct_source(settings: Settings, platform: str, emulator: Emulator | None) -> Iterator[PartitionSource]:
+def open_platform_pages(settings: Settings, platform: str,
+                        emulator: Emulator | None = None) -> Iterator[polymarket.PolymarketPages | kalshi.KalshiPages]:
+    """A platform's own APIs (PMW_SOURCE=direct), each host on its HTTP layer, which close on exit: at their public
+    addresses, under PMW_DIRECT_URL, or the emulator's (PMW_DIRECT_URL=sandbox)."""
     with ExitStack() as layers:
 
         def layer(url: str, path: str, name: str, per_window: int, window_s: float) -> HttpLayer:
@@ -153,7 +143,7 @@ def _direct_source(settings: Settings, platform: str, emulator: Emulator | None)
 
         if platform == polymarket.PLATFORM:
             window = polymarket.RATE_WINDOW_S
-            yield polymarket.PolymarketSource(
+            yield polymarket.PolymarketPages(
                 gamma=layer(polymarket.GAMMA_URL, "/polymarket/gamma", "polymarket_gamma",
                             polymarket.GAMMA_PER_WINDOW, window),
                 clob=layer(polymarket.CLOB_URL, "/polymarket/clob", "polymarket_clob",
@@ -162,7 +152,7 @@ def _direct_source(settings: Settings, platform: str, emulator: Emulator | None)
                            polymarket.DATA_PER_WINDOW, window),
             )
         elif platform == kalshi.PLATFORM:
-            yield kalshi.KalshiSource(layer(kalshi.KALSHI_URL, "/kalshi", "kalshi", kalshi.PER_WINDOW,
+            yield kalshi.KalshiPages(layer(kalshi.KALSHI_URL, "/kalshi", "kalshi", kalshi.PER_WINDOW,
                                             kalshi.RATE_WINDOW_S))
         else:
             raise ConfigError(

@@ -25,7 +25,7 @@ import ssl
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -310,3 +310,12 @@ class HttpLayer:
         self.stats.waited_s += seconds
         error = state.outcome.exception() if state.outcome else None
         log.info("retrying in %.1f s after attempt %d: %s", seconds, state.attempt_number, error)
+
+
+def combined(stats: list[RequestStats]) -> RequestStats:
+    """The request counters of several HTTP layers (one per host) as one."""
+    total = RequestStats(by_endpoint=Counter())
+    for one in stats:
+        for item in fields(RequestStats):
+            setattr(total, item.name, getattr(total, item.name) + getattr(one, item.name))
+    return total

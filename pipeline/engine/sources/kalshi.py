@@ -12,8 +12,8 @@
 - price history: hourly candlesticks of each market over the day (`period_interval=60`), from the batch
   `/markets/candlesticks` (up to 100 markets and 10,000 candles a request, as Kalshi documents it).
 
-`KalshiPages` reads these as raw pages (extraction, callable on its own); `KalshiSource` normalises them
-(`pipeline.engine.normalize.pages`) into the rows the assets land.
+`KalshiPages` reads these as raw pages; `pipeline.engine.normalize.partitions.kalshi` normalises them into the
+rows the assets land.
 
 Data older than `/historical/cutoff` is served only by the `/historical/...` endpoints: a day before the
 cutoff also reads `/historical/markets` and `/historical/trades`. A market settled before the cutoff
@@ -31,14 +31,10 @@ from urllib.parse import quote
 
 import polars as pl
 
-from pipeline.engine.normalised import MarketsDone, Normalised
-from pipeline.engine.normalize.pages import kalshi_markets, normalise_pages, normalised_stream
 from pipeline.engine.raw_pages import RawPage
-from pipeline.engine.schema import Source
-from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
-from pipeline.engine.sources.liveness import live_on
-from pipeline.engine.sources.paging import KalshiCursor, Page, SeenKeys, field_keys
-from pipeline.engine.sources.partition import Coverage
+from pipeline.engine.sources.http import ApiError, HttpLayer
+from pipeline.engine.sources.identities import SeenKeys, field_keys
+from pipeline.engine.sources.paging import KalshiCursor, Page
 from pipeline.engine.sources.unified import day_bounds
 
 PLATFORM = "kalshi"
@@ -49,11 +45,10 @@ BATCH_TICKERS, BATCH_CANDLES = 100, 10_000  # `/markets/candlesticks`: tickers a
 HOURLY = 60
 _SETTLED = ("resolved", "cancelled")
 _Tiered = tuple[str, str | None, bool]  # a market's id, its series, whether the historical tier holds it
-DIRECT = Source.DIRECT.value
 
 
 class KalshiPages:
-    """Kalshi's answers for a partition, as raw pages: the extraction stage of `KalshiSource`."""
+    """Kalshi's answers for a partition, as raw pages."""
 
     def __init__(self, http: HttpLayer) -> None:
         self.http = http
@@ -163,60 +158,6 @@ class KalshiPages:
         return self._cutoff[name]
 
 
-class KalshiSource:
-    """A `PartitionSource` over Kalshi's public API v2: `KalshiPages`, normalised."""
-
-    def __init__(self, http: HttpLayer) -> None:
-        self.http = http
-        self.pages = KalshiPages(http)
-
-    def requests(self) -> RequestStats:
-        return self.http.stats.snapshot()
-
-    def coverage(self) -> Coverage:
-        return Coverage()
-
-    def markets(self, platform: str, day: date) -> Normalised:
-        _check(platform)
-        listed = kalshi_markets(self.pages.market_pages(day), self.pages.event_pages(day))
-        return Normalised(listed.rows.filter(live_on(day)), listed.rejects)
-
-    def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
-        _check(platform)
-        pages = self.pages.event_pages(day) if table == "events" else self.pages.series_pages(day)
-        listed = normalise_pages(table, pages, source=DIRECT)
-        return Normalised(listed.rows.filter(pl.col("id").is_in(sorted(ids))), listed.rejects)
-
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        _check(platform)
-        tickers = markets["id"].sort().to_list()
-        yield from normalised_stream(self.pages.trade_pages(day, tickers), markets, source=DIRECT)
-
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        _check(platform)
-        yield from normalised_stream(self.pages.candlestick_pages(day, markets), markets, source=DIRECT)
-
-    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
-        return set(markets["id"].to_list())
-
-    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
-        _check(platform)
-        listed = kalshi_markets(self.pages.market_pages(first), self.pages.event_pages(first))
-        return Normalised(listed.rows.filter(live_on(first, last)), listed.rejects)
-
-    def window_trades(self, platform: str, first: date, last: date,
-                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Each market's trades from `min_ts` at the window's start to `max_ts` at its end."""
-        _check(platform)
-        tickers = markets["id"].sort().to_list()
-        yield from normalised_stream(self.pages.trade_pages(first, tickers, last), markets, source=DIRECT)
-
-    def window_price_history(self, platform: str, first: date, last: date,
-                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        _check(platform)
-        yield from normalised_stream(self.pages.candlestick_pages(first, markets, last), markets, source=DIRECT)
-
-
 def _raw(entity: str, day: date, body: Any, items_key: str, *, asked_for: tuple[str, ...] = (),
          context: dict[str, str] | None = None, fetched_at: datetime | None = None,
          conflicting: list[Any] | None = None) -> RawPage:
@@ -247,11 +188,6 @@ def _served(body: Any) -> set[str]:
         raise ApiError(f"GET /markets/candlesticks: no \"markets\" array in the answer {str(body)[:120]!r}")
     return {entry["market_ticker"] for entry in entries
             if isinstance(entry, dict) and isinstance(entry.get("market_ticker"), str)}
-
-
-def _check(platform: str) -> None:
-    if platform != PLATFORM:
-        raise ValueError(f"the Kalshi source cannot read platform {platform!r}")
 
 
 def _unix(value: str) -> int:

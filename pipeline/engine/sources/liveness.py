@@ -28,8 +28,8 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalize.rows import parse_iso
 from pipeline.engine.schema import MarketStatus
+from pipeline.engine.wire_times import parse_iso
 
 TIME_COLUMNS = ("trading_start_at", "created_at", "trading_end_at", "resolved_at")  # the times `live_on` reads
 SYNCED = "last_synced_at"  # when the service synced the record (the direct sources: when the platform was read)

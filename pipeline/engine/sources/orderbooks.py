@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import polars as pl
 
-from pipeline.engine.normalize.orderbooks import BookAnswer
+from pipeline.engine.raw_pages import BookAnswer
 from pipeline.engine.schema import MarketStatus
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.market_ids import MarketIdParam

@@ -18,8 +18,8 @@
 - price history: CLOB `/prices-history` of each outcome token over the day, hourly.
 
 Each host has its own HTTP layer and request budget (sliding windows of 10 s, from spec/platforms.md).
-`PolymarketPages` reads the answers as raw pages (extraction, callable on its own); `PolymarketSource`
-normalises them (`pipeline.engine.normalize.pages`) into the rows the assets land.
+`PolymarketPages` reads the answers as raw pages; `pipeline.engine.normalize.partitions.polymarket` normalises
+them into the rows the assets land.
 """
 
 from __future__ import annotations
@@ -31,14 +31,11 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalised import MarketsDone, Normalised
-from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
 from pipeline.engine.raw_pages import RawPage
-from pipeline.engine.schema import Source
-from pipeline.engine.sources.http import HttpLayer, RequestStats
-from pipeline.engine.sources.liveness import live_on
-from pipeline.engine.sources.paging import DataApiOffset, GammaOffset, Stop, content_keys, field_keys
-from pipeline.engine.sources.partition import Coverage, combined
+from pipeline.engine.sources.coverage import Coverage
+from pipeline.engine.sources.http import HttpLayer
+from pipeline.engine.sources.identities import content_keys, field_keys
+from pipeline.engine.sources.paging import DataApiOffset, GammaOffset, Stop
 from pipeline.engine.sources.unified import day_bounds
 
 PLATFORM = "polymarket"
@@ -59,11 +56,10 @@ DATA_API_OFFSET_CAP = 3_000  # the Data API refuses offsets past about this
 LATE_CLOSE = timedelta(days=1)
 TAKER_ONLY = "true"  # one row per match, the taker's (docs.polymarket.com, Data API GET /trades)
 HOURLY = 60
-DIRECT = Source.DIRECT.value
 
 
 class PolymarketPages:
-    """Polymarket's answers for a partition, as raw pages: the extraction stage of `PolymarketSource`.
+    """Polymarket's answers for a partition, as raw pages.
     `coverage` keeps the markets whose trades the Data API would not page back to the day's start."""
 
     def __init__(self, gamma: HttpLayer, clob: HttpLayer, data: HttpLayer) -> None:
@@ -124,67 +120,11 @@ class PolymarketPages:
                            context={"market_id": market_id, "outcome_id": token})
 
 
-class PolymarketSource:
-    """A `PartitionSource` over Gamma, the CLOB and the Data API: `PolymarketPages`, normalised."""
-
-    def __init__(self, gamma: HttpLayer, clob: HttpLayer, data: HttpLayer) -> None:
-        self.gamma, self.clob, self.data = gamma, clob, data
-        self.pages = PolymarketPages(gamma, clob, data)
-
-    def requests(self) -> RequestStats:
-        return combined([layer.stats for layer in (self.gamma, self.clob, self.data)])
-
-    def coverage(self) -> Coverage:
-        return self.pages.coverage
-
-    def markets(self, platform: str, day: date) -> Normalised:
-        _check(platform)
-        listed = normalise_pages("markets", self.pages.market_pages(day), source=DIRECT)
-        return Normalised(listed.rows.filter(live_on(day)), listed.rejects)
-
-    def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
-        _check(platform)
-        listed = normalise_pages(table, self.pages.member_pages(day, table, ids), source=DIRECT)
-        return Normalised(listed.rows.unique("id", keep="first", maintain_order=True), listed.rejects)
-
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        _check(platform)
-        yield from normalised_stream(self.pages.trade_pages(day, markets), markets, source=DIRECT)
-
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        _check(platform)
-        yield from normalised_stream(self.pages.price_pages(day, markets), markets, source=DIRECT)
-
-    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
-        return set(markets["id"].to_list())
-
-    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
-        _check(platform)
-        listed = normalise_pages("markets", self.pages.market_pages(first, last), source=DIRECT)
-        return Normalised(listed.rows.filter(live_on(first, last)), listed.rejects)
-
-    def window_trades(self, platform: str, first: date, last: date,
-                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Each market's trades paged once back to the window's first day."""
-        yield from self.trades(platform, first, markets)
-
-    def window_price_history(self, platform: str, first: date, last: date,
-                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Each outcome token's history over the whole window, a request each."""
-        _check(platform)
-        yield from normalised_stream(self.pages.price_pages(first, markets, last), markets, source=DIRECT)
-
-
 def _raw(entity: str, day: date, body: Any, items_key: str | None, *, asked_for: tuple[str, ...] = (),
          context: dict[str, str] | None = None, conflicting: list[Any] | None = None) -> RawPage:
     """A page of Polymarket's answers, fetched now."""
     return RawPage(PLATFORM, entity, PLATFORM, day, datetime.now(UTC), body, items_key, asked_for, context or {},
                    conflicting or [])
-
-
-def _check(platform: str) -> None:
-    if platform != PLATFORM:
-        raise ValueError(f"the Polymarket source cannot read platform {platform!r}")
 
 
 def _iso(moment: datetime) -> str:

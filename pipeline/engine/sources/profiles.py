@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from pipeline.engine.normalize.profiles import ProfileAnswer
+from pipeline.engine.raw_pages import ProfileAnswer
 from pipeline.engine.schema import MAX_LIMIT
 from pipeline.engine.sources.http import ApiError, HttpLayer
-from pipeline.engine.sources.paging import UnifiedCursor, field_keys
+from pipeline.engine.sources.identities import field_keys
+from pipeline.engine.sources.paging import UnifiedCursor
 from pipeline.engine.sources.unified import PastTheDay, day_bounds
 
 TRADES_KEYS = ("trades", "data")  # where a /profile/trades answer may hold its trades

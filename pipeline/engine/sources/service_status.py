@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pipeline.engine.normalize.platform_status import Answered, ServiceStatus
+from pipeline.engine.raw_pages import Answered, ServiceStatus
 from pipeline.engine.sources.http import ApiError, HttpLayer
 
 

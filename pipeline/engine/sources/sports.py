@@ -10,54 +10,43 @@ endpoint.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, date, datetime
 from typing import Any
 
-from pipeline.engine.config import Settings
-from pipeline.engine.normalised import Normalised
-from pipeline.engine.normalize.sports import Detail, Lineage, normalise_odds, normalise_records
+from pipeline.engine.raw_pages import Detail
 from pipeline.engine.schema import OddsKind
 from pipeline.engine.service_figures import ServiceFigures
-from pipeline.engine.sources.factory import Emulator, open_unified_source
 from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
 
 NOT_FOUND = 404
 _DETAIL_PATHS = {OddsKind.FUTURE: ("futures",), OddsKind.AWARD: ("awards", "futures")}
 
 
-class SportsSource:
-    """A session of the sports endpoints (one asset step), its rows normalised with the lineage `source`."""
+class SportsAnswers:
+    """A session of the sports endpoints (one asset step): their answers' records, as received."""
 
-    def __init__(self, http: HttpLayer, source: str) -> None:
-        self.http, self.source = http, source
+    def __init__(self, http: HttpLayer) -> None:
+        self.http = http
         self._award_paths = list(_DETAIL_PATHS[OddsKind.AWARD])
         self._figures = ServiceFigures()
 
-    def league(self, league: str, day: date) -> dict[str, Normalised]:
-        """The league (`leagues`) and its teams (`teams`), from one `/league-info` answer."""
+    def league(self, league: str) -> tuple[dict[str, Any], list[Any]]:
+        """The league's record and its teams' records, from one `/league-info` answer."""
         body = self._data("/league-info", {"league": league, "include_teams": "true"})
         found = _the_league(body, league)
-        lineage = self._lineage(league, day)
-        teams = found.get("teams") if isinstance(found.get("teams"), list) else []
-        return {"leagues": normalise_records("leagues", [found], lineage),
-                "teams": normalise_records("teams", teams, lineage)}
+        return found, found.get("teams") if isinstance(found.get("teams"), list) else []
 
-    def listed(self, table: str, league: str, day: date) -> Normalised:
-        """The league's `futures` or `awards`, each with its platforms' market references."""
+    def listed(self, table: str, league: str) -> list[Any]:
+        """The league's `futures` or `awards` records, each with its platforms' market references."""
         endpoint = f"/list-{table}"
         body = self._data(endpoint, {"league": league})
         items = body.get(table) if isinstance(body, dict) else None
         if not isinstance(items, list):
             raise ApiError(f"GET {endpoint}: expected 'data.{table}' to be an array")
-        return normalise_records(table, items, self._lineage(league, day))
+        return items
 
-    def odds(self, league: str, day: date, asked: dict[OddsKind, list[str]]) -> Normalised:
-        """Every asked future's and award's detail, as `future_odds` rows (ids in sorted order, one request each)."""
-        lineage = self._lineage(league, day)
-        details = [self._detail(kind, item) for kind in OddsKind for item in sorted(asked.get(kind, []))]
-        return normalise_odds(details, lineage)
+    def details(self, asked: dict[OddsKind, list[str]]) -> list[Detail]:
+        """Every asked future's and award's detail (ids in sorted order, one request each)."""
+        return [self._detail(kind, item) for kind in OddsKind for item in sorted(asked.get(kind, []))]
 
     def requests(self) -> RequestStats:
         return self.http.stats.snapshot()
@@ -92,9 +81,6 @@ class SportsSource:
             raise ApiError(f"GET {endpoint}: expected 'data' in the response")
         return body["data"]
 
-    def _lineage(self, league: str, day: date) -> Lineage:
-        return Lineage(league, day, self.source, datetime.now(UTC))
-
 
 def _the_league(data: Any, league: str) -> dict[str, Any]:
     """The asked league from `data`: the League object, or the one with the asked id in a list of them."""
@@ -103,11 +89,3 @@ def _the_league(data: Any, league: str) -> dict[str, Any]:
         if isinstance(candidate, dict) and (candidate.get("id") == league or len(candidates) == 1):
             return candidate
     raise ApiError(f"GET /league-info: the answer holds no league {league!r}")
-
-
-@contextmanager
-def open_sports_source(settings: Settings, emulator: Emulator | None = None) -> Iterator[SportsSource]:
-    """The sports endpoints of the unified API (PMW_SOURCE=api) or the sandbox's; the platforms' own APIs
-    (PMW_SOURCE=direct) serve no sports, which raises ConfigError."""
-    with open_unified_source(settings, emulator) as unified:
-        yield SportsSource(unified.http, settings.source.value)

@@ -37,9 +37,10 @@ from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer
 from pipeline.engine.sources.http import ApiError, HttpLayer
+from pipeline.engine.sources.identities import field_keys
 from pipeline.engine.sources.liveness import live_records, partition_records, unsure_records
 from pipeline.engine.sources.market_ids import MarketIdParam
-from pipeline.engine.sources.paging import Page, UnifiedCursor, field_keys
+from pipeline.engine.sources.paging import Page, UnifiedCursor
 
 log = logging.getLogger("pipeline.engine.sources.unified")
 Record = dict[str, Any]

@@ -25,8 +25,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from pipeline.engine.lake.layout import table_glob
 from pipeline.engine.lake.storage import Location
-from pipeline.engine.lake.store import Lake, table_glob
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import Table, lake_tables
 
 RAW_SCHEMA = "raw"

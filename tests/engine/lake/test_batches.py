@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.engine.lake.store import ROW_GROUP_SIZE, Lake
+from pipeline.engine.lake.parquet_files import ROW_GROUP_SIZE
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 from tests.support.frames import DAY, rejects_frame, temp_files, trades_frame
 

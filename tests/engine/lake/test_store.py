@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.engine.lake.store import ROW_GROUP_SIZE, Lake, _leaf_columns
+from pipeline.engine.lake.parquet_files import ROW_GROUP_SIZE, _leaf_columns
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, Platform
 from tests.support.frames import (
     DAY,

@@ -16,11 +16,10 @@ from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.lake import stream
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
-from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize import unified
 from pipeline.engine.normalize.unified import normalise, normalised_chunks
 from pipeline.engine.schema import TABLES
-from pipeline.engine.sources.partition import MarketsDone
 
 DAY = date(2026, 11, 20)
 DAY_START = int(datetime(2026, 11, 20, tzinfo=UTC).timestamp())

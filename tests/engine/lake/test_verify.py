@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.cli.main import main
-from pipeline.engine.lake.store import Lake, stored_schema
+from pipeline.engine.lake.parquet_files import stored_schema
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.verify import lake_files, verify_file
 from pipeline.engine.warehouse.views import ensure_raw_views
 from tests.support.frames import DAY, trades_frame

@@ -9,7 +9,8 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.checks import PartitionContext, run_checks
-from pipeline.engine.normalize.orderbooks import BookAnswer, RoundRows, normalise_round
+from pipeline.engine.normalize.orderbooks import RoundRows, normalise_round
+from pipeline.engine.raw_pages import BookAnswer
 from pipeline.engine.schema import REJECTS_SCHEMA
 
 DAY = date(2026, 11, 21)

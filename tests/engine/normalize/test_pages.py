@@ -16,11 +16,14 @@ from pipeline.engine.config import Secret
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize import unified
 from pipeline.engine.normalize.pages import normalise_page, normalised_stream
+from pipeline.engine.normalize.partitions.kalshi import KalshiPartitions
+from pipeline.engine.normalize.partitions.polymarket import PolymarketPartitions
+from pipeline.engine.normalize.partitions.protocol import PartitionSource
+from pipeline.engine.normalize.partitions.unified import UnifiedPartitions
 from pipeline.engine.raw_pages import UNIFIED, RawPage, load, save
 from pipeline.engine.sources.http import HttpLayer
-from pipeline.engine.sources.kalshi import KalshiSource
-from pipeline.engine.sources.partition import PartitionSource, UnifiedPartitions
-from pipeline.engine.sources.polymarket import PolymarketSource
+from pipeline.engine.sources.kalshi import KalshiPages
+from pipeline.engine.sources.polymarket import PolymarketPages
 from pipeline.engine.sources.unified import UnifiedSource
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
@@ -83,16 +86,16 @@ class Replayed:
         return lambda *arguments, **options: iter(next(calls))
 
 
-def run(source: PartitionSource, platform: str) -> dict[str, Any]:
+def run(source: PartitionSource) -> dict[str, Any]:
     """What the assets ask of a source for the partition."""
-    markets = source.markets(platform, DAY)
+    markets = source.markets(DAY)
     rows = markets.rows.unique("id", keep="first", maintain_order=True)
     return {
         "markets": markets,
-        "events": source.members(platform, DAY, "events", set(rows["event_id"].drop_nulls().to_list())),
-        "series": source.members(platform, DAY, "series", set(rows["series_id"].drop_nulls().to_list())),
-        "trades": list(source.trades(platform, DAY, rows)),
-        "price_history": list(source.price_history(platform, DAY, rows)),
+        "events": source.members(DAY, "events", set(rows["event_id"].drop_nulls().to_list())),
+        "series": source.members(DAY, "series", set(rows["series_id"].drop_nulls().to_list())),
+        "trades": list(source.trades(DAY, rows)),
+        "price_history": list(source.price_history(DAY, rows)),
     }
 
 
@@ -121,11 +124,11 @@ def test_unified_pages_saved_and_replayed_normalise_into_the_same_rows(
     monkeypatch.setattr(unified, "NORMALISE_CHUNK", 2_500)  # batches across markets and within them
     extractor = UnifiedSource(layer(app, key=True), None, "test")
     recorder = Recorder(extractor, UNIFIED_METHODS)
-    landed = run(UnifiedPartitions(extractor, "sandbox"), platform)
+    landed = run(UnifiedPartitions(extractor, platform, "sandbox"))
     calls = recorder.saved_and_loaded(tmp_path)
     assert calls == recorder.calls
     assert len(calls["trade_pages"][0]) > len({p.asked_for for p in calls["trade_pages"][0]})  # markets span pages
-    replayed = run(UnifiedPartitions(Replayed(calls), "sandbox"), platform)  # type: ignore[arg-type]
+    replayed = run(UnifiedPartitions(Replayed(calls), platform, "sandbox"))  # type: ignore[arg-type]
     assert_same(replayed, landed)
 
 
@@ -134,17 +137,18 @@ def test_platform_pages_saved_and_replayed_normalise_into_the_same_rows(
     app: SandboxApp, tmp_path: Path, platform: str
 ) -> None:
     if platform == "kalshi":
-        source: KalshiSource | PolymarketSource = KalshiSource(layer(app, "/kalshi"))
+        source: KalshiPartitions | PolymarketPartitions = KalshiPartitions(KalshiPages(layer(app, "/kalshi")))
         methods = ("market_pages", "event_pages", "series_pages", "trade_pages", "candlestick_pages")
     else:
-        source = PolymarketSource(*(layer(app, f"/polymarket/{host}") for host in ("gamma", "clob", "data")))
+        hosts = (layer(app, f"/polymarket/{host}") for host in ("gamma", "clob", "data"))
+        source = PolymarketPartitions(PolymarketPages(*hosts))
         methods = ("market_pages", "member_pages", "trade_pages", "price_pages")
     recorder = Recorder(source.pages, methods)
-    landed = run(source, platform)
+    landed = run(source)
     calls = recorder.saved_and_loaded(tmp_path)
     assert calls == recorder.calls
     source.pages = Replayed(calls)  # type: ignore[assignment]
-    assert_same(run(source, platform), landed)
+    assert_same(run(source), landed)
 
 
 def test_a_raw_page_survives_json_whatever_its_body() -> None:

@@ -13,13 +13,14 @@ import polars as pl
 import pytest
 
 from pipeline.engine.config import ConfigError, Settings
-from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
+from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
 from pipeline.engine.normalize.pages import concatenated, normalise_page
-from pipeline.engine.sources.factory import open_source
+from pipeline.engine.normalize.partitions.kalshi import KalshiPartitions
+from pipeline.engine.normalize.partitions.polymarket import PolymarketPartitions
+from pipeline.engine.normalize.partitions.sessions import open_source
 from pipeline.engine.sources.http import ApiError, HttpLayer
-from pipeline.engine.sources.kalshi import KalshiSource
-from pipeline.engine.sources.partition import MarketsDone
-from pipeline.engine.sources.polymarket import DATA_API_OFFSET_CAP, DATA_PAGE, PolymarketSource
+from pipeline.engine.sources.kalshi import KalshiPages
+from pipeline.engine.sources.polymarket import DATA_API_OFFSET_CAP, DATA_PAGE, PolymarketPages
 from pipeline.engine.sources.unified import day_bounds
 from tests.support.native_cases import load
 
@@ -42,9 +43,9 @@ def data_api_trade(n: int, timestamp: int) -> dict[str, Any]:
             "transactionHash": f"0x{n:064x}"}
 
 
-def polymarket(data: HttpLayer) -> PolymarketSource:
+def polymarket(data: HttpLayer) -> PolymarketPartitions:
     unused = layer(lambda request: httpx.Response(500))
-    return PolymarketSource(gamma=unused, clob=unused, data=data)
+    return PolymarketPartitions(PolymarketPages(gamma=unused, clob=unused, data=data))
 
 
 MARKET = pl.DataFrame({"id": ["m1"], "platform_id": ["0xc0"]})
@@ -58,7 +59,7 @@ def test_a_market_deeper_than_the_data_api_pages_is_landed_as_far_as_reached_and
 
     seen: list[httpx.Request] = []
     source = polymarket(layer(busy, seen))
-    chunks = list(source.trades("polymarket", DAY, MARKET))
+    chunks = list(source.trades(DAY, MARKET))
     offsets = [int(r.url.params["offset"]) for r in seen]
     assert max(offsets) <= DATA_API_OFFSET_CAP and offsets == sorted(set(offsets))
     assert sum(c.rows.height for c in chunks if isinstance(c, Normalised)) == len(offsets) * DATA_PAGE
@@ -77,7 +78,7 @@ def test_an_offset_refused_sooner_than_documented_ends_the_market_as_incomplete(
         return httpx.Response(200, json=[data_api_trade(k, DAY_END - 1 - k) for k in range(DATA_PAGE)])
 
     source = polymarket(layer(capped))
-    chunks = source.trades("polymarket", DAY, MARKET)
+    chunks = source.trades(DAY, MARKET)
     assert sum(c.rows.height for c in chunks if isinstance(c, Normalised)) == DATA_PAGE
     assert source.coverage().as_metadata()["complete"] is False
 
@@ -85,13 +86,13 @@ def test_an_offset_refused_sooner_than_documented_ends_the_market_as_incomplete(
 def test_a_market_read_back_past_the_day_start_is_complete_and_stops_there() -> None:
     seen: list[httpx.Request] = []
     source = polymarket(layer(lambda r: httpx.Response(200, json=[data_api_trade(1, DAY_START - 5)] * DATA_PAGE), seen))
-    list(source.trades("polymarket", DAY, MARKET))
+    list(source.trades(DAY, MARKET))
     assert len(seen) == 1 and source.coverage().as_metadata() == {"complete": True}
 
 
 def test_a_kalshi_cursor_that_comes_back_is_an_error_not_an_endless_loop() -> None:
     answer = {"cursor": "same", "events": []}
-    source = KalshiSource(layer(lambda request: httpx.Response(200, json=answer)))
+    source = KalshiPartitions(KalshiPages(layer(lambda request: httpx.Response(200, json=answer))))
     with pytest.raises(ApiError, match="cursor it had already given"):
         source.pages.event_pages(DAY)
 
@@ -105,15 +106,15 @@ def test_kalshi_days_before_the_cutoff_read_the_historical_trades_too() -> None:
             return httpx.Response(200, json={"market_settled_ts": cutoff, "trades_created_ts": cutoff})
         return httpx.Response(200, json={"cursor": "", "trades": []})
 
-    source = KalshiSource(layer(kalshi, seen))
-    list(source.trades("kalshi", DAY, pl.DataFrame({"id": ["K-1"]})))
+    source = KalshiPartitions(KalshiPages(layer(kalshi, seen)))
+    list(source.trades(DAY, pl.DataFrame({"id": ["K-1"]})))
     paths = [r.url.path for r in seen if r.url.path != "/historical/cutoff"]
     assert paths == ["/historical/trades", "/markets/trades"]
     assert all(r.url.params["min_ts"] == str(DAY_START) and r.url.params["max_ts"] == str(DAY_END - 1)
                for r in seen if "trades" in r.url.path)
 
 
-def kalshi_candles(left_out: set[str], seen: list[httpx.Request], refuse_batches: bool = False) -> KalshiSource:
+def kalshi_candles(left_out: set[str], seen: list[httpx.Request], refuse_batches: bool = False) -> KalshiPartitions:
     """A Kalshi source whose batch candlesticks answer leaves out the markets `left_out` (or, `refuse_batches`,
     answers 404), which the live tier's own endpoint does not know either (404)."""
     cutoff = datetime.fromtimestamp(DAY_START, UTC).isoformat()
@@ -131,7 +132,7 @@ def kalshi_candles(left_out: set[str], seen: list[httpx.Request], refuse_batches
             return httpx.Response(404, json={"error": {"code": "not_found"}})
         return httpx.Response(200, json={"candlesticks": []})
 
-    return KalshiSource(layer(kalshi, seen))
+    return KalshiPartitions(KalshiPages(layer(kalshi, seen)))
 
 
 def test_kalshi_candles_of_a_batch_refused_with_404_are_asked_market_by_market() -> None:
@@ -155,9 +156,9 @@ def candle_markets(ids: list[str], settled_before: frozenset[str] = frozenset())
 def test_identifiers_from_the_api_cannot_change_the_path_asked_for() -> None:
     seen: list[httpx.Request] = []
     markets = candle_markets(["../../portfolio/orders?x=1"]).with_columns(series_id=pl.lit("S/../.."))
-    list(kalshi_candles(set(), seen).price_history("kalshi", DAY, markets))
+    list(kalshi_candles(set(), seen).price_history(DAY, markets))
     assert seen[-1].url.params["market_tickers"] == "../../portfolio/orders?x=1"  # a value, not a path
-    list(kalshi_candles({"../../portfolio/orders?x=1"}, seen).price_history("kalshi", DAY, markets))
+    list(kalshi_candles({"../../portfolio/orders?x=1"}, seen).price_history(DAY, markets))
     alone = seen[-1].url.raw_path.decode()  # left out of the batch answer: asked alone, its ticker escaped
     assert alone.startswith("/series/S%2F..%2F../markets/..%2F..%2Fportfolio%2Forders%3Fx%3D1/")
 
@@ -207,7 +208,7 @@ def test_a_kalshi_trade_both_tiers_send_with_other_values_lands_once_as_first_me
         served = trades if request.url.path == "/historical/trades" else [changed, *trades[1:]]
         return httpx.Response(200, json={"cursor": "", "trades": served})
 
-    source = KalshiSource(layer(kalshi))
+    source = KalshiPartitions(KalshiPages(layer(kalshi)))
     pages = list(source.pages.trade_pages(day, [trades[0]["ticker"]]))
     result = concatenated("trades", [normalise_page(page, source="direct") for page in pages])
 
@@ -228,8 +229,8 @@ def test_a_series_named_by_its_slug_is_asked_by_slug() -> None:
     series = {"id": "10684", "slug": "counter-strike", "title": "Counter-Strike"}
     gamma = layer(lambda request: httpx.Response(200, json=[series]), seen)
     unused = layer(lambda request: httpx.Response(500))
-    source = PolymarketSource(gamma=gamma, clob=unused, data=unused)
-    rows = source.members("polymarket", DAY, "series", {"10684", "counter-strike"}).rows
+    source = PolymarketPartitions(PolymarketPages(gamma=gamma, clob=unused, data=unused))
+    rows = source.members(DAY, "series", {"10684", "counter-strike"}).rows
     assert [(r.url.path, r.url.params.get_list("id"), r.url.params.get_list("slug")) for r in seen] == [
         ("/series", ["10684"], []), ("/series", [], ["counter-strike"])]
     assert rows["id"].to_list() == ["10684"]

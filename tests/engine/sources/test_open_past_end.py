@@ -11,9 +11,10 @@ import httpx
 import polars as pl
 
 from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.normalize.partitions.polymarket import PolymarketPartitions
 from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.liveness import live_on, live_records, partition_records, surely_not_live, unsure_records
-from pipeline.engine.sources.polymarket import PolymarketSource
+from pipeline.engine.sources.polymarket import PolymarketPages
 from tests.support.native_cases import load
 
 LATE_CLOSE = "polymarket/gamma_market_closed_after_end_date.json"  # endDate 2025-10-31 00:00, closed 11-01 06:28
@@ -107,8 +108,8 @@ def test_the_direct_listing_finds_a_market_on_the_day_it_closed_after_its_end_da
                   "endDate": "2025-10-20T00:00:00Z"}
     asked: list[dict[str, str]] = []
     unused = HttpLayer("http://unused.test", transport=httpx.MockTransport(lambda _: httpx.Response(500)))
-    source = PolymarketSource(gamma=_gamma([late, still_open], asked), clob=unused, data=unused)
-    listed = source.markets("polymarket", date(2025, 11, 1))
+    source = PolymarketPartitions(PolymarketPages(gamma=_gamma([late, still_open], asked), clob=unused, data=unused))
+    listed = source.markets(date(2025, 11, 1))
     assert sorted(listed.rows["id"]) == sorted([late["id"], still_open["id"]])
     assert len(asked) == 3
-    assert sorted(source.markets("polymarket", date(2025, 11, 2)).rows["id"]) == [still_open["id"]]
+    assert sorted(source.markets(date(2025, 11, 2)).rows["id"]) == [still_open["id"]]

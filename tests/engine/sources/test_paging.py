@@ -13,17 +13,8 @@ import pytest
 
 from pipeline.engine.sources import paging
 from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
-from pipeline.engine.sources.paging import (
-    STALE_PAGES,
-    DataApiOffset,
-    GammaOffset,
-    KalshiCursor,
-    SeenKeys,
-    UnifiedCursor,
-    content_keys,
-    field_keys,
-    fingerprints,
-)
+from pipeline.engine.sources.identities import SeenKeys, content_keys, field_keys, fingerprints
+from pipeline.engine.sources.paging import STALE_PAGES, DataApiOffset, GammaOffset, KalshiCursor, UnifiedCursor
 from pipeline.engine.sources.unified import PastTheDay, UnifiedSource, day_bounds
 
 Handler = Callable[[httpx.Request], httpx.Response]

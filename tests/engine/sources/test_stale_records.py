@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import polars as pl
 
+from pipeline.engine.normalize.partitions.unified import trade_markets
 from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.liveness import partition_records, unsure_records
-from pipeline.engine.sources.partition import trade_markets
 from pipeline.engine.sources.unified import CatalogueCache, UnifiedSource, day_bounds
 
 DAY = date(2026, 11, 20)

@@ -1,21 +1,15 @@
-"""What the ingestion assets ask of a source for one (platform, day) partition, whichever API it reads.
+"""The unified API (or the sandbox, which speaks it) as a partition source: `UnifiedSource`'s pages, normalised.
 
-Every source answers in normalised rows (`Normalised`: rows of the table's schema, rejects with reasons), so
-the assets land, check and report the same way whether the rows came from the unified API, the sandbox or
-a platform's own API. A source composes two stages that can also run apart: extraction, which reads an API's
-answers as raw pages (`pipeline.engine.raw_pages.RawPage`), and normalisation, which turns pages into rows
-(`pipeline.engine.normalize.pages`). The unified API's source is here (its extraction in unified.py); the
-platforms' are in polymarket.py and kalshi.py.
+Each answer's rows are attributed to the markets asked for, price points are kept once across the answers of a
+batch (`PointsOnce`), and the catalogue's and the answers' own figures are handed on for the reconciliations.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
 from datetime import UTC, date, datetime, timedelta
 from itertools import repeat
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import polars as pl
 
@@ -26,106 +20,10 @@ from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
 from pipeline.engine.normalize.rows import rejects_frame
 from pipeline.engine.schema import TABLES
 from pipeline.engine.service_figures import ServiceFigures
+from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.http import RequestStats
 from pipeline.engine.sources.price_plan import price_calls
 from pipeline.engine.sources.unified import HOURLY, UnifiedSource, day_bounds
-
-
-@dataclass
-class Coverage:
-    """How much of the partition the source could reach; reported as metadata, never hidden.
-
-    `incomplete` names the markets whose day the source could not read to its start (the Polymarket Data API
-    stops paging past an offset cap), each with the oldest moment it did reach.
-    """
-
-    incomplete: dict[str, datetime] = field(default_factory=dict)
-
-    def as_metadata(self) -> dict[str, Any]:
-        if not self.incomplete:
-            return {"complete": True}
-        shown = dict(sorted(self.incomplete.items())[:20])
-        return {
-            "complete": False,
-            "incomplete_markets": len(self.incomplete),
-            "reached_back_to": min(self.incomplete.values()).isoformat(),
-            "incomplete_examples": {market: moment.isoformat() for market, moment in shown.items()},
-        }
-
-
-class PartitionSource(Protocol):
-    """A source session (one asset step): the partition's rows, table by table, and what it cost."""
-
-    def markets(self, platform: str, day: date) -> Normalised:
-        """The markets live on the day (tradable at some moment of it)."""
-        ...
-
-    def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
-        """The `events` or `series` with these ids."""
-        ...
-
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Trades of the partition's markets (rows of the `markets` table), each row's `market_id` the id of the
-        market it was asked for, with a `MarketsDone` once markets are complete (asked for in id order).
-
-        Rows of other days may come along; the caller keeps the day's.
-        """
-        ...
-
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Price points of the partition's markets within the day, as `trades` delivers trades."""
-        ...
-
-    def requests(self) -> RequestStats:
-        """What the session's requests cost so far."""
-        ...
-
-    def coverage(self) -> Coverage:
-        """How far the session's reads reached."""
-        ...
-
-
-@runtime_checkable
-class WindowSource(PartitionSource, Protocol):
-    """A source that reads trades and price history over a window of consecutive days in one sweep: the rows of
-    every day of the window, as `trades` and `price_history` deliver a day's, their `date` the window's first."""
-
-    def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
-        """The markets of a day's partition (rows of the `markets` table) whose `table` rows a run of the day
-        alone asks for."""
-        ...
-
-    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
-        """The markets live on some day from `first` to `last`: those of every day of the window, each once."""
-        ...
-
-    def window_trades(self, platform: str, first: date, last: date,
-                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Trades of `markets` (the markets of every day of the window) from `first` to `last`."""
-        ...
-
-    def window_price_history(self, platform: str, first: date, last: date,
-                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        """Price points of `markets` from `first` to `last`."""
-        ...
-
-
-@runtime_checkable
-class SelfReporting(Protocol):
-    """A source whose answers say something of themselves (list totals, points counted, cache and freshness)."""
-
-    def figures(self, platform: str, table: str) -> ServiceFigures:
-        """What the service said about the answers behind the session's `table` partition of `platform`."""
-        ...
-
-
-def combined(stats: list[RequestStats]) -> RequestStats:
-    """The request counters of several HTTP layers (one per host) as one."""
-    total = RequestStats(by_endpoint=Counter())
-    for one in stats:
-        for item in fields(RequestStats):
-            setattr(total, item.name, getattr(total, item.name) + getattr(one, item.name))
-    return total
 
 
 def trade_markets(markets: pl.DataFrame, start: int, end: int) -> list[str]:
@@ -148,40 +46,42 @@ class UnifiedPartitions:
     time is stored as its period's start, whichever end the server labels it by (`price_label`).
     """
 
-    def __init__(self, source: UnifiedSource, lineage: str, price_label: PriceLabel = PriceLabel.PERIOD_START) -> None:
-        self.source, self.lineage, self.price_label = source, lineage, price_label
+    def __init__(self, source: UnifiedSource, platform: str, lineage: str,
+                 price_label: PriceLabel = PriceLabel.PERIOD_START) -> None:
+        self.source, self.platform, self.lineage, self.price_label = source, platform, lineage, price_label
 
-    def markets(self, platform: str, day: date) -> Normalised:
-        return normalise_pages("markets", self.source.market_pages(platform, day), source=self.lineage)
+    def markets(self, day: date) -> Normalised:
+        return normalise_pages("markets", self.source.market_pages(self.platform, day), source=self.lineage)
 
-    def members(self, platform: str, day: date, table: str, ids: set[str]) -> Normalised:
-        return normalise_pages(table, self.source.member_pages(platform, day, table, ids), source=self.lineage)
+    def members(self, day: date, table: str, ids: set[str]) -> Normalised:
+        return normalise_pages(table, self.source.member_pages(self.platform, day, table, ids), source=self.lineage)
 
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        yield from self.window_trades(platform, day, day, markets)
+    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        yield from self.window_trades(day, day, markets)
 
-    def price_history(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        yield from self.window_price_history(platform, day, day, markets)
+    def price_history(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+        yield from self.window_price_history(day, day, markets)
 
     def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
         """Trades: all but the markets whose record, synced after the day, says they last traded before it
         (`trade_markets`); price history: all."""
         return set(trade_markets(markets, *day_bounds(day)) if table == "trades" else markets["id"].to_list())
 
-    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
-        return normalise_pages("markets", self.source.market_pages(platform, first, last), source=self.lineage)
+    def window_markets(self, first: date, last: date) -> Normalised:
+        return normalise_pages("markets", self.source.market_pages(self.platform, first, last), source=self.lineage)
 
-    def window_trades(self, platform: str, first: date, last: date,
+    def window_trades(self, first: date, last: date,
                       markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         """Each market's trades in turn, paged once back to the window's first day (except markets whose
         record, synced after the window, says they last traded before it), normalised across markets, every
         record attributed to the market it was asked for."""
         start, end = day_bounds(first)[0], day_bounds(last)[1]
         platform_ids = dict(markets.select("id", "platform_id").iter_rows())
-        pages = self.source.trade_pages(platform, first, trade_markets(markets, start, end), (start, end), platform_ids)
+        asked = trade_markets(markets, start, end)
+        pages = self.source.trade_pages(self.platform, first, asked, (start, end), platform_ids)
         yield from normalised_stream(pages, markets, source=self.lineage)
 
-    def window_price_history(self, platform: str, first: date, last: date,
+    def window_price_history(self, first: date, last: date,
                              markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         """The markets' points over the window, 10 markets a call, cut in time where the cap requires; a point
         that several answers of a batch hold (a server may answer every period that overlaps the span asked, so
@@ -190,23 +90,23 @@ class UnifiedPartitions:
         start, end = day_bounds(first)[0] - seconds, day_bounds(last)[1] + seconds
         once = PointsOnce()
         for call in price_calls(markets, start, end):
-            for answer in self._price_batch(platform, first, call.markets, call.start, call.end):
+            for answer in self._price_batch(first, call.markets, call.start, call.end):
                 yield once.keep(answer)
             if call.last_of_batch:
                 once = PointsOnce()
                 yield MarketsDone(call.markets["id"][-1])
 
-    def _price_batch(self, platform: str, day: date, markets: pl.DataFrame, start: int,
+    def _price_batch(self, day: date, markets: pl.DataFrame, start: int,
                      end: int) -> Iterator[Normalised]:
         """The batch's points between two moments, attributed; asked again in halves while some cannot be told
         apart."""
-        pages = self.source.price_pages(platform, day, markets["id"].to_list(), start, end,
+        pages = self.source.price_pages(self.platform, day, markets["id"].to_list(), start, end,
                                         markets["platform_id"].to_list())
         attributed, unattributed = attribute(normalise_pages("price_history", pages, source=self.lineage), markets)
         if unattributed and markets.height > 1:
             half = markets.height // 2
-            yield from self._price_batch(platform, day, markets.head(half), start, end)
-            yield from self._price_batch(platform, day, markets.slice(half), start, end)
+            yield from self._price_batch(day, markets.head(half), start, end)
+            yield from self._price_batch(day, markets.slice(half), start, end)
             return
         if self.price_label == PriceLabel.PERIOD_END:
             period = timedelta(minutes=HOURLY)
@@ -219,7 +119,7 @@ class UnifiedPartitions:
     def coverage(self) -> Coverage:
         return Coverage()
 
-    def figures(self, platform: str, table: str) -> ServiceFigures:
+    def figures(self, table: str) -> ServiceFigures:
         """The catalogue listing's figures for `markets`, `events` (with the markets listed per event) and `series`;
         the session's answers' for `trades` (each market's walk) and `price_history`."""
         if table == "trades":
@@ -227,7 +127,7 @@ class UnifiedPartitions:
             return ServiceFigures(walks, meta=self.source.answers[table])
         if table == "price_history":
             return ServiceFigures(price_answers=list(self.source.price_answers), meta=self.source.answers[table])
-        catalogue = self.source.catalogue(platform)
+        catalogue = self.source.catalogue(self.platform)
         figures = ServiceFigures({table: catalogue.listings[table]} if table in catalogue.listings else {})
         if table in catalogue.answers:
             figures.meta = catalogue.answers[table]

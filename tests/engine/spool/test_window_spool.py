@@ -12,8 +12,8 @@ import pytest
 
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
-from pipeline.engine.sources.partition import Coverage
-from pipeline.engine.sources.window import Window, WindowSweeps
+from pipeline.engine.sources.coverage import Coverage
+from pipeline.engine.spool.window import Window, WindowSweeps
 
 FIRST = date(2026, 11, 19)
 WINDOW = Window(FIRST, FIRST + timedelta(days=2), "test")
@@ -43,16 +43,18 @@ class FakeSource:
     """A window source over fixed trades of markets "a" and "b"; "c" is listed for the last day only after the
     sweep (read alone then). `fail` cuts the sweep short once."""
 
+    platform = "kalshi"
+
     def __init__(self, fail: bool = False) -> None:
         self.fail, self.sweeps, self.alone = fail, 0, 0
 
     def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
         return set(markets["id"].to_list())
 
-    def window_markets(self, platform: str, first: date, last: date) -> Normalised:
+    def window_markets(self, first: date, last: date) -> Normalised:
         return Normalised(pl.DataFrame({"id": ["a", "b"]}), pl.DataFrame(schema=REJECTS_SCHEMA))
 
-    def window_trades(self, platform: str, first: date, last: date,
+    def window_trades(self, first: date, last: date,
                       markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         self.sweeps += 1
         yield Normalised(_trades(("a", _at(2)), ("a", _at(1)), ("a", _at(0)), ("a", _at(-1))),
@@ -65,7 +67,7 @@ class FakeSource:
         yield Normalised(_trades(("b", _at(0, 3)), ("b", _at(0, 1))), _rejects('{"timestamp": "2026-11-19T05:00:00Z"}'))
         yield MarketsDone("b")
 
-    def trades(self, platform: str, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
         self.alone += 1
         yield Normalised(_trades(*((m, _at((day - FIRST).days, 9)) for m in markets["id"])),
                          pl.DataFrame(schema=REJECTS_SCHEMA))
@@ -76,7 +78,7 @@ class FakeSource:
 
 
 def _serve(sweeps: WindowSweeps, source: FakeSource, day: date, markets: list[str]) -> tuple[pl.DataFrame, list[str]]:
-    items = list(sweeps.day_stream(source, "trades", "kalshi", WINDOW, day,  # type: ignore[arg-type]
+    items = list(sweeps.day_stream(source, "trades", WINDOW, day,  # type: ignore[arg-type]
                                    pl.DataFrame({"id": markets}), Coverage()))
     chunks = [item for item in items if isinstance(item, Normalised)]
     rows = pl.concat([c.rows for c in chunks if c.rows.width], how="vertical")

@@ -7,8 +7,8 @@ from datetime import UTC, date, datetime
 import polars as pl
 
 from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
+from pipeline.engine.normalize.partitions.unified import PointsOnce
 from pipeline.engine.schema import TABLES
-from pipeline.engine.sources.partition import PointsOnce
 
 SCHEMA = TABLES["price_history"].polars_schema
 NO_REJECTS = pl.DataFrame(schema={"raw": pl.String(), "reason": pl.String(), "_fetched_at": pl.Datetime("us", "UTC")})

@@ -38,12 +38,12 @@ import polars as pl
 from filelock import FileLock
 
 from pipeline.engine.files import replaced_atomically
-from pipeline.engine.lake.store import REJECTS_SCHEMA
-from pipeline.engine.lake.stream import cyclic_gc_per_chunk
+from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
 from pipeline.engine.normalised import MarketsDone, Normalised
-from pipeline.engine.normalize.rows import parse_iso, parse_unix
-from pipeline.engine.schema import TABLES
-from pipeline.engine.sources.partition import Coverage, WindowSource
+from pipeline.engine.normalize.partitions.protocol import WindowSource
+from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
+from pipeline.engine.sources.coverage import Coverage
+from pipeline.engine.wire_times import parse_iso, parse_unix
 
 WINDOW_TABLES = ("trades", "price_history")  # the tables read per market, which a window sweeps
 MAX_WINDOW_DAYS = 31  # a longer range is cut into windows of at most this many days
@@ -105,14 +105,14 @@ class WindowSweeps:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def day_stream(self, source: WindowSource, table: str, platform: str, window: Window, day: date,
-                   markets: pl.DataFrame, coverage: Coverage) -> Iterator[Normalised | MarketsDone]:
+    def day_stream(self, source: WindowSource, table: str, window: Window, day: date, markets: pl.DataFrame,
+                   coverage: Coverage) -> Iterator[Normalised | MarketsDone]:
         """The partition's rows as a run of the day alone would stream them, read from the window's sweep
         (swept now if no run of the window has yet); `coverage` gets the markets whose day the sweep could
         not read to its start."""
         if table not in WINDOW_TABLES or not window.covers(day):
             raise ValueError(f"{table} {day} is not landed from the window {window.tag}")
-        spool = self._spool(source, table, platform, window, markets)
+        spool = self._spool(source, table, window, markets)
         asked = source.asked(table, markets, day)
         day_start = datetime.combine(day, datetime.min.time(), UTC)
         reached = {market: datetime.fromisoformat(moment) for market, moment in spool.incomplete.items()}
@@ -120,7 +120,7 @@ class WindowSweeps:
         uncovered = markets.filter(pl.col("id").is_in(sorted(asked - spool.swept)))
         if uncovered.height:  # listed for the day but not swept: read for the day alone, ahead of the rest
             alone = source.trades if table == "trades" else source.price_history
-            yield from (item for item in alone(platform, day, uncovered) if not isinstance(item, MarketsDone))
+            yield from (item for item in alone(day, uncovered) if not isinstance(item, MarketsDone))
             ids = set(uncovered["id"].to_list())
             coverage.incomplete.update({m: t for m, t in source.coverage().incomplete.items() if m in ids})
         yield from spool.replay(day, asked)
@@ -135,17 +135,17 @@ class WindowSweeps:
         directory.parent.mkdir(parents=True, exist_ok=True)
         return FileLock(str(directory) + ".lock")
 
-    def _spool(self, source: WindowSource, table: str, platform: str, window: Window,
+    def _spool(self, source: WindowSource, table: str, window: Window,
                markets: pl.DataFrame) -> _Spool:
-        directory = self._directory(table, platform, window)
+        directory = self._directory(table, source.platform, window)
         with self._lock(directory):
             if (directory / MANIFEST).exists():
                 return _Spool.load(directory)
             self._remove_stale()
             shutil.rmtree(directory, ignore_errors=True)  # a sweep cut short
-            swept = _window_markets(source, platform, window, markets)
+            swept = _window_markets(source, window, markets)
             sweep = (source.window_trades if table == "trades" else source.window_price_history)(
-                platform, window.first, window.last, swept)
+                window.first, window.last, swept)
             spool = _Spool.record(directory, table, window, sweep, set(swept["id"].to_list()))
             return spool.completed(source.coverage())
 
@@ -158,9 +158,9 @@ class WindowSweeps:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
-def _window_markets(source: WindowSource, platform: str, window: Window, markets: pl.DataFrame) -> pl.DataFrame:
+def _window_markets(source: WindowSource, window: Window, markets: pl.DataFrame) -> pl.DataFrame:
     """The markets of every day of the window as the source lists them, with the partition's own: each once."""
-    listed = source.window_markets(platform, window.first, window.last).rows
+    listed = source.window_markets(window.first, window.last).rows
     return pl.concat([markets, listed]).unique("id", keep="first", maintain_order=True)
 
 

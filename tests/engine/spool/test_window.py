@@ -15,14 +15,16 @@ import pytest
 
 from benchmarks.request_bound import fewest_requests
 from pipeline.engine.config import DIRECT_SANDBOX, Settings
+from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.lake.stream import cyclic_gc_per_chunk, land_stream
+from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalize.partitions.protocol import WindowSource
+from pipeline.engine.normalize.partitions.sessions import open_source
 from pipeline.engine.schema import Platform, Source
-from pipeline.engine.sources.factory import open_source
+from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.liveness import live_on
-from pipeline.engine.sources.partition import Coverage, WindowSource
-from pipeline.engine.sources.window import Window, WindowSweeps, windows_of
+from pipeline.engine.spool.window import Window, WindowSweeps, windows_of
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.plug import InProcessSandbox
 from pmw_sandbox.readings import Readings
@@ -77,11 +79,11 @@ def _land_window(data_dir: Path, platform: str, window: Window, land: bool = Tru
     lake, sweeps = Lake(settings.lake_dir), WindowSweeps(settings.windows_dir)
     with open_source(settings, platform, InProcessSandbox(_app(readings))) as source:
         assert isinstance(source, WindowSource)
-        listed = source.window_markets(platform, window.first, window.last).rows
+        listed = source.window_markets(window.first, window.last).rows
         for day in window.days:
             markets = _markets(listed, day)
             for table in ("trades", "price_history"):
-                stream = sweeps.day_stream(source, table, platform, window, day, markets, Coverage())
+                stream = sweeps.day_stream(source, table, window, day, markets, Coverage())
                 if land:
                     _land(lake, table, platform, day, stream, markets)
                 else:
@@ -97,11 +99,11 @@ def _land_days_alone(data_dir: Path, platform: str, days: list[date], source_kin
     lake = Lake(settings.lake_dir)
     with open_source(settings, platform, InProcessSandbox(_app(readings))) as source:
         assert isinstance(source, WindowSource)
-        listed = source.window_markets(platform, days[0], days[-1]).rows
+        listed = source.window_markets(days[0], days[-1]).rows
         for day in days:
             markets = _markets(listed, day)
-            _land(lake, "trades", platform, day, source.trades(platform, day, markets), markets)
-            _land(lake, "price_history", platform, day, source.price_history(platform, day, markets), markets)
+            _land(lake, "trades", platform, day, source.trades(day, markets), markets)
+            _land(lake, "price_history", platform, day, source.price_history(day, markets), markets)
         return Counter(source.requests().by_endpoint)
 
 
