@@ -111,7 +111,8 @@ def land_partition(world: dict[str, Any], data_dir: str) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from benchmarks.sized_sandbox import SizedSandboxPipeline, sandbox_app
-    from pipeline.defs.ingestion.assets import markets, trades
+    from pipeline.defs.ingestion.assets import ingestion_assets
+    from pipeline.engine.config import Settings
     from pipeline.engine.lake.store import Lake
 
     pipeline = SizedSandboxPipeline(data_dir=data_dir, end=DAY, **world)
@@ -119,8 +120,9 @@ def land_partition(world: dict[str, Any], data_dir: str) -> dict[str, Any]:
     counts = [n for n in map(_day_trades, activities) if n]
     rss_before = _rss_mb()
     started = time.perf_counter()
+    assets = {asset.key.to_user_string(): asset for asset in ingestion_assets(Settings.from_env(credentials=False))}
     result = dg.materialize(
-        [markets, trades],
+        [assets["markets"], assets["trades"]],
         partition_key=dg.MultiPartitionKey({"platform": PLATFORM, "date": DAY}),
         resources={"pipeline": pipeline},
         instance=dg.DagsterInstance.ephemeral(),

@@ -195,9 +195,13 @@ def _phases(scale: Scale) -> dict[str, Any]:
 
     from benchmarks.run_queue import run_queue
     from pipeline.defs.automation.jobs import INGESTION_JOB
-    from pipeline.defs.automation.schedule import daily_ingestion
+    from pipeline.defs.automation.schedule import daily_ingestion_schedule
     from pipeline.defs.ingestion.windows import WINDOW_TAG
-    from pipeline.defs.orderbooks.schedule import ORDERBOOK_JOB, orderbook_rounds
+    from pipeline.defs.orderbooks.schedule import ORDERBOOK_JOB, orderbook_rounds_schedule
+    from pipeline.engine.config import Settings
+
+    settings = Settings.from_env(credentials=False)  # as the code location parses them
+    daily_ingestion, orderbook_rounds = daily_ingestion_schedule(settings), orderbook_rounds_schedule(settings)
 
     budget_window_s = scale.window_s + BUDGET_MARGIN_S
     done = {dg.DagsterRunStatus.SUCCESS}

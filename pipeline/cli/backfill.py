@@ -16,11 +16,11 @@ from pipeline.cli.failures import root_cause
 from pipeline.cli.instance import pmw_instance
 from pipeline.cli.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
 from pipeline.defs.automation.holds import platform_holds
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.defs.ingestion.platform_status import platform_status
+from pipeline.defs.ingestion.assets import ingestion_assets
+from pipeline.defs.ingestion.platform_status import platform_status_asset
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.config import Settings, partitions_start
+from pipeline.engine.config import Settings
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.activity import PROCESS_ACTIVITY
 from pipeline.engine.spool.window import Window, windows_of
@@ -97,11 +97,10 @@ class PartitionReport:
         return failed + [check.line(self.platform, self.day) for check in self.failed_checks]
 
 
-def days_between(start: date, end: date) -> Iterator[date]:
-    """The days from `start` to `end`, each a daily partition: ValueError naming the day otherwise."""
+def days_between(start: date, end: date, first: date) -> Iterator[date]:
+    """The days from `start` to `end`, each a daily partition (from `first`): ValueError naming the day otherwise."""
     if end < start:
         raise ValueError(f"--end {end} is before --start {start}")
-    first = date.fromisoformat(partitions_start())
     last = datetime.now(UTC).date() - timedelta(days=1)  # a day is a partition once it is over
     if start < first:
         raise ValueError(f"--start {start} is before the first partition, {first} (PMW_START_DATE)")
@@ -113,10 +112,12 @@ def days_between(start: date, end: date) -> Iterator[date]:
         day += timedelta(days=1)
 
 
-def select_assets(names: Sequence[str] | None) -> list[dg.AssetsDefinition]:
+def select_assets(names: Sequence[str] | None, settings: Settings) -> list[dg.AssetsDefinition]:
+    """The ingestion assets of `settings` that `names` name (all of them when none)."""
+    assets = ingestion_assets(settings)
     if not names:
-        return list(INGESTION_ASSETS)
-    known = {a.key.to_user_string(): a for a in INGESTION_ASSETS}
+        return assets
+    known = {a.key.to_user_string(): a for a in assets}
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ValueError(f"unknown asset(s) {', '.join(unknown)}; expected some of {', '.join(known)}")
@@ -134,6 +135,7 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
     tags = {WINDOW_TAG: window.tag} if window is not None else None
     before = PROCESS_ACTIVITY.snapshot()
     # Every run also observes what the service says about itself (platform_status), whatever `assets` are.
+    platform_status = platform_status_asset(resource.settings())
     result = dg.materialize([*assets, platform_status], partition_key=key, instance=instance,
                             resources={"pipeline": resource}, run_config=VERBOSE_LOGS if verbose else QUIET_LOGS,
                             raise_on_error=False, tags=tags)
@@ -181,7 +183,8 @@ def budget_rate(settings: Settings) -> float | None:
 def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: Sequence[str] | None = None,
                  resource: PipelineResource | None = None, say: Callable[[str], None] = print,
                  verbose: bool = False, progress_stream: TextIO | None = None,
-                 progress_every_s: float = PLAIN_EVERY_S) -> list[PartitionReport]:
+                 progress_every_s: float = PLAIN_EVERY_S,
+                 instance: dg.DagsterInstance | None = None) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
     environment, parsed here once), one Dagster run each, the consecutive days of a platform read as one window
     (pipeline.engine.spool.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
@@ -190,11 +193,11 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     to `progress_stream` (default stderr; pipeline.cli.progress): a status line on a terminal, else plain
     lines every `progress_every_s` seconds. A platform the service holds (`/platforms` reports it unavailable:
     pipeline.defs.automation.holds) is not run: one HELD PLATFORM line names it with the service's status, and its
-    partitions are reported as not landed."""
-    days = list(days_between(start, end))
-    assets = select_assets(asset_names)
+    partitions are reported as not landed. The runs go to `instance` (default: pmw's, `pmw_instance`)."""
     resource = resource or PipelineResource(base_settings=Settings.from_env())
-    instance = pmw_instance()
+    days = list(days_between(start, end, resource.settings().first_day))
+    assets = select_assets(asset_names, resource.settings())
+    instance = instance or pmw_instance()
     holds = platform_holds(platforms, resource.settings())
     reports = [PartitionReport(platform, day, success=False, error=holds.held[platform], held=True)
                for platform in platforms if platform in holds.held for day in days]

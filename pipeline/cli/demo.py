@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -10,10 +9,11 @@ from pathlib import Path
 from pipeline.cli.backfill import run_backfill
 from pipeline.cli.demo_snapshots import example_watchlists, land_watchlists
 from pipeline.cli.demo_world import ui_command, world_env
+from pipeline.cli.instance import instance_at, pmw_instance
 from pipeline.cli.sports import land_sports_day, say_widest_spreads
 from pipeline.cli.sql import run_sql
 from pipeline.defs.resources import PipelineResource
-from pipeline.engine.config import DIRECT_SANDBOX, Settings
+from pipeline.engine.config import DIRECT_SANDBOX, Settings, dagster_home
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import MARKET_PLATFORMS, Source, lake_tables
 from pipeline.engine.warehouse.views import connect_read_only, ensure_raw_views
@@ -33,37 +33,40 @@ FROM marts.platform_daily ORDER BY platform, day
 """
 
 
-def demo_settings(world: WorldConfig) -> Settings:
-    """The environment's settings with the sandbox's world as the source: its unified API, or, with
-    PMW_SOURCE=direct, its Polymarket- and Kalshi-shaped APIs. The environment is read, never written."""
-    direct = os.environ.get("PMW_SOURCE") == Source.DIRECT
-    demo = {"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, **world_env(world),
-            **example_watchlists(os.environ)}
+def demo_settings(world: WorldConfig, base: Settings) -> Settings:
+    """The environment's settings (`base`, as parsed) with the sandbox's world as the source: its unified API, or,
+    with PMW_SOURCE=direct, its Polymarket- and Kalshi-shaped APIs. The environment is read, never written."""
+    direct = base.source == Source.DIRECT
+    demo = {"PMW_SOURCE": Source.DIRECT if direct else Source.SANDBOX, **world_env(world), **example_watchlists()}
     if direct:
         demo["PMW_DIRECT_URL"] = DIRECT_SANDBOX
-    return Settings.from_env({**os.environ, **demo})
+    return Settings.from_env(overrides=demo)
 
 
-def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) -> int:
-    """The pipeline end to end, offline, with the settings of `demo_settings`, parsed once for the backfill and
-    the SQL models alike."""
-    settings = demo_settings(world)
+def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print, base: Settings | None = None,
+             home: Path | None = None) -> int:
+    """The pipeline end to end, offline, with the settings of `demo_settings` (over `base`, the environment's),
+    parsed once for the backfill, the snapshots, sports and the SQL models alike, each built from them; the runs
+    recorded in the Dagster home `home` (default: pmw's instance, DAGSTER_HOME's or a throwaway one)."""
+    settings = demo_settings(world, base or Settings.from_env(credentials=False))
     resource = PipelineResource(base_settings=settings)
+    instance = instance_at(home) if home is not None else pmw_instance()
     last = world.end_day
     first = last - timedelta(days=days - 1)
     apis = "the platforms' own APIs" if settings.source == Source.DIRECT else "the unified API"
     say(f"pmw demo: sandbox world (seed {world.seed}), {apis} -> {settings.data_dir}/, days {first} .. {last}")
-    reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=resource, say=say)
+    reports = run_backfill([p.value for p in MARKET_PLATFORMS], first, last, resource=resource, say=say,
+                           instance=instance)
     say("")
-    snapshots_landed = land_watchlists(world, first, resource, say=say)
+    snapshots_landed = land_watchlists(world, first, resource, say=say, instance=instance)
     sports = settings.source != Source.DIRECT
     say(f"\nSports, {last}: every league's teams, futures, awards and their odds on five platforms"
         if sports else "\nSports: left out (PMW_SOURCE=direct; only the unified API serves them)")
-    sports_failed = sports and any(r.error for r in land_sports_day(last, resource, say))
+    sports_failed = sports and any(r.error for r in land_sports_day(last, resource, say, instance))
     lake = Lake.of(settings)
     ensure_raw_views(settings.warehouse_path, lake)
     say("")
-    models_built = run_sql(resource=resource, say=say)
+    models_built = run_sql(resource=resource, say=say, instance=instance)
     with connect_read_only(settings.warehouse_path, lake) as db:
         say("\nWhat landed (warehouse " + str(settings.warehouse_path) + "):")
         say(f"  {'table':<19} {'platform':<11} {'partitions':>10} {'rows':>9}")
@@ -86,14 +89,13 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print) 
             say_widest_spreads(db, last, say)
     say(f"\nQuery it yourself (read-only, {settings.warehouse_path}): pmw query \"SELECT count(*) FROM raw.trades\", "
         "or pmw shell for a prompt")
-    say(ui_hint(world))
+    say(ui_hint(world, home or dagster_home()))
     failed = [r for r in reports if not r.success]
     return 1 if failed or sports_failed or not models_built or not snapshots_landed else 0
 
 
-def ui_hint(world: WorldConfig) -> str:
-    """Where the demo's Dagster runs can be seen: the UI on DAGSTER_HOME, or nowhere when it is not set."""
-    home = os.environ.get("DAGSTER_HOME")
-    if not home:
+def ui_hint(world: WorldConfig, home: Path | None) -> str:
+    """Where the demo's Dagster runs can be seen: the UI on their Dagster home, or nowhere when they had none."""
+    if home is None:
         return "Dagster's runs went to a throwaway instance (DAGSTER_HOME is not set)."
-    return f"See the runs in Dagster's UI (http://127.0.0.1:3000): {ui_command(world, Path(home))}"
+    return f"See the runs in Dagster's UI (http://127.0.0.1:3000): {ui_command(world, home)}"

@@ -8,7 +8,7 @@ moment asked for (its world's clock is set to it): the round's time, and the mid
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
@@ -16,10 +16,11 @@ import dagster as dg
 
 from pipeline.cli.instance import pmw_instance
 from pipeline.cli.sql import SILENT_LOGS
-from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, orderbook_round
+from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, orderbook_round_asset
 from pipeline.defs.orderbooks.schedule import platforms_with_books
-from pipeline.defs.profiles.assets import trader_profiles
+from pipeline.defs.profiles.assets import trader_profiles_asset
 from pipeline.defs.resources import PipelineResource
+from pipeline.engine.config import variable_set
 from pipeline.engine.schema import Source
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.plug import InProcessSandbox
@@ -29,20 +30,22 @@ EXAMPLE_WATCHLISTS = {"PMW_ORDERBOOK_WATCHLIST": EXAMPLES / "orderbook_watchlist
                       "PMW_TRADER_WATCHLIST": EXAMPLES / "trader_watchlist.csv"}
 
 
-def example_watchlists(env: Mapping[str, str]) -> dict[str, str]:
+def example_watchlists() -> dict[str, str]:
     """The example watch lists for the variables the environment leaves unset (when the files are there)."""
-    return {name: str(path) for name, path in EXAMPLE_WATCHLISTS.items() if not env.get(name) and path.is_file()}
+    return {name: str(path) for name, path in EXAMPLE_WATCHLISTS.items() if not variable_set(name) and path.is_file()}
 
 
 def land_watchlists(world: WorldConfig, first: date, resource: PipelineResource,
-                    say: Callable[[str], None] = print) -> bool:
-    """The snapshot round and the traders' days from `first` to the world's last; True when all landed."""
+                    say: Callable[[str], None] = print, instance: dg.DagsterInstance | None = None) -> bool:
+    """The snapshot round and the traders' days from `first` to the world's last (runs in `instance`, default
+    pmw's); True when all landed."""
     settings = resource.settings()
     if settings.source == Source.DIRECT:
         say("orderbooks and traders: not taken (they read the unified API; this demo reads the platforms' own APIs)")
         return True
     app = InProcessSandbox.of(settings).app
-    instance = pmw_instance()
+    instance = instance or pmw_instance()
+    orderbook_round, trader_profiles = orderbook_round_asset(settings), trader_profiles_asset(settings)
     round_at = datetime.combine(world.end_day, time(23), UTC)
     app.live_at = round_at
     platforms = platforms_with_books(settings)

@@ -1,12 +1,11 @@
-"""What `pmw demo` sets up before Dagster's definitions are loaded: the sandbox world wide enough for the days
-asked for, the environment naming that world (the daily partitions start at its first day), and a Dagster home
-under the data directory, so that `dagster dev` on it shows the demo's runs."""
+"""What `pmw demo` sets up before it runs: the sandbox world wide enough for the days asked for, the variables
+naming that world (its settings' daily partitions start at its first day), and a Dagster home under the data
+directory, so that `dagster dev` on it shows the demo's runs."""
 
 from __future__ import annotations
 
-import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from filelock import FileLock
 
 from pipeline.cli.dagster_home import DATA_DIR_HOME
 from pipeline.cli.instance import INIT_LOCK
-from pipeline.engine.config import Settings
+from pipeline.engine.config import dagster_home
 from pmw_sandbox.catalogue import WorldConfig
 
 PROJECT_INSTANCE_SETTINGS = Path(__file__).resolve().parents[2] / "dagster.yaml"
@@ -34,25 +33,18 @@ def world_env(world: WorldConfig) -> dict[str, str]:
             "PMW_SANDBOX_DAYS": str(world.days)}
 
 
-def demo_dagster_home(env: Mapping[str, str]) -> Path:
-    """DAGSTER_HOME when set, else <PMW_DATA_DIR>/dagster_home, made once (under pmw's instance lock) with the
+def demo_dagster_home(data_dir: Path) -> Path:
+    """DAGSTER_HOME when set, else <data_dir>/dagster_home, made once (under pmw's instance lock) with the
     project's instance settings (dagster.yaml, when this is a checkout of the project)."""
-    if env.get("DAGSTER_HOME"):
-        return Path(env["DAGSTER_HOME"])
-    home = (Path(env.get("PMW_DATA_DIR") or Settings.data_dir) / DATA_DIR_HOME).resolve()
+    home = dagster_home()
+    if home is not None:
+        return home
+    home = (data_dir / DATA_DIR_HOME).resolve()
     home.mkdir(parents=True, exist_ok=True)
     with FileLock(home / INIT_LOCK):
         settings = home / "dagster.yaml"
         if not settings.exists() and PROJECT_INSTANCE_SETTINGS.is_file():
             shutil.copyfile(PROJECT_INSTANCE_SETTINGS, settings)
-    return home
-
-
-def prepare_demo_environment(world: WorldConfig) -> Path:
-    """Set this process's environment for the demo: its world (which the partitions are defined from when the
-    definitions load) and its Dagster home; the home is returned."""
-    home = demo_dagster_home(os.environ)
-    os.environ.update({**world_env(world), "DAGSTER_HOME": str(home)})
     return home
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import dagster as dg
 from filelock import FileLock
+
+from pipeline.engine.config import dagster_home
 
 INIT_LOCK = ".pmw-instance.lock"  # in DAGSTER_HOME
 
@@ -20,13 +21,12 @@ def pmw_instance() -> dg.DagsterInstance:
     instance under a file lock in DAGSTER_HOME: the first opener creates the storages while the others wait,
     then find them made. (A DAGSTER_HOME that is not a directory is left to Dagster to report.)
     """
-    home = os.environ.get("DAGSTER_HOME")
-    if not home:
+    home = dagster_home()
+    if home is None:
         return dg.DagsterInstance.ephemeral()
-    if not Path(home).is_dir():
+    if not home.is_dir():
         return dg.DagsterInstance.get()
-    with FileLock(Path(home) / INIT_LOCK):
-        return dg.DagsterInstance.get()
+    return instance_at(home)
 
 
 def instance_at(home: Path) -> dg.DagsterInstance:

@@ -218,11 +218,10 @@ def _run_sandbox(args: argparse.Namespace) -> int:
 def _configured(args: argparse.Namespace) -> Settings | None:
     """Every setting of the environment, checked once before the command runs anything: the settings, or None
     after one line on stderr naming the variable, its value and what is allowed."""
-    from pipeline.engine.config import AutomationSettings, ConfigError, Settings, check_data_dir
+    from pipeline.engine.config import ConfigError, Settings, check_data_dir
 
     try:
         settings = Settings.from_env(credentials=args.command not in SOURCELESS_COMMANDS)
-        AutomationSettings.from_env()  # the schedules' and sensors' settings, read when the definitions load
         writes = args.command in WRITING_COMMANDS or (args.command == "report" and args.output is None)
         check_data_dir(settings.data_dir, writable=writes)
     except ConfigError as error:
@@ -247,16 +246,14 @@ def _run_backfill(args: argparse.Namespace, settings: Settings) -> int:
     return 0 if all(r.ok for r in reports) else 1
 
 
-def _run_demo(args: argparse.Namespace, _settings: Settings) -> int:
-    from pipeline.cli.demo_world import demo_world, prepare_demo_environment
+def _run_demo(args: argparse.Namespace, settings: Settings) -> int:
+    from pipeline.cli.demo import run_demo
+    from pipeline.cli.demo_world import demo_dagster_home, demo_world
     from pipeline.cli.sandbox import world_config
 
     world = demo_world(world_config(args), args.days)
-    prepare_demo_environment(world)  # before the definitions load: their partitions start at the world's first day
-    from pipeline.cli.demo import run_demo
-
     try:
-        return run_demo(world, days=args.days)
+        return run_demo(world, days=args.days, base=settings, home=demo_dagster_home(settings.data_dir))
     except ValueError as error:  # a setting (ConfigError) or a day without a partition
         print(f"pmw demo: {error}", file=sys.stderr)
         return 2

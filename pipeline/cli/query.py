@@ -9,7 +9,6 @@ shown in UTC, as the marts count days and hours.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -19,7 +18,7 @@ from typing import TextIO
 import duckdb
 import polars as pl
 
-from pipeline.engine.config import ConfigError, Settings, lake_url
+from pipeline.engine.config import ConfigError, Settings, lake_url_from_env
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.views import WarehouseHeld, connect_read_only, relocate_views
 
@@ -41,7 +40,7 @@ class QueryError(Exception):
 def warehouse_lake(path: Path) -> Lake:
     """The lake the warehouse file at `path` is to read: PMW_LAKE_URL's, else the lake beside the file."""
     try:
-        url = lake_url(os.environ)
+        url = lake_url_from_env()
     except ConfigError as error:
         raise QueryError(str(error), status=2) from None
     return Lake.of(Settings(data_dir=path.parent, lake_url=url))

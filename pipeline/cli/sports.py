@@ -14,7 +14,7 @@ from pipeline.cli.backfill import QUIET_LOGS
 from pipeline.cli.failures import root_cause
 from pipeline.cli.instance import pmw_instance
 from pipeline.defs.resources import PipelineResource
-from pipeline.defs.sports.assets import SPORTS_ASSETS
+from pipeline.defs.sports.assets import sports_assets
 from pipeline.engine.schema import SPORTS_TABLES, League
 
 WIDEST_SPREAD_SQL = """
@@ -48,13 +48,16 @@ class LeagueDay:
         return f"sports {self.league} {self.day}: {landed} ({self.requests} requests){checks}"
 
 
-def land_sports_day(day: date, resource: PipelineResource, say: Callable[[str], None] = print) -> list[LeagueDay]:
-    """Every league's (league, day) partition, one Dagster run each, a line said per league."""
-    instance = pmw_instance()
+def land_sports_day(day: date, resource: PipelineResource, say: Callable[[str], None] = print,
+                    instance: dg.DagsterInstance | None = None) -> list[LeagueDay]:
+    """Every league's (league, day) partition, one Dagster run each (in `instance`, default pmw's), a line said per
+    league."""
+    instance = instance or pmw_instance()
+    assets = sports_assets(resource.settings())
     reports = []
     for league in League:
         key = dg.MultiPartitionKey({"league": league.value, "date": day.isoformat()})
-        result = dg.materialize(SPORTS_ASSETS, partition_key=key, instance=instance, resources={"pipeline": resource},
+        result = dg.materialize(assets, partition_key=key, instance=instance, resources={"pipeline": resource},
                                 run_config=QUIET_LOGS, raise_on_error=False)
         report = LeagueDay(league.value, day)
         for event in result.get_asset_materialization_events():

@@ -16,7 +16,7 @@ from pipeline.cli.instance import pmw_instance
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, sql_assets
 from pipeline.engine.config import Settings
-from pipeline.engine.warehouse.project import Project, Relation, load_project, sql_dir_from_env
+from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation, load_project
 
 # Dagster's console log would repeat, with stack traces, what the summary lines below say.
 SILENT_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -41,23 +41,24 @@ def run_sql(
     selectors: Sequence[str] = (),
     resource: PipelineResource | None = None,
     say: Callable[[str], None] = print,
+    instance: dg.DagsterInstance | None = None,
 ) -> bool:
     """Build the selected models and run their tests in one Dagster run; print a line each; True if all went well.
 
     Raises SqlProjectError for an unusable SQL file or an unknown model name.
     """
-    project = load_project(sql_dir_from_env())
+    resource = resource or PipelineResource(base_settings=Settings.from_env())  # parsed once, here
+    project = load_project(resource.settings().sql_dir or DEFAULT_SQL_DIR)
     if not project.models:
         say(f"pmw sql: no models in {project.root}")
         return True
     relations = select_models(project, selectors)
-    resource = resource or PipelineResource(base_settings=Settings.from_env())  # parsed once, here
     say(f"pmw sql: {len(relations)} model(s) of {project.root} -> {resource.settings().warehouse_path}")
     result = dg.materialize(
         sql_assets(project),
         selection=dg.AssetSelection.assets(*(asset_key(relation) for relation in relations)),
         resources={"pipeline": resource},
-        instance=pmw_instance(),
+        instance=instance or pmw_instance(),
         run_config=SILENT_LOGS,
         raise_on_error=False,
     )

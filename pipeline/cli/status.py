@@ -10,7 +10,6 @@ than the whole answer takes otherwise.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cli.dagster_home import data_dir_home
-from pipeline.engine.config import Settings, partitions_start
+from pipeline.engine.config import Settings, dagster_home
 from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
@@ -136,10 +135,11 @@ def collect_status(settings: Settings, days: int | None, today: date) -> Status:
     yesterday = today - timedelta(days=1)
     configured = tuple(p.value for p in settings.platforms)
     landed = {table: lake.partitions(table) for table in TABLES}
-    first = _window_start(landed, yesterday, days, date.fromisoformat(partitions_start()))
+    first = _window_start(landed, yesterday, days, settings.first_day)
     platforms = list(dict.fromkeys([*configured, *sorted({p for found in landed.values() for p, _ in found})]))
     own_home = data_dir_home(settings.data_dir)
-    home = os.environ.get("DAGSTER_HOME") or (str(own_home) if own_home else None)
+    found = dagster_home() or own_home
+    home = str(found) if found else None
     recorded = _recorded(own_home, first, yesterday) if home else None
     window = _window(first, yesterday)
     tables = []

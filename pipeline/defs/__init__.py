@@ -1,1 +1,2 @@
-"""The Dagster wiring, loaded by `load_from_defs_folder`: ingestion assets, SQL models, automation, resources."""
+"""The Dagster wiring, built from one Settings by `location.build_definitions`: ingestion assets, order books,
+traders, sports, SQL models, automation, the pipeline resource, and what they share (`common`)."""

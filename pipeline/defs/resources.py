@@ -86,13 +86,3 @@ def emulator_for(settings: Settings) -> Emulator | None:
     from pmw_sandbox.plug import InProcessSandbox
 
     return InProcessSandbox.of(settings)
-
-
-@dg.definitions
-def resources() -> dg.Definitions:
-    """The code location's resources: the pipeline, configured from the PMW_* environment; and the executor of every
-    job that does not name one (the SQL models' rebuilds, materialisations and backfills launched from the UI): the
-    steps of a run one after another in the run's process, as the ingestion job has them. A step's process would
-    load the code location again (seconds) and gain nothing: the request budget bounds the ingestion steps, and the
-    SQL models are one step that holds the warehouse file."""
-    return dg.Definitions(resources={"pipeline": PipelineResource()}, executor=dg.in_process_executor)

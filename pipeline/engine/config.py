@@ -60,8 +60,31 @@ def _default_state_dir() -> Path:
     return Path(base) / "pm-warehouse"
 
 
+class BackfillOrder(StrEnum):
+    """Which gaps of the history window the backfill sensor fills first."""
+
+    NEWEST_FIRST = "newest_first"
+    OLDEST_FIRST = "oldest_first"
+
+
+@dataclass(frozen=True)
+class AutomationSettings:
+    """What the daily schedule and the backfill sensor ask for (docs/operating.md, "Running it every day"): the part
+    of `Settings` that only the code location's schedules and sensors read."""
+
+    lookback_days: int = 2  # days before yesterday that the daily run pulls again, for late trades
+    backfill_start: date | None = None  # first day of the window the sensor fills; None: the first partition
+    backfill_order: BackfillOrder = BackfillOrder.NEWEST_FIRST
+    backfill_interval_s: int = 60  # seconds between two ticks of the backfill sensor
+    daily_at: time = time(0, 30)  # when the daily schedule runs, UTC: the API has had time to take in the day's trades
+    marts_interval_s: int = 30  # seconds between two looks of the SQL models' automation at what has landed
+
+
 @dataclass(frozen=True)
 class Settings:
+    """The PMW_* environment, parsed and checked once per process (`from_env`): what a run, a command and the code
+    location read, the schedules' and sensors' part nested as `automation`."""
+
     source: Source = Source.SANDBOX
     api_url: str | None = None
     api_key: Secret | None = None
@@ -95,6 +118,41 @@ class Settings:
     orderbook_every_min: int = 60  # minutes between snapshot rounds (PMW_ORDERBOOK_EVERY_MIN)
     orderbook_top_n: int = 20  # busiest open markets of Polymarket and Kalshi snapshotted each round
     trade_lateness_s: float = 3600.0  # how late a server may record a trade: trade paging stops this far past a day
+    start_date: date | None = None  # PMW_START_DATE: the first daily partition; None: where the data starts
+    sql_dir: Path | None = None  # PMW_SQL_DIR: the folder of the SQL models and tests; None: the repository's
+    automation: AutomationSettings = field(default_factory=AutomationSettings)
+
+    @property
+    def reads_sandbox(self) -> bool:
+        """Whether the source is the in-process sandbox: PMW_SOURCE=sandbox, or direct with PMW_DIRECT_URL=sandbox."""
+        return self.source == Source.SANDBOX or (self.source == Source.DIRECT and self.direct_url == DIRECT_SANDBOX)
+
+    @property
+    def sandbox_first_day(self) -> date:
+        """The first day of the in-process sandbox's world: `sandbox_days` days up to `sandbox_end` (yesterday)."""
+        end = self.sandbox_end or datetime.now(UTC).date() - timedelta(days=1)
+        return end - timedelta(days=self.sandbox_days - 1)
+
+    @property
+    def first_day(self) -> date:
+        """The first day of the daily partitions: PMW_START_DATE, else where the data starts (the sandbox world's
+        first day when the source is the in-process sandbox, else REAL_SOURCE_START)."""
+        if self.start_date is not None:
+            return self.start_date
+        return self.sandbox_first_day if self.reads_sandbox else date.fromisoformat(REAL_SOURCE_START)
+
+    @property
+    def backfill_start(self) -> date:
+        """The first day of the window the backfill sensor fills (PMW_BACKFILL_START, else the first partition)."""
+        return self.automation.backfill_start or self.first_day
+
+    def check_credentials(self) -> None:
+        """ConfigError when PMW_SOURCE=api lacks the URL or the key of the unified API."""
+        if self.source == Source.API:
+            if self.api_url is None:
+                raise ConfigError("PMW_SOURCE=api needs PMW_API_URL, the base URL of the unified API")
+            if self.api_key is None:
+                raise ConfigError("PMW_SOURCE=api needs PMW_API_KEY, the value of the X-API-Key header")
 
     @property
     def lake_dir(self) -> Path:
@@ -114,19 +172,17 @@ class Settings:
         return self.data_dir / "windows"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, *, credentials: bool = True) -> Settings:
-        """The settings of `env` (the process's environment), every value checked; ConfigError naming the first bad
-        one. Without `credentials`, PMW_SOURCE=api does not need its URL and key (a command that never calls the
-        source: `pmw query`)."""
-        env = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str] | None = None, *, credentials: bool = True,
+                 overrides: Mapping[str, str] | None = None) -> Settings:
+        """The settings of `env` (the process's environment) with `overrides` over it, every value checked;
+        ConfigError naming the first bad one. Without `credentials`, PMW_SOURCE=api does not need its URL and key (a
+        command that never calls the source: `pmw query`; the code location, whose runs check them as they start)."""
+        env = {**(os.environ if env is None else env), **(overrides or {})}
         source = _source(env)
         api_url = env.get("PMW_API_URL") or None
         key = env.get("PMW_API_KEY") or None
         if source == Source.API and credentials:
-            if api_url is None:
-                raise ConfigError("PMW_SOURCE=api needs PMW_API_URL, the base URL of the unified API")
-            if key is None:
-                raise ConfigError("PMW_SOURCE=api needs PMW_API_KEY, the value of the X-API-Key header")
+            cls(source=source, api_url=api_url, api_key=Secret(key) if key else None).check_credentials()
         if api_url is not None and not api_url.startswith(("http://", "https://")):
             raise ConfigError(f"PMW_API_URL must start with http:// or https://, got {api_url!r}")
         direct_url = env.get("PMW_DIRECT_URL") or None
@@ -137,7 +193,7 @@ class Settings:
                 f"PMW_DIRECT_URL must start with http:// or https://, or be {DIRECT_SANDBOX!r}, got {direct_url!r}"
             )
         defaults = cls()
-        return cls(
+        settings = cls(
             source=source,
             api_url=api_url.rstrip("/") if api_url else None,
             api_key=Secret(key) if key else None,
@@ -171,7 +227,14 @@ class Settings:
             orderbook_every_min=_round_minutes(env),
             orderbook_top_n=_integer(env, "PMW_ORDERBOOK_TOP_N", defaults.orderbook_top_n, minimum=0),
             trade_lateness_s=_seconds(env, "PMW_TRADE_LATENESS_S", defaults.trade_lateness_s),
+            start_date=_day(env, "PMW_START_DATE"),
+            sql_dir=Path(env["PMW_SQL_DIR"]) if env.get("PMW_SQL_DIR") else None,
+            automation=_automation(env),
         )
+        if settings.backfill_start < settings.first_day:
+            raise ConfigError(f"PMW_BACKFILL_START must not be before PMW_START_DATE ({settings.first_day}), the "
+                              f"first partition; got {settings.backfill_start}")
+        return settings
 
 
 def check_data_dir(data_dir: Path, *, writable: bool) -> None:
@@ -285,11 +348,6 @@ def _watchlist(env: Mapping[str, str], kind: WatchlistKind) -> tuple[WatchItem, 
         raise ConfigError(str(error)) from None
 
 
-def round_minutes_from_env(env: Mapping[str, str] | None = None) -> int:
-    """PMW_ORDERBOOK_EVERY_MIN alone, for the schedule's cron expression at load time."""
-    return _round_minutes(os.environ if env is None else env)
-
-
 def _round_minutes(env: Mapping[str, str]) -> int:
     """PMW_ORDERBOOK_EVERY_MIN: minutes between snapshot rounds, which must tile the UTC day evenly (a round at
     the same times every day, the first at midnight) so that a schedule can say it as a cron expression."""
@@ -342,92 +400,16 @@ def _time_of_day(env: Mapping[str, str], name: str) -> time | None:
         raise ConfigError(f"{name} must be a time of day as HH:MM (UTC), got {raw!r}") from None
 
 
-def platforms_from_env(env: Mapping[str, str] | None = None) -> tuple[Platform, ...]:
-    """PMW_PLATFORMS alone (the partitions need it before any source setting is checked)."""
-    return _platforms((os.environ if env is None else env).get("PMW_PLATFORMS"))
-
-
-def source_from_env(env: Mapping[str, str] | None = None) -> Source:
-    """PMW_SOURCE alone (the assets' pool needs it before any other source setting is checked)."""
-    return _source(os.environ if env is None else env)
-
-
-def reads_sandbox(env: Mapping[str, str]) -> bool:
-    """Whether the source is the in-process sandbox: PMW_SOURCE=sandbox, or direct with PMW_DIRECT_URL=sandbox."""
-    source = _source(env)
-    return source == Source.SANDBOX or (source == Source.DIRECT and env.get("PMW_DIRECT_URL") == DIRECT_SANDBOX)
-
-
-def sandbox_first_day(env: Mapping[str, str]) -> date:
-    """The first day of the in-process sandbox's world: PMW_SANDBOX_DAYS days up to PMW_SANDBOX_END (yesterday)."""
-    end = _day(env, "PMW_SANDBOX_END") or datetime.now(UTC).date() - timedelta(days=1)
-    return end - timedelta(days=_integer(env, "PMW_SANDBOX_DAYS", SANDBOX_DAYS) - 1)
-
-
-def partitions_start(env: Mapping[str, str] | None = None) -> str:
-    """PMW_START_DATE: the first day of the daily partitions. By default where the data starts: the sandbox
-    world's first day when the source is the in-process sandbox, else REAL_SOURCE_START."""
-    env = os.environ if env is None else env
-    raw = env.get("PMW_START_DATE")
-    if not raw:
-        return sandbox_first_day(env).isoformat() if reads_sandbox(env) else REAL_SOURCE_START
-    _day({"PMW_START_DATE": raw}, "PMW_START_DATE")
-    return raw
-
-
-class BackfillOrder(StrEnum):
-    """Which gaps of the history window the backfill sensor fills first."""
-
-    NEWEST_FIRST = "newest_first"
-    OLDEST_FIRST = "oldest_first"
-
-
-@dataclass(frozen=True)
-class AutomationSettings:
-    """What the daily schedule and the backfill sensor ask for (docs/operating.md, "Running it every day").
-
-    Apart from `Settings` so that a schedule or sensor tick never needs the source's credentials.
-    """
-
-    lookback_days: int = 2  # days before yesterday that the daily run pulls again, for late trades
-    backfill_start: date = date(2025, 1, 1)  # first day of the window the sensor fills
-    backfill_order: BackfillOrder = BackfillOrder.NEWEST_FIRST
-    backfill_interval_s: int = 60  # seconds between two ticks of the backfill sensor
-    daily_at: time = time(0, 30)  # when the daily schedule runs, UTC: the API has had time to take in the day's trades
-    marts_interval_s: int = 30  # seconds between two looks of the SQL models' automation at what has landed
-    rate_limit_per_min: int = 100
-    rate_window_s: float = 60.0  # the window that rate_limit_per_min counts in: a minute (tests shorten it)
-    platforms: tuple[Platform, ...] = MARKET_PLATFORMS
-    data_dir: Path = Settings.data_dir  # the lake the sensor and the freshness checks look at (PMW_DATA_DIR)
-    lake_url: str | None = None  # ... or PMW_LAKE_URL
-
-    @property
-    def lake_dir(self) -> Path:
-        return Settings(data_dir=self.data_dir).lake_dir
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> AutomationSettings:
-        env = os.environ if env is None else env
-        defaults = cls()
-        first = date.fromisoformat(partitions_start(env))
-        start = _day(env, "PMW_BACKFILL_START") or first
-        if start < first:
-            raise ConfigError(
-                f"PMW_BACKFILL_START must not be before PMW_START_DATE ({first}), the first partition; got {start}"
-            )
-        return cls(
-            lookback_days=_integer(env, "PMW_LOOKBACK_DAYS", defaults.lookback_days, minimum=0),
-            backfill_start=start,
-            backfill_order=_backfill_order(env),
-            backfill_interval_s=_integer(env, "PMW_BACKFILL_INTERVAL_S", defaults.backfill_interval_s),
-            daily_at=_time_of_day(env, "PMW_DAILY_AT") or defaults.daily_at,
-            marts_interval_s=_integer(env, "PMW_MARTS_INTERVAL_S", defaults.marts_interval_s),
-            rate_limit_per_min=_integer(env, "PMW_RATE_LIMIT_PER_MIN", defaults.rate_limit_per_min),
-            rate_window_s=_seconds(env, "PMW_RATE_WINDOW_S", defaults.rate_window_s, positive=True),
-            platforms=_platforms(env.get("PMW_PLATFORMS")),
-            data_dir=Path(env.get("PMW_DATA_DIR") or defaults.data_dir),
-            lake_url=lake_url(env),
-        )
+def _automation(env: Mapping[str, str]) -> AutomationSettings:
+    defaults = AutomationSettings()
+    return AutomationSettings(
+        lookback_days=_integer(env, "PMW_LOOKBACK_DAYS", defaults.lookback_days, minimum=0),
+        backfill_start=_day(env, "PMW_BACKFILL_START"),
+        backfill_order=_backfill_order(env),
+        backfill_interval_s=_integer(env, "PMW_BACKFILL_INTERVAL_S", defaults.backfill_interval_s),
+        daily_at=_time_of_day(env, "PMW_DAILY_AT") or defaults.daily_at,
+        marts_interval_s=_integer(env, "PMW_MARTS_INTERVAL_S", defaults.marts_interval_s),
+    )
 
 
 def _backfill_order(env: Mapping[str, str]) -> BackfillOrder:
@@ -452,3 +434,26 @@ def _platforms(raw: str | None) -> tuple[Platform, ...]:
         if Platform(name) not in chosen:
             chosen.append(Platform(name))
     return tuple(chosen)
+
+
+def variable_set(name: str) -> bool:
+    """Whether the process's environment gives the variable `name` a value."""
+    return bool(os.environ.get(name))
+
+
+def dagster_home() -> Path | None:
+    """DAGSTER_HOME: the Dagster instance's folder, None when unset."""
+    raw = os.environ.get("DAGSTER_HOME")
+    return Path(raw) if raw else None
+
+
+
+def lake_url_from_env() -> str | None:
+    """PMW_LAKE_URL alone, checked (`pmw query` and `pmw shell`, which read a warehouse file wherever it lies)."""
+    return lake_url(os.environ)
+
+
+def variables_with_prefix(prefixes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The environment's variables whose names start with one of `prefixes`, sorted: the object stores' clients read
+    their endpoint, credentials and region from them (pipeline.engine.lake.storage)."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(prefixes)))

@@ -18,21 +18,17 @@ import polars as pl
 import pytest
 
 from pipeline.cli import schema_docs
-from pipeline.defs.ingestion.assets import (
-    INGESTION_ASSETS,
-    Landed,
-    ingestion_asset,
-    land_partition,
-    markets_partition,
-    partition_of,
-)
+from pipeline.defs.common.reporting import Landed
+from pipeline.defs.common.specs import partition_of
+from pipeline.defs.ingestion.assets import ingestion_asset, land_partition, markets_partition
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import sql_assets
-from pipeline.engine.checks import CHECKS, checks_for
+from pipeline.engine.checks import CHECKS, PartitionContext, checks_for
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.unified import normalise
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Field, Table
 from pipeline.engine.warehouse.project import load_project
+from tests.support.location import INGESTION_ASSETS, SETTINGS
 from tests.support.runs import DAY
 
 PLATFORM = "polymarket"
@@ -73,7 +69,7 @@ def _widgets_asset(stray_market: str | None = None) -> dg.AssetsDefinition:
     """Step 3 of the recipe: the table's ingestion asset. `stray_market` adds a widget of a market the partition
     does not hold, which the derived `references_partition_markets` check must report."""
 
-    @ingestion_asset("widgets", deps=["markets"])
+    @ingestion_asset(SETTINGS, "widgets", deps=["markets"])
     def widgets(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         market_ids = markets_partition(pipeline.lake(), platform, day)["id"].to_list()
@@ -82,8 +78,8 @@ def _widgets_asset(stray_market: str | None = None) -> dg.AssetsDefinition:
         with pipeline.source(platform) as source:
             result = normalise("widgets", records, platform=platform, day=day,
                                source=pipeline.settings().source.value, fetched_at=datetime.now(UTC))
-            yield from land_partition(context, pipeline, "widgets", platform, day, result, source,
-                                  frozenset(market_ids))
+            yield from land_partition(context, pipeline, "widgets",
+                                      PartitionContext(platform, day, frozenset(market_ids)), result, source)
 
     return widgets
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from dagster._core.events import StepMaterializationData
 
-from pipeline.definitions import defs
+from pipeline.definitions import build_definitions, defs
 from pipeline.defs.automation.budget import (
     DEFAULT_PARTITION_COST,
     Budget,
@@ -26,8 +26,8 @@ from pipeline.defs.automation.budget import (
     SensorCursor,
     horizon_for,
 )
-from pipeline.defs.automation.jobs import API_POOLS, ASSET_NAMES, STEP_RETRY_POLICY, register_api_pools
-from pipeline.defs.automation.schedule import daily_cron, daily_ingestion
+from pipeline.defs.automation.jobs import API_POOLS, ASSET_NAMES, register_api_pools
+from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import (
     MAX_ATTEMPTS,
     InFlight,
@@ -39,7 +39,9 @@ from pipeline.defs.automation.sensor import (
     runs_in_flight,
     watch_lists_in_flight,
 )
-from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, partitions_start
+from pipeline.defs.common.cron import daily_cron
+from pipeline.defs.common.jobs import STEP_RETRY_POLICY
+from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.spool.window import Window
 from tests.support.frames import sample_frame
@@ -66,6 +68,11 @@ def automation_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PMW_BACKFILL_START", (TODAY - timedelta(days=10)).isoformat())
     monkeypatch.setenv("PMW_BACKFILL_INTERVAL_S", "60")
     monkeypatch.setenv("PMW_RATE_LIMIT_PER_MIN", "100")
+
+
+def from_env() -> Settings:
+    """The settings of the environment as the test has set it, as the code location parses them when it loads."""
+    return Settings.from_env(credentials=False)
 
 
 @pytest.fixture
@@ -132,6 +139,7 @@ def test_the_schedule_asks_for_yesterday_and_the_lookback(automation_env: None, 
     land(instance, PartitionRef(YESTERDAY, "polymarket"))  # landed already: the look-back re-pulls anyway
     tick = datetime.combine(TODAY, DAILY_AT, UTC)
     context = dg.build_schedule_context(instance=instance, scheduled_execution_time=tick)
+    daily_ingestion = daily_ingestion_schedule(from_env())
     requests = daily_ingestion(context)
     expected = {PartitionRef(YESTERDAY - timedelta(days=n), p) for n in range(3) for p in PLATFORMS}
     assert set(partitions_of(requests)) == expected and len(requests) == len(expected)
@@ -146,13 +154,14 @@ def test_the_schedule_asks_for_yesterday_and_the_lookback(automation_env: None, 
 def test_the_lookback_is_configurable(automation_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PMW_LOOKBACK_DAYS", "0")
     context = dg.build_schedule_context(scheduled_execution_time=datetime.combine(TODAY, DAILY_AT, UTC))
-    assert set(partitions_of(daily_ingestion(context))) == {PartitionRef(YESTERDAY, p) for p in PLATFORMS}
+    assert set(partitions_of(daily_ingestion_schedule(from_env())(context))) == {
+        PartitionRef(YESTERDAY, p) for p in PLATFORMS}
 
 
 def test_the_daily_time_moves_the_schedule_and_the_end_of_the_sensors_window() -> None:
     """PMW_DAILY_AT=06:05: the cron ticks at 06:05 UTC, and until then the sensor leaves the day before yesterday
     as the newest day the schedule has pulled."""
-    at = AutomationSettings.from_env({"PMW_DAILY_AT": "06:05"}).daily_at
+    at = Settings.from_env({"PMW_DAILY_AT": "06:05"}, credentials=False).automation.daily_at
     assert daily_cron(at) == "5 6 * * *"
     assert newest_scheduled_day(datetime.combine(TODAY, time(6, 4), UTC), at) == YESTERDAY - timedelta(days=1)
     assert newest_scheduled_day(datetime.combine(TODAY, time(6, 5), UTC), at) == YESTERDAY
@@ -172,7 +181,7 @@ def test_the_sensor_asks_only_for_missing_partitions_within_its_budget(
     for ref in landed:
         land(instance, ref)
     context = dg.build_sensor_context(instance=instance)
-    result = backfill_sensor(context)
+    result = backfill_sensor(from_env())(context)
     cursor = SensorCursor(**json.loads(result.cursor))
     asked = partitions_of(result.run_requests)
     assert not set(asked) & landed
@@ -180,7 +189,7 @@ def test_the_sensor_asks_only_for_missing_partitions_within_its_budget(
     assert estimated(result.run_requests) <= cursor.available
     assert cursor.requested == len(asked) and cursor.landed == 2
 
-    again = backfill_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
+    again = backfill_sensor(from_env())(dg.build_sensor_context(instance=instance, cursor=result.cursor))
     assert [r.run_key for r in again.run_requests] == [r.run_key for r in result.run_requests]  # idempotent
 
 
@@ -189,7 +198,7 @@ def test_the_budget_decides_how_many_partitions_a_tick_asks_for(
 ) -> None:
     land(instance, PartitionRef(YESTERDAY, "kalshi"))
     land(instance, PartitionRef(YESTERDAY - timedelta(days=2), "polymarket"))
-    result = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    result = evaluate(dg.build_sensor_context(instance=instance), from_env(), now=NOON)
     # 100/min over a 60 s tick plus the largest partition (kalshi, 150): 250 requests.
     cursor = SensorCursor(**json.loads(result.cursor))
     assert cursor.available == pytest.approx(250)
@@ -210,10 +219,10 @@ def test_once_its_runs_are_queued_the_next_tick_asks_for_nothing_new(
     automation_env: None, instance: dg.DagsterInstance
 ) -> None:
     land(instance, PartitionRef(YESTERDAY, "kalshi"))
-    first = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    first = evaluate(dg.build_sensor_context(instance=instance), from_env(), now=NOON)
     for ref in partitions_of(first.run_requests):
         queue_run(instance, ref, dg.DagsterRunStatus.QUEUED)
-    second = evaluate(dg.build_sensor_context(instance=instance, cursor=first.cursor), now=NOON)
+    second = evaluate(dg.build_sensor_context(instance=instance, cursor=first.cursor), from_env(), now=NOON)
     assert second.run_requests == []
     assert second.skip_reason is not None and "asked for nothing" in second.skip_reason.skip_message
     assert "minus 300 for queued and running runs" in second.skip_reason.skip_message
@@ -225,7 +234,7 @@ def test_the_order_is_configurable(
     monkeypatch.setenv("PMW_BACKFILL_ORDER", "oldest_first")
     land(instance, PartitionRef(YESTERDAY, "kalshi"))
     land(instance, PartitionRef(YESTERDAY, "polymarket"))
-    result = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    result = evaluate(dg.build_sensor_context(instance=instance), from_env(), now=NOON)
     assert partitions_of(result.run_requests)[0] == PartitionRef(TODAY - timedelta(days=10), "polymarket")
 
 
@@ -235,11 +244,11 @@ def test_failed_runs_are_retried_under_a_new_key_then_left_alone(
     land(instance, PartitionRef(YESTERDAY, "kalshi"))
     ref = PartitionRef(YESTERDAY, "polymarket")
     queue_run(instance, ref, dg.DagsterRunStatus.FAILURE, {"pmw/trigger": "backfill_sensor"})
-    result = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    result = evaluate(dg.build_sensor_context(instance=instance), from_env(), now=NOON)
     assert result.run_requests[0].run_key == f"backfill:polymarket:{YESTERDAY}:retry-1"
     for _ in range(MAX_ATTEMPTS - 1):
         queue_run(instance, ref, dg.DagsterRunStatus.FAILURE, {"pmw/trigger": "backfill_sensor"})
-    result = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    result = evaluate(dg.build_sensor_context(instance=instance), from_env(), now=NOON)
     assert ref not in partitions_of(result.run_requests)
     assert SensorCursor(**json.loads(result.cursor)).given_up == [str(ref)]
 
@@ -350,11 +359,14 @@ def test_the_budget_counts_in_the_configured_rate_window() -> None:
     assert plan.budget.available == pytest.approx(100 * 60 / 6 + 150)
 
 
-def settings(**changes: object) -> AutomationSettings:
-    base = AutomationSettings(
-        lookback_days=2, backfill_start=YESTERDAY - timedelta(days=9), backfill_interval_s=60, rate_limit_per_min=100
-    )
-    return AutomationSettings(**{**base.__dict__, **changes})
+def settings(**changes: object) -> Settings:
+    """Settings whose automation part is a ten-day window and a tick a minute, `changes` made to either part; the
+    partitions start where tests/conftest.py has them start."""
+    automation = {name: value for name, value in changes.items() if name in AutomationSettings.__dataclass_fields__}
+    base = AutomationSettings(lookback_days=2, backfill_start=YESTERDAY - timedelta(days=9), backfill_interval_s=60)
+    return Settings(**{"rate_limit_per_min": 100, "start_date": date(2025, 1, 1),
+                       **{name: value for name, value in changes.items() if name not in automation}},
+                    automation=AutomationSettings(**{**base.__dict__, **automation}))
 
 
 def test_new_429s_halve_the_budget_and_clean_ticks_restore_it() -> None:
@@ -420,7 +432,7 @@ def test_the_freshness_checks_flag_a_platform_whose_yesterday_is_missing(
 ) -> None:
     land(instance, PartitionRef(YESTERDAY, "polymarket"))
     land(instance, PartitionRef(YESTERDAY - timedelta(days=1), "kalshi"))
-    job = defs.resolve_job_def("freshness_checks")
+    job = build_definitions(from_env()).resolve_job_def("freshness_checks")
     evaluations = job.execute_in_process(instance=instance).get_asset_check_evaluations()
     assert {e.asset_key.to_user_string() for e in evaluations} == set(ASSET_NAMES)
     for evaluation in evaluations:
@@ -444,7 +456,7 @@ def test_the_freshness_checks_trust_a_record_only_when_its_file_is_there_and_rea
     for platform in PLATFORMS:
         land(instance, PartitionRef(YESTERDAY, platform))
     lose_files(PartitionRef(YESTERDAY, "kalshi"))
-    job = defs.resolve_job_def("freshness_checks")
+    job = build_definitions(from_env()).resolve_job_def("freshness_checks")
     evaluations = {e.asset_key.to_user_string(): e for e in job.execute_in_process(instance=instance)
                    .get_asset_check_evaluations()}
     assert {name for name, e in evaluations.items() if not e.passed} == {"trades", "markets"}
@@ -462,10 +474,10 @@ def test_the_sensor_refills_a_landed_partition_whose_files_are_gone_or_unreadabl
     for ref in window:
         land(instance, ref)
     lost = window[1]
-    first = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    first = evaluate(dg.build_sensor_context(instance=instance), from_env(), now=NOON)
     assert not first.run_requests  # all whole: nothing to ask for
     lose_files(lost)
-    second = evaluate(dg.build_sensor_context(instance=instance), now=NOON)
+    second = evaluate(dg.build_sensor_context(instance=instance), from_env(), now=NOON)
     assert lost in partitions_of(second.run_requests)
     [request] = [r for r in second.run_requests if PartitionRef.parse(str(r.partition_key)) == lost]
     assert request.run_key != run_key(lost, 0)  # the first fill's key: Dagster would skip a request under it
@@ -523,19 +535,19 @@ def test_dagster_yaml_gives_every_api_pool_its_limit_and_turns_on_run_monitoring
 )
 def test_bad_automation_settings_name_the_variable_and_value(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as error:
-        AutomationSettings.from_env(env)
+        Settings.from_env(env, credentials=False)
     assert message in str(error.value)
 
 
 def test_automation_settings_defaults() -> None:
     """The sensor fills the sandbox world's seven days by default, not a history of empty partitions."""
-    assert AutomationSettings.from_env({}) == AutomationSettings(
+    defaults = Settings.from_env({}, credentials=False)
+    assert defaults.automation == AutomationSettings(
         lookback_days=2,
-        backfill_start=TODAY - timedelta(days=7),
         backfill_order=BackfillOrder.NEWEST_FIRST,
         backfill_interval_s=60,
-        rate_limit_per_min=100,
     )
+    assert defaults.backfill_start == TODAY - timedelta(days=7) and defaults.rate_limit_per_min == 100
 
 
 @pytest.mark.parametrize(
@@ -550,4 +562,4 @@ def test_automation_settings_defaults() -> None:
     ],
 )
 def test_the_partitions_start_where_the_data_starts_unless_set(env: dict[str, str], first: date) -> None:
-    assert partitions_start(env) == first.isoformat()
+    assert Settings.from_env(env, credentials=False).first_day == first

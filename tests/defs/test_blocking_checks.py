@@ -18,7 +18,6 @@ import pytest
 from pipeline.cli.backfill import run_backfill
 from pipeline.definitions import defs
 from pipeline.defs.automation.jobs import ingestion_job
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import FailedIngestionCheck, asset_key, held_back, sql_assets
 from pipeline.engine.checks import CHECKS
@@ -26,6 +25,7 @@ from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Relation, load_project
 from tests.defs.test_check_reporting import PARTITION, PLATFORM
+from tests.support.location import INGESTION_ASSETS
 from tests.support.rewritten_markets import markets_rewritten
 from tests.support.runs import DAY, shared_instance
 

@@ -15,15 +15,9 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from pipeline.defs.ingestion.assets import (
-    INGESTION_ASSETS,
-    PARTITIONS,
-    Landed,
-    _check_specs,
-    json_safe,
-    land_partition,
-    partition_of,
-)
+from pipeline.defs.common.reporting import Landed, json_safe
+from pipeline.defs.common.specs import check_specs, partition_of
+from pipeline.defs.ingestion.assets import land_partition
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
 from pipeline.engine.lake.store import Lake
@@ -32,6 +26,7 @@ from pipeline.engine.normalize.pages import concatenated
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
 from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.http import RequestStats
+from tests.support.location import INGESTION_ASSETS, PARTITIONS
 from tests.support.rewritten_markets import markets_rewritten
 from tests.support.runs import DAY, shared_instance
 
@@ -171,11 +166,11 @@ class _NoRequests:
 def _landing_asset(table: str, normalised: Normalised) -> dg.AssetsDefinition:
     """The ingestion asset's landing (`land_partition`: lake, checks, report) of `rows`, with the asset's checks."""
 
-    @dg.asset(name=table, partitions_def=PARTITIONS, check_specs=_check_specs(table))
+    @dg.asset(name=table, partitions_def=PARTITIONS, check_specs=check_specs(table, PARTITIONS))
     def landing(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
-        yield from land_partition(context, pipeline, table, platform, day, normalised, _NoRequests(),  # type: ignore[arg-type]
-                     CONTEXT.market_ids)
+        yield from land_partition(context, pipeline, table, PartitionContext(platform, day, CONTEXT.market_ids),
+                                  normalised, _NoRequests())  # type: ignore[arg-type]
 
     return landing
 

@@ -26,7 +26,7 @@ from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.jobs import ASSET_NAMES
 from pipeline.defs.automation.schedule import DAILY_TRIGGER
 from pipeline.defs.automation.sensor import BACKFILL_TRIGGER
-from pipeline.defs.sql_models.freshness import SENSOR_NAME as REBUILD_SENSOR
+from pipeline.defs.sql_models.rebuild_sensor import SENSOR_NAME as REBUILD_SENSOR
 from pmw_sandbox import SandboxApp
 from tests.support.loopback import LoopbackServer
 from tests.support.paths import REPO_ROOT

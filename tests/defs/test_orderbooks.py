@@ -14,14 +14,14 @@ import polars as pl
 import pytest
 
 from pipeline.cli.sql import run_sql
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, orderbook_round, round_time
+from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, round_time
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import Platform
 from pipeline.engine.sources.orderbooks import busiest_open
 from pmw_sandbox import orderbooks, plug
 from pmw_sandbox.app import SandboxApp
+from tests.support.location import INGESTION_ASSETS, orderbook_round
 from tests.support.runs import DAY, shared_instance
 from tests.support.world import PIPELINE_WORLD, pipeline_sandbox
 

@@ -17,7 +17,7 @@ import pytest
 from pipeline.cli import backfill
 from pipeline.cli.main import main
 from pipeline.defs.automation.holds import Holds, platform_holds
-from pipeline.defs.automation.schedule import daily_ingestion
+from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import evaluate
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
@@ -93,7 +93,7 @@ def test_a_platform_is_held_whatever_word_the_service_gives_its_unavailability(
         word: str, pipeline_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _unavailable(monkeypatch, "kalshi")
     monkeypatch.setenv("PMW_SANDBOX_READINGS", f"unavailable_status={word}")
-    holds = platform_holds(["polymarket", "kalshi"])
+    holds = platform_holds(["polymarket", "kalshi"], Settings.from_env())
     assert holds.held == {"kalshi": f"the service's /platforms reports status {word!r}, health 'fail' "
                                     f"(last check {DAY + timedelta(days=1)}T00:00:00Z)"}
     assert sum(holds.requests.values()) == 2  # /platforms and /health, once each
@@ -112,13 +112,15 @@ def test_the_platforms_own_apis_have_no_platforms_to_ask() -> None:
 def test_the_daily_tick_holds_a_platform_the_service_reports_unavailable(
         pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, instance: dg.DagsterInstance) -> None:
     _unavailable(monkeypatch, "kalshi")
-    requests = daily_ingestion(dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK))
+    tick = dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK)
+    requests = daily_ingestion_schedule(Settings.from_env())(tick)
     assert isinstance(requests, list) and requests and _platforms_of(requests) == {"polymarket"}
     [held] = _observations(pipeline_env, "kalshi").iter_rows(named=True)  # the observation that held it
     assert held["held"] and held["status"] == "unavailable" and held["service_status"] == "degraded"
 
     _unavailable(monkeypatch, "kalshi+polymarket")
-    skipped = daily_ingestion(dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK))
+    skipped = daily_ingestion_schedule(Settings.from_env())(
+        dg.build_schedule_context(instance=instance, scheduled_execution_time=TICK))
     assert isinstance(skipped, dg.SkipReason)
     assert f"held kalshi: {HELD_LINE}" in str(skipped.skip_message)
     assert f"held polymarket: {HELD_LINE}" in str(skipped.skip_message)
@@ -130,15 +132,15 @@ def test_the_backfill_sensor_holds_a_platform_the_service_reports_unavailable(
     monkeypatch.setenv("PMW_BACKFILL_START", (DAY - timedelta(days=2)).isoformat())
     monkeypatch.setenv("PMW_RATE_LIMIT_PER_MIN", "100000")  # a budget for every partition of the window
     noon = datetime.combine(datetime.now(UTC).date(), time(12), UTC)
-    asked = evaluate(dg.build_sensor_context(instance=instance), now=noon)
+    asked = evaluate(dg.build_sensor_context(instance=instance), Settings.from_env(), now=noon)
     assert _platforms_of(list(asked.run_requests or [])) == {"polymarket", "kalshi"}
 
     _unavailable(monkeypatch, "kalshi")
-    result = evaluate(dg.build_sensor_context(instance=instance), now=noon)
+    result = evaluate(dg.build_sensor_context(instance=instance), Settings.from_env(), now=noon)
     assert result.run_requests and _platforms_of(list(result.run_requests)) == {"polymarket"}
 
     _unavailable(monkeypatch, "kalshi+polymarket")
-    skipped = evaluate(dg.build_sensor_context(instance=instance), now=noon)
+    skipped = evaluate(dg.build_sensor_context(instance=instance), Settings.from_env(), now=noon)
     assert not skipped.run_requests and skipped.skip_reason is not None
     assert f"held kalshi: {HELD_LINE}" in str(skipped.skip_reason.skip_message)
 

@@ -17,7 +17,6 @@ import polars as pl
 import pytest
 
 from pipeline.cli.sql import run_sql
-from pipeline.defs.profiles.assets import trader_profiles
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.partitions import profiles as traders_rows
@@ -27,6 +26,7 @@ from pmw_sandbox import Faults, SandboxApp, SandboxConfig, plug
 from pmw_sandbox.profiles import Ledger
 from pmw_sandbox.readings import Readings
 from pmw_sandbox.world import users
+from tests.support.location import trader_profiles
 from tests.support.runs import DAY, shared_instance
 from tests.support.world import strict_budget_world
 

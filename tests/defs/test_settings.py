@@ -10,12 +10,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import ConfigError, Settings, check_data_dir
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.factory import open_unified_source
+from tests.support.location import INGESTION_ASSETS
 from tests.support.runs import DAY, lake_tables, shared_instance
 
 # What the environment says once a test asset has meddled with it: a re-read would fail (api without its URL

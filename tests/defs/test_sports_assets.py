@@ -15,7 +15,6 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.defs.resources import PipelineResource
-from pipeline.defs.sports.assets import SPORTS_ASSETS, future_odds
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.sports import Lineage, normalise_records
 from pipeline.engine.schema import SPORTS_PLATFORMS, SPORTS_TABLES
@@ -24,6 +23,7 @@ from pipeline.engine.warehouse.project import Relation, load_project
 from pipeline.engine.warehouse.views import connect_read_only
 from pmw_sandbox import plug
 from pmw_sandbox.sports import SportsWorld
+from tests.support.location import SPORTS_ASSETS, future_odds
 from tests.support.paths import REPO_ROOT
 from tests.support.runs import shared_instance
 from tests.support.world import PIPELINE_WORLD, pipeline_sandbox

@@ -10,7 +10,8 @@ import pytest
 
 from pipeline.definitions import defs
 from pipeline.defs.sql_models.assets import load_sql_assets
-from pipeline.defs.sql_models.freshness import SENSOR_NAME, Observed, decide, observe
+from pipeline.defs.sql_models.rebuild_sensor import SENSOR_NAME, Observed, decide, observe
+from pipeline.engine.config import Settings
 from tests.support.runs import CODE_LOCATION
 
 TRADES = dg.AssetKey("trades")
@@ -65,6 +66,6 @@ def test_it_reads_the_newest_landing_the_oldest_build_and_the_runs_under_way() -
 def test_the_code_location_rebuilds_every_model_with_the_sensor_on_from_the_start() -> None:
     repository = defs.get_repository_def()
     sensor = repository.get_sensor_def(SENSOR_NAME)
-    models = {key for asset in load_sql_assets() for key in asset.keys}
+    models = {key for asset in load_sql_assets(Settings.from_env(credentials=False)) for key in asset.keys}
     assert repository.get_job(sensor.job_name).asset_layer.selected_asset_keys == models
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING

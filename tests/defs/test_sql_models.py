@@ -19,18 +19,16 @@ from filelock import FileLock
 
 from pipeline.cli.main import main
 from pipeline.cli.sql import run_sql, select_models
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.defs.orderbooks.assets import orderbook_round
-from pipeline.defs.profiles.assets import trader_profiles
 from pipeline.defs.resources import PipelineResource
-from pipeline.defs.sports.assets import SPORTS_ASSETS
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, load_sql_assets, sql_assets
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import lake_tables
 from pipeline.engine.warehouse.build import Built, build, models_dir
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
 from pipeline.engine.warehouse.views import connect_read_only
 from tests.support.frames import trades_frame
+from tests.support.location import INGESTION_ASSETS, SPORTS_ASSETS, orderbook_round, trader_profiles
 from tests.support.paths import REPO_ROOT
 from tests.support.readme_sql import assert_readme_sql_answers
 from tests.support.runs import DAY, materialise
@@ -215,7 +213,7 @@ def test_a_new_sql_file_reading_a_mart_becomes_an_asset_downstream_of_it(
         },
     )
     monkeypatch.setenv("PMW_SQL_DIR", str(sql_dir))
-    assets = load_sql_assets()  # what pipeline.definitions loads
+    assets = load_sql_assets(Settings.from_env(credentials=False))  # what pipeline.definitions loads
     graph = dg.Definitions(assets=[*INGESTION_ASSETS, *assets], resources={"pipeline": PipelineResource()})
     graph = graph.resolve_asset_graph()
     new = dg.AssetKey(["marts", "busiest_markets"])

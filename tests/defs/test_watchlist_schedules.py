@@ -11,7 +11,7 @@ import pytest
 from pipeline.defs.automation.schedule import daily_cron
 from pipeline.defs.orderbooks.schedule import cron_every, platforms_with_books, round_requests
 from pipeline.defs.profiles.schedule import traders_at, traders_requests
-from pipeline.engine.config import AutomationSettings, Settings
+from pipeline.engine.config import Settings
 from pipeline.engine.schema import Platform
 
 
@@ -48,5 +48,5 @@ def test_the_traders_tick_asks_yesterday_of_each_watched_platform(tmp_path: Path
 @pytest.mark.parametrize(("daily_at", "traders"), [("00:30", time(0, 45)), ("06:05", time(6, 20)),
                                                    ("23:50", time(0, 5))])
 def test_the_traders_tick_follows_the_daily_one_by_a_quarter_of_an_hour(daily_at: str, traders: time) -> None:
-    assert traders_at(AutomationSettings.from_env({"PMW_DAILY_AT": daily_at}).daily_at) == traders
+    assert traders_at(Settings.from_env({"PMW_DAILY_AT": daily_at}).automation.daily_at) == traders
     assert daily_cron(traders) == f"{traders.minute} {traders.hour} * * *"

@@ -10,10 +10,10 @@ import polars as pl
 from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteRepositoryOrigin
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
+from tests.support.location import INGESTION_ASSETS
 from tests.support.world import PIPELINE_WORLD
 
 DAY = PIPELINE_WORLD.end  # the world's last day

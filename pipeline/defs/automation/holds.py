@@ -54,13 +54,13 @@ class Holds:
         return "; ".join(said)
 
 
-def platform_holds(platforms: Iterable[str], settings: Settings | None = None) -> Holds:
-    """Which of `platforms` the service holds, by one observation (`settings`: the environment's)."""
+def platform_holds(platforms: Iterable[str], settings: Settings) -> Holds:
+    """Which of `platforms` the service holds, by one observation."""
     wanted = list(dict.fromkeys(platforms))
     if not wanted:
         return Holds()
     try:
-        settings = settings or Settings.from_env()
+        settings.check_credentials()
     except ConfigError as error:
         return Holds(unasked=str(error))
     if settings.source == Source.DIRECT:

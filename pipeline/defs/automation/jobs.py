@@ -1,40 +1,28 @@
-"""The job that the schedule and the sensor launch, its retry policy, run tags and the API pools; the names of the
-watch lists' jobs, whose runs the sensor counts in flight."""
+"""The job that the daily schedule and the backfill sensor launch, and the API pools its assets run in."""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from pipeline.defs.automation.freshness import yesterday_landed
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.defs.ingestion.platform_status import platform_status
+from pipeline.defs.automation.yesterday_landed import FRESHNESS_CHECK_KEYS
+from pipeline.defs.common.jobs import STEP_RETRY_POLICY
+from pipeline.defs.ingestion.assets import INGESTION_TABLES
+from pipeline.engine.schema import PLATFORM_STATUS
 from pipeline.engine.sources.factory import PLATFORM_APIS_POOL, UNIFIED_API_POOL
 
 INGESTION_JOB = "ingestion"
-ORDERBOOK_JOB = "orderbook_snapshots"  # a snapshot round (pipeline/defs/orderbooks/)
-TRADERS_JOB = "watched_traders"  # a traders' day (pipeline/defs/profiles/)
-ASSET_NAMES = tuple(asset.key.to_user_string() for asset in INGESTION_ASSETS)
+ASSET_NAMES = INGESTION_TABLES
 
 # The ingestion assets' pools: `unified_api` (PMW_SOURCE=api or sandbox) and `platform_apis` (direct);
 # dagster.yaml gives every pool its limit.
 API_POOLS = (UNIFIED_API_POOL, PLATFORM_APIS_POOL)
 
-TRIGGER_TAG = "pmw/trigger"  # who asked for the run: daily or backfill_sensor
-ESTIMATE_TAG = "pmw/estimated_requests"
-PRIORITY_TAG = "dagster/priority"  # the run queue launches higher values first
-DAILY_PRIORITY = "10"
-BACKFILL_PRIORITY = "-10"
-
-# A step fails only after the HTTP layer's own retries (8 attempts, up to a minute apart) are spent, so
-# what is left is a longer outage: wait minutes, not seconds. Set on the job rather than on the assets so
-# that `pmw backfill` and tests report a failure at once instead of sleeping through the retries.
-STEP_RETRY_POLICY = dg.RetryPolicy(max_retries=2, delay=60, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
-
 ingestion_job = dg.define_asset_job(
     INGESTION_JOB,
     # The assets with their per-partition data checks, and the observation of what the service says about itself;
     # the freshness checks run on their own schedule.
-    selection=dg.AssetSelection.assets(*INGESTION_ASSETS, platform_status) - dg.AssetSelection.checks(yesterday_landed),
+    selection=dg.AssetSelection.assets(*INGESTION_TABLES, PLATFORM_STATUS.name)
+    - dg.AssetSelection.checks(*FRESHNESS_CHECK_KEYS),
     # The request budget, not the CPU, bounds a run: steps one after another in the run's process spend it
     # as fast as parallel ones would, without a process start per step.
     executor_def=dg.in_process_executor,

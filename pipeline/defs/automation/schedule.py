@@ -9,23 +9,24 @@ import dagster as dg
 
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.holds import platform_holds
-from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG, ingestion_job
+from pipeline.defs.automation.jobs import ingestion_job
+from pipeline.defs.common.cron import daily_cron
+from pipeline.defs.common.tags import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.ingestion.windows import WINDOW_TAG
-from pipeline.engine.config import AutomationSettings, partitions_start
+from pipeline.engine.config import Settings
 from pipeline.engine.spool.window import Window, windows_of
 
 DAILY_TRIGGER = "daily"
 
 
-def daily_partitions(tick_day: date, settings: AutomationSettings) -> list[PartitionRef]:
+def daily_partitions(tick_day: date, settings: Settings) -> list[PartitionRef]:
     """Yesterday (relative to the tick) and the `lookback_days` before it, newest first, per platform.
 
     Days before the first partition (PMW_START_DATE) are left out: they do not exist.
     """
     yesterday = tick_day - timedelta(days=1)
-    days = [yesterday - timedelta(days=n) for n in range(settings.lookback_days + 1)]
-    first = date.fromisoformat(partitions_start())
-    return [PartitionRef(day, p.value) for day in days if day >= first for p in settings.platforms]
+    days = [yesterday - timedelta(days=n) for n in range(settings.automation.lookback_days + 1)]
+    return [PartitionRef(day, p.value) for day in days if day >= settings.first_day for p in settings.platforms]
 
 
 def next_daily_tick(now: datetime, daily_at: time) -> datetime:
@@ -44,25 +45,30 @@ def daily_run_request(ref: PartitionRef, tick_day: date, window: Window) -> dg.R
     )
 
 
-def daily_cron(daily_at: time) -> str:
-    return f"{daily_at.minute} {daily_at.hour} * * *"
+def daily_ingestion_schedule(settings: Settings) -> dg.ScheduleDefinition:
+    """The daily schedule of the code location's `settings`, ticking at PMW_DAILY_AT."""
+
+    @dg.schedule(
+        name="daily_ingestion",
+        job=ingestion_job,
+        cron_schedule=daily_cron(settings.automation.daily_at),
+        execution_timezone="UTC",
+        description="Yesterday for every configured platform, plus the PMW_LOOKBACK_DAYS before it for late data, "
+        "at PMW_DAILY_AT (00:30 UTC by default), each platform's days read as one window.",
+    )
+    def daily_ingestion(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
+        return daily_requests(context, settings)
+
+    return daily_ingestion
 
 
-@dg.schedule(
-    name="daily_ingestion",
-    job=ingestion_job,
-    cron_schedule=daily_cron(AutomationSettings.from_env().daily_at),
-    execution_timezone="UTC",
-    description="Yesterday for every configured platform, plus the PMW_LOOKBACK_DAYS before it for late data, at "
-    "PMW_DAILY_AT (00:30 UTC by default), each platform's days read as one window.",
-)
-def daily_ingestion(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
+def daily_requests(context: dg.ScheduleEvaluationContext, settings: Settings) -> list[dg.RunRequest] | dg.SkipReason:
     """The tick's runs, less those of the platforms the service holds (holds.py): the tick's log names them and
     why, and when every platform is held the tick is skipped with that reason."""
     tick = context.scheduled_execution_time or datetime.now(UTC)
     tick_day = tick.astimezone(UTC).date()
-    refs = daily_partitions(tick_day, AutomationSettings.from_env())
-    holds = platform_holds(ref.platform for ref in refs)
+    refs = daily_partitions(tick_day, settings)
+    holds = platform_holds((ref.platform for ref in refs), settings)
     if holds.summary():
         context.log.warning(holds.summary())
     refs = [ref for ref in refs if ref.platform not in holds.held]

@@ -32,25 +32,19 @@ from pipeline.defs.automation.budget import (
     window,
 )
 from pipeline.defs.automation.holds import Holds, platform_holds
-from pipeline.defs.automation.jobs import (
-    ASSET_NAMES,
-    BACKFILL_PRIORITY,
-    ESTIMATE_TAG,
-    ORDERBOOK_JOB,
-    PRIORITY_TAG,
-    TRADERS_JOB,
-    TRIGGER_TAG,
-    ingestion_job,
-    register_api_pools,
-)
+from pipeline.defs.automation.jobs import ASSET_NAMES, ingestion_job, register_api_pools
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.automation.schedule import daily_partitions, next_daily_tick
+from pipeline.defs.common.tags import BACKFILL_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, WINDOW_TAG
-from pipeline.engine.config import AutomationSettings, BackfillOrder
+from pipeline.defs.orderbooks.schedule import ORDERBOOK_JOB
+from pipeline.defs.profiles.schedule import TRADERS_JOB
+from pipeline.engine.config import BackfillOrder, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.spool.window import Window, windows_of
 
 BACKFILL_TRIGGER = "backfill_sensor"
+ESTIMATE_TAG = "pmw/estimated_requests"  # what the sensor expects the run to cost, in requests
 SAMPLE_SIZE = 20  # recent materialisations per asset behind each cost estimate
 MAX_ATTEMPTS = 3  # runs of one partition that may fail before the sensor leaves it to a person
 PARTITION_TAG = "dagster/partition"
@@ -208,7 +202,7 @@ class Plan:
 
 
 def plan_tick(
-    settings: AutomationSettings,
+    settings: Settings,
     now: datetime,
     previous: SensorCursor,
     samples: list[Sample],
@@ -229,8 +223,8 @@ def plan_tick(
     budget, daily_soon = tick_budget(
         settings, now, costs, next_backoff_level(previous.backoff_level, saw_429s), flights, watch_lists
     )
-    end = newest_scheduled_day(now, settings.daily_at)
-    newest_first = settings.backfill_order == BackfillOrder.NEWEST_FIRST
+    end = newest_scheduled_day(now, settings.automation.daily_at)
+    newest_first = settings.automation.backfill_order == BackfillOrder.NEWEST_FIRST
     wanted = window(settings.backfill_start, end, [p.value for p in settings.platforms], newest_first)
     given_up = [ref for ref in wanted if failures[ref] >= MAX_ATTEMPTS and ref not in landed]
     busy = {f.ref for f in flights} | set(daily_soon) | set(given_up)
@@ -257,12 +251,13 @@ def plan_tick(
 
 
 def tick_budget(
-    settings: AutomationSettings, now: datetime, costs: CostModel, backoff_level: int, flights: list[InFlight],
+    settings: Settings, now: datetime, costs: CostModel, backoff_level: int, flights: list[InFlight],
     watch_lists: float = 0.0,
 ) -> tuple[Budget, list[PartitionRef]]:
     """This tick's budget (see `budget.py`), and the daily schedule's partitions it reserves for, if any."""
     largest = costs.largest(p.value for p in settings.platforms)
-    horizon_s = horizon_for(settings.rate_limit_per_min, settings.backfill_interval_s, largest, settings.rate_window_s)
+    horizon_s = horizon_for(settings.rate_limit_per_min, settings.automation.backfill_interval_s, largest,
+                            settings.rate_window_s)
     flying = {f.ref for f in flights}
     daily_soon = [ref for ref in daily_partitions_within(settings, now, horizon_s) if ref not in flying]
     budget = Budget(
@@ -282,10 +277,10 @@ def newest_scheduled_day(now: datetime, daily_at: time) -> date:
     return (next_daily_tick(now, daily_at) - timedelta(days=1)).date() - timedelta(days=1)
 
 
-def daily_partitions_within(settings: AutomationSettings, now: datetime, horizon_s: float) -> list[PartitionRef]:
+def daily_partitions_within(settings: Settings, now: datetime, horizon_s: float) -> list[PartitionRef]:
     """The daily schedule's partitions when its next tick comes within the horizon, or its last tick was less than
     the horizon ago (the schedule may not have queued that tick's runs yet), else none."""
-    tick = next_daily_tick(now, settings.daily_at)
+    tick = next_daily_tick(now, settings.automation.daily_at)
     last = tick - timedelta(days=1)
     if tick - now <= timedelta(seconds=horizon_s):
         return daily_partitions(tick.date(), settings)
@@ -331,16 +326,15 @@ def _observe(instance: dg.DagsterInstance, lake: Lake) -> tuple[
             watch_lists_in_flight(instance))
 
 
-def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -> dg.SensorResult:
+def evaluate(context: dg.SensorEvaluationContext, settings: Settings, now: datetime | None = None) -> dg.SensorResult:
     """One tick: observe the instance, plan, and say why in the result (the UI shows it)."""
-    settings = AutomationSettings.from_env()
     register_api_pools(context.instance)
     previous = _previous_cursor(context.cursor, context.log)
     now = now or datetime.now(UTC)
     observed = _observe(context.instance, Lake.of(settings))
     plan = plan_tick(settings, now, previous, *observed)
     if plan.requests:  # about to start runs: first ask the service which platforms it holds (one request)
-        holds = platform_holds(p.value for p in settings.platforms)
+        holds = platform_holds((p.value for p in settings.platforms), settings)
         if holds.summary():
             plan = plan_tick(settings, now, previous, *observed, holds=holds)
     context.log.info(plan.summary())
@@ -349,13 +343,18 @@ def evaluate(context: dg.SensorEvaluationContext, now: datetime | None = None) -
     return dg.SensorResult(run_requests=plan.requests, cursor=plan.cursor.dump())
 
 
-@dg.sensor(
-    name="backfill_sensor",
-    job=ingestion_job,
-    minimum_interval_seconds=AutomationSettings.from_env().backfill_interval_s,
-    description="Fills the missing (platform, day) partitions from PMW_BACKFILL_START to the newest day the daily "
-    "schedule has pulled, asking per tick only for what PMW_RATE_LIMIT_PER_MIN (per PMW_RATE_WINDOW_S, a minute by "
-    "default) allows after queued and running runs and the daily run's reserve.",
-)
-def backfill_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-    return evaluate(context)
+def backfill_sensor(settings: Settings) -> dg.SensorDefinition:
+    """The backfill sensor of the code location's `settings`, ticking every PMW_BACKFILL_INTERVAL_S seconds."""
+
+    @dg.sensor(
+        name="backfill_sensor",
+        job=ingestion_job,
+        minimum_interval_seconds=settings.automation.backfill_interval_s,
+        description="Fills the missing (platform, day) partitions from PMW_BACKFILL_START to the newest day the daily "
+        "schedule has pulled, asking per tick only for what PMW_RATE_LIMIT_PER_MIN (per PMW_RATE_WINDOW_S, a minute "
+        "by default) allows after queued and running runs and the daily run's reserve.",
+    )
+    def backfill(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+        return evaluate(context, settings)
+
+    return backfill

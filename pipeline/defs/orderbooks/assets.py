@@ -18,34 +18,26 @@ from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
-import polars as pl
 
-from pipeline.defs.ingestion.assets import (
-    _check_result,
-    _check_specs,
-    _preview,
-    partition_of,
-    table_spec,
-)
+from pipeline.defs.common.landing import land
+from pipeline.defs.common.reporting import Landed
+from pipeline.defs.common.specs import daily_partitions, partition_of, tables_asset
 from pipeline.defs.resources import PipelineResource, emulator_for
-from pipeline.engine.checks import PartitionContext, run_checks
-from pipeline.engine.config import Settings, partitions_start
+from pipeline.engine.checks import PartitionContext
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.lake.writes import PartitionWrite
 from pipeline.engine.normalize.partitions.orderbooks import round_rows
-from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, REJECTS_SCHEMA
+from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS
 from pipeline.engine.sources.factory import UNIFIED_API_POOL, open_unified_source
 from pipeline.engine.sources.orderbooks import busiest_open, round_list
-from pipeline.engine.warehouse.views import ensure_raw_views
 
 GROUP = "orderbooks"
 SNAPSHOT_AT_TAG = "pmw/snapshot_at"
 ORDERBOOK_TABLES = ("orderbook_levels", "orderbook_snapshots")
 
-ORDERBOOK_PARTITIONS = dg.MultiPartitionsDefinition({
-    "date": dg.DailyPartitionsDefinition(start_date=partitions_start(), timezone="UTC"),
-    "platform": dg.StaticPartitionsDefinition([p.value for p in ORDERBOOK_PLATFORMS]),
-})
+def orderbook_partitions(settings: Settings) -> dg.MultiPartitionsDefinition:
+    """The order books' partitions: the four platforms with books, by day from the first partition."""
+    return daily_partitions(settings.first_day, "platform", [p.value for p in ORDERBOOK_PLATFORMS])
 
 
 def round_time(tags: dict[str, str], every_min: int, now: datetime | None = None) -> datetime:
@@ -80,62 +72,26 @@ def round_markets(settings: Settings, lake: Lake, platform: str, day: date) -> t
     return round_list(busiest, watched), platform_ids
 
 
-@dg.multi_asset(
-    name="orderbook_round",
-    specs=[table_spec(table, GROUP) for table in ORDERBOOK_TABLES],
-    check_specs=[spec for table in ORDERBOOK_TABLES for spec in _check_specs(table, ORDERBOOK_PARTITIONS)],
-    partitions_def=ORDERBOOK_PARTITIONS,
-    pool=UNIFIED_API_POOL,
-    description="One snapshot round of a platform's orderbooks, landed beside the day's earlier rounds.",
-)
-def orderbook_round(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[
-        dg.MaterializeResult | dg.AssetCheckResult]:
-    platform, day = partition_of(context)
-    settings = pipeline.unified_api_settings(
-        "orderbook snapshots", why=" (PMW_SOURCE=direct serves no orderbooks of Limitless or Manifold)")
-    round_at = round_time(context.run.tags, settings.orderbook_every_min)
-    lake = pipeline.lake()
-    market_ids, platform_ids = round_markets(settings, lake, platform, day)
-    with open_unified_source(settings, emulator_for(settings)) as unified:
-        rows = round_rows(unified.http, platform, day, round_at, market_ids, platform_ids, settings.source.value)
-        requests = unified.http.stats.snapshot()
-    written = {
-        "orderbook_levels": lake.write_round("orderbook_levels", platform, day, round_at, rows.levels.rows),
-        "orderbook_snapshots": lake.write_round("orderbook_snapshots", platform, day, round_at,
-                                                rows.snapshots.rows, rows.snapshots.rejects),
-    }
-    ensure_raw_views(settings.warehouse_path, lake)
-    context.log.info("orderbooks %s %s round %s: %d markets, %d levels, %d rejects, %d requests", platform, day,
-                     round_at.isoformat(), len(market_ids), rows.levels.rows.height, rows.snapshots.rejects.height,
-                     requests.requests)
-    days = {table: lake.read_partition(table, platform, day) for table in ORDERBOOK_TABLES}
-    for table, write in written.items():
-        day_rows = days[table]
-        assert day_rows is not None  # this round has just landed in it
-        yield _materialization(table, write, day_rows, round_at, len(market_ids), requests.as_metadata())
-    no_rejects = pl.DataFrame(schema=REJECTS_SCHEMA)  # the rounds' rejects are counted in the metadata
-    for table, day_rows in days.items():
-        assert day_rows is not None
-        for outcome in run_checks(table, day_rows, PartitionContext(platform, day), no_rejects):
-            yield _check_result(dg.AssetKey(table), outcome)
+def orderbook_round_asset(settings: Settings) -> dg.AssetsDefinition:
+    """The snapshot round's multi-asset, partitioned by the four platforms with books and day."""
+    @tables_asset("orderbook_round", ORDERBOOK_TABLES, GROUP, orderbook_partitions(settings), UNIFIED_API_POOL,
+                  description="One snapshot round of a platform's orderbooks, landed beside the day's earlier rounds.")
+    def orderbook_round(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
+        platform, day = partition_of(context)
+        run_settings = pipeline.unified_api_settings(
+            "orderbook snapshots", why=" (PMW_SOURCE=direct serves no orderbooks of Limitless or Manifold)")
+        round_at = round_time(context.run.tags, run_settings.orderbook_every_min)
+        lake = pipeline.lake()
+        market_ids, platform_ids = round_markets(run_settings, lake, platform, day)
+        with open_unified_source(run_settings, emulator_for(run_settings)) as unified:
+            rows = round_rows(unified.http, platform, day, round_at, market_ids, platform_ids,
+                              run_settings.source.value)
+            requests = unified.http.stats.snapshot()
+        context.log.info("orderbooks %s %s round %s: %d markets, %d levels, %d rejects, %d requests", platform, day,
+                         round_at.isoformat(), len(market_ids), rows.levels.rows.height, rows.snapshots.rejects.height,
+                         requests.requests)
+        about = {"round": round_at.isoformat(), "markets": len(market_ids), **requests.as_metadata()}
+        for table, landed in (("orderbook_levels", rows.levels), ("orderbook_snapshots", rows.snapshots)):
+            yield from land(pipeline, table, PartitionContext(platform, day), landed, about, round_at=round_at)
 
-
-def _materialization(table: str, write: PartitionWrite, day_rows: pl.DataFrame, round_at: datetime, markets: int,
-                     requests: dict[str, object]) -> dg.MaterializeResult:
-    """The day's partition as it stands after the round (`dagster/row_count`: every round of the day so far),
-    and what the round itself landed."""
-    return dg.MaterializeResult(
-        asset_key=table,
-        metadata={
-            "dagster/row_count": day_rows.height,
-            "rounds": day_rows["snapshot_at"].n_unique(),
-            "round": round_at.isoformat(),
-            "round_rows": write.rows,
-            "markets": markets,
-            "rejects": write.rejects,
-            "bytes_written": write.bytes_written,
-            "path": str(write.path),
-            **requests,
-            "preview": _preview(day_rows.filter(pl.col("snapshot_at") == round_at)),
-        },
-    )
+    return orderbook_round

@@ -13,17 +13,19 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from pipeline.defs.automation.jobs import ORDERBOOK_JOB, PRIORITY_TAG, STEP_RETRY_POLICY, TRIGGER_TAG
-from pipeline.defs.orderbooks.assets import ORDERBOOK_TABLES, SNAPSHOT_AT_TAG, orderbook_round
-from pipeline.engine.config import Settings, round_minutes_from_env
+from pipeline.defs.common.jobs import STEP_RETRY_POLICY
+from pipeline.defs.common.tags import PRIORITY_TAG, TRIGGER_TAG
+from pipeline.defs.orderbooks.assets import ORDERBOOK_TABLES, SNAPSHOT_AT_TAG
+from pipeline.engine.config import Settings
 from pipeline.engine.schema import MARKET_PLATFORMS, ORDERBOOK_PLATFORMS, Platform
 
+ORDERBOOK_JOB = "orderbook_snapshots"
 ROUND_TRIGGER = "orderbook_round"
 ROUND_PRIORITY = "0"  # between the daily run's 10 and the backfill's -10
 
 orderbook_job = dg.define_asset_job(
     ORDERBOOK_JOB,
-    selection=dg.AssetSelection.assets(orderbook_round),
+    selection=dg.AssetSelection.assets(*ORDERBOOK_TABLES),
     executor_def=dg.in_process_executor,
     op_retry_policy=STEP_RETRY_POLICY,
     description=f"One snapshot round of a platform's orderbooks into {' and '.join(ORDERBOOK_TABLES)}.",
@@ -58,12 +60,17 @@ def round_requests(tick: datetime, settings: Settings) -> list[dg.RunRequest]:
     ]
 
 
-@dg.schedule(
-    name="orderbook_rounds",
-    job=orderbook_job,
-    cron_schedule=cron_every(round_minutes_from_env()),
-    execution_timezone="UTC",
-    description="A snapshot round of every platform with books, every PMW_ORDERBOOK_EVERY_MIN minutes.",
-)
-def orderbook_rounds(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
-    return round_requests(context.scheduled_execution_time or datetime.now(UTC), Settings.from_env())
+def orderbook_rounds_schedule(settings: Settings) -> dg.ScheduleDefinition:
+    """The snapshot schedule of the code location's `settings`: a round every PMW_ORDERBOOK_EVERY_MIN minutes."""
+
+    @dg.schedule(
+        name="orderbook_rounds",
+        job=orderbook_job,
+        cron_schedule=cron_every(settings.orderbook_every_min),
+        execution_timezone="UTC",
+        description="A snapshot round of every platform with books, every PMW_ORDERBOOK_EVERY_MIN minutes.",
+    )
+    def orderbook_rounds(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+        return round_requests(context.scheduled_execution_time or datetime.now(UTC), settings)
+
+    return orderbook_rounds

@@ -12,9 +12,9 @@ from datetime import UTC, date, datetime, time
 
 import dagster as dg
 
-from pipeline.defs.automation.jobs import DAILY_PRIORITY, PRIORITY_TAG, STEP_RETRY_POLICY, TRIGGER_TAG
-from pipeline.defs.sports.assets import SPORTS_ASSETS
-from pipeline.engine.schema import League
+from pipeline.defs.common.jobs import STEP_RETRY_POLICY
+from pipeline.defs.common.tags import DAILY_PRIORITY, PRIORITY_TAG, TRIGGER_TAG
+from pipeline.engine.schema import SPORTS_TABLES, League
 
 SPORTS_JOB = "sports"
 SPORTS_AT = time(12, 0)
@@ -22,7 +22,7 @@ SPORTS_TRIGGER = "daily_sports"
 
 sports_job = dg.define_asset_job(
     SPORTS_JOB,
-    selection=dg.AssetSelection.assets(*SPORTS_ASSETS),
+    selection=dg.AssetSelection.assets(*SPORTS_TABLES),
     executor_def=dg.in_process_executor,
     op_retry_policy=STEP_RETRY_POLICY,
     description="The sports assets of one (league, day) partition, with their data checks.",

@@ -13,7 +13,7 @@ blocking check (``Check.blocking``, severity ERROR) failed in this run is held b
 materialised (its spec is skippable), the SQL tests reading it not run, and a warning names the checks and
 partitions. The other models build as usual.
 
-The models keep themselves fresh: the sensor in ``freshness.py`` rebuilds them once after ingestion has landed.
+The models keep themselves fresh: the sensor in ``rebuild_sensor.py`` rebuilds them once after ingestion has landed.
 
 The lake is checked before anything builds: a partition that Dagster recorded as landed whose file is gone
 or does not read, or a partition the lake cannot list or open, fails the step naming it, since every model
@@ -29,15 +29,16 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
 from pipeline.defs.resources import PipelineResource
-from pipeline.defs.sql_models.freshness import rebuild_sensor
 from pipeline.engine.checks import CHECKS
+from pipeline.engine.config import Settings
 from pipeline.engine.files import some_paths
 from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.build import Built, NotBuilt, Tested, build
-from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest, load_project, sql_dir_from_env
+from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Model, Project, Relation, SqlTest, load_project
 
 OP_NAME = "dbt_like_sql"
 OWNERS = ["team:analytics"]
@@ -48,9 +49,9 @@ def asset_key(relation: Relation) -> dg.AssetKey:
     return dg.AssetKey([relation.name]) if relation.is_raw else dg.AssetKey([relation.schema, relation.name])
 
 
-def load_sql_assets() -> list[dg.AssetsDefinition]:
+def load_sql_assets(settings: Settings) -> list[dg.AssetsDefinition]:
     """The assets of the SQL folder that PMW_SQL_DIR names (default: the repository's dbt_like_sql/)."""
-    return sql_assets(load_project(sql_dir_from_env()))
+    return sql_assets(load_project(settings.sql_dir or DEFAULT_SQL_DIR))
 
 
 def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
@@ -125,11 +126,8 @@ class FailedIngestionCheck:
 
 def _platform_and_day(partition: str) -> str:
     """``2026-11-20|polymarket`` -> ``polymarket 2026-11-20``."""
-    # Imported here: the ingestion assets read PMW_* settings on import, which `pmw sql` alone does not need.
-    from pipeline.defs.ingestion.assets import PARTITIONS
-
-    keys = PARTITIONS.get_partition_key_from_str(partition).keys_by_dimension
-    return f"{keys['platform']} {keys['date']}"
+    ref = PartitionRef.parse(partition)
+    return f"{ref.platform} {ref.day}"
 
 
 def lost_ingestion_files(instance: dg.DagsterInstance, lake: Lake) -> list[Location]:
@@ -254,11 +252,3 @@ def _markdown(frame: pl.DataFrame) -> str:
         tbl_rows=-1,
     ):
         return str(frame)
-
-
-@dg.definitions
-def sql_models() -> dg.Definitions:
-    """The SQL project's models and tests, read when the code location loads, and the sensor that rebuilds them
-    after ingestion."""
-    assets = load_sql_assets()
-    return dg.Definitions(assets=assets, sensors=[rebuild_sensor(assets)] if assets else [])

@@ -97,7 +97,7 @@ class LakeLayout:
 
 
 class LakeSettings(Protocol):
-    """What names a lake: `Settings` and `AutomationSettings` alike."""
+    """What names a lake: its URL, else the data dir it lies in (as `Settings` says them)."""
 
     @property
     def lake_url(self) -> str | None: ...

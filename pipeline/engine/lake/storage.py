@@ -41,7 +41,7 @@ from typing import Any, BinaryIO
 import duckdb
 import pyarrow.parquet as pq
 
-from pipeline.engine.config import LAKE_SCHEMES
+from pipeline.engine.config import LAKE_SCHEMES, variables_with_prefix
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 
 # A location as readers name it: a local file's path, or an object's URL.
@@ -355,7 +355,7 @@ def object_filesystem(scheme: str) -> Any:
 
 
 def _variables() -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_CREDENTIAL_PREFIXES)))
+    return variables_with_prefix(_CREDENTIAL_PREFIXES)
 
 
 # The environment variables that configure the object stores' clients (endpoint, credentials, region, ...).

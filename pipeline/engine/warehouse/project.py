@@ -16,7 +16,6 @@ A test checks the first model it names; the other models it reads must be built 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
@@ -135,12 +134,6 @@ class Project:
             graph[test] = set(test.reads) & chosen_models
         order = _topological(graph, lambda node: node.path if isinstance(node, SqlTest) else self.models[node].path)
         return [node if isinstance(node, SqlTest) else self.models[node] for node in order]
-
-
-def sql_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
-    """PMW_SQL_DIR: the folder of the SQL models and tests (default: the repository's dbt_like_sql/)."""
-    raw = (os.environ if env is None else env).get("PMW_SQL_DIR")
-    return Path(raw) if raw else DEFAULT_SQL_DIR
 
 
 def load_project(root: Path) -> Project:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import dagster as dg
 from dagster._core.execution.backfill import BulkActionStatus
 
-from pipeline.engine.config import AutomationSettings
+from pipeline.defs.common.tags import TRIGGER_TAG
+from pipeline.engine.config import Settings
 
 SENSOR_NAME = "sql_models_after_ingestion"
 TRIGGER = "after_ingestion"
@@ -61,7 +62,7 @@ def decide(observed: Observed, settle_s: float) -> dg.RunRequest | dg.SkipReason
             f"waiting: the newest partition landed {observed.quiet_s:.0f} s ago; the backfill sensor may queue more "
             f"within {settle_s:.0f} s (two of its ticks)"
         )
-    return dg.RunRequest(run_key=f"{TRIGGER}:{newest}", tags={"pmw/trigger": TRIGGER})
+    return dg.RunRequest(run_key=f"{TRIGGER}:{newest}", tags={TRIGGER_TAG: TRIGGER})
 
 
 def observe(
@@ -93,21 +94,22 @@ def _runs_landing(instance: dg.DagsterInstance, models: set[dg.AssetKey]) -> int
     return sum(not (run.asset_selection and run.asset_selection <= models) for run in runs)
 
 
-def rebuild_sensor(assets: Sequence[dg.AssetsDefinition]) -> dg.SensorDefinition:
-    """The sensor over the SQL models `assets`, watching the ingestion tables they read."""
+def rebuild_sensor(assets: Sequence[dg.AssetsDefinition], settings: Settings) -> dg.SensorDefinition:
+    """The sensor over the SQL models `assets`, watching the ingestion tables they read, looking every
+    PMW_MARTS_INTERVAL_S seconds and waiting two ticks of the backfill sensor after the newest landing."""
     models = sorted({key for asset in assets for key in asset.keys})
     ingested = sorted({dep.asset_key for asset in assets for spec in asset.specs for dep in spec.deps} - set(models))
 
     @dg.sensor(
         name=SENSOR_NAME,
         target=dg.AssetSelection.assets(*assets),
-        minimum_interval_seconds=AutomationSettings.from_env().marts_interval_s,
+        minimum_interval_seconds=settings.automation.marts_interval_s,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Rebuilds every SQL model once, after ingestion tables have landed and no run or backfill that "
         "lands more is queued or running (every PMW_MARTS_INTERVAL_S seconds; it spends no API request).",
     )
     def sql_models_after_ingestion(context: dg.SensorEvaluationContext) -> dg.RunRequest | dg.SkipReason:
-        settle_s = 2 * AutomationSettings.from_env().backfill_interval_s
+        settle_s = 2 * settings.automation.backfill_interval_s
         return decide(observe(context.instance, ingested, models, time.time()), settle_s)
 
     return sql_models_after_ingestion

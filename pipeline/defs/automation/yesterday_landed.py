@@ -13,12 +13,13 @@ from datetime import UTC, date, datetime, timedelta
 import dagster as dg
 
 from pipeline.defs.automation.budget import PartitionRef
-from pipeline.defs.ingestion.assets import INGESTION_ASSETS
-from pipeline.engine.config import AutomationSettings
+from pipeline.defs.ingestion.assets import INGESTION_TABLES
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 
 FRESHNESS_CHECK = "yesterday_landed"
 FRESHNESS_JOB = "freshness_checks"
+FRESHNESS_CHECK_KEYS = [dg.AssetCheckKey(dg.AssetKey(table), FRESHNESS_CHECK) for table in INGESTION_TABLES]
 
 
 def is_recorded(instance: dg.DagsterInstance, asset_key: dg.AssetKey, ref: PartitionRef) -> bool:
@@ -49,30 +50,34 @@ def freshness_result(
     )
 
 
-@dg.multi_asset_check(
-    name=FRESHNESS_CHECK,
-    specs=[
-        dg.AssetCheckSpec(
-            FRESHNESS_CHECK,
-            asset=asset.key,
-            description="Yesterday's partition (UTC) has landed for every platform of PMW_PLATFORMS, and its file "
-            "is in the lake and reads.",
-        )
-        for asset in INGESTION_ASSETS
-    ],
-)
-def yesterday_landed(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
-    yesterday = datetime.now(UTC).date() - timedelta(days=1)
-    settings = AutomationSettings.from_env()
-    platforms = tuple(p.value for p in settings.platforms)
-    lake = Lake.of(settings)
-    for asset in INGESTION_ASSETS:
-        yield freshness_result(context.instance, lake, asset.key, yesterday, platforms)
+def yesterday_landed_check(settings: Settings) -> dg.AssetChecksDefinition:
+    """The freshness check of every ingestion asset, over the platforms and the lake of `settings`."""
+
+    @dg.multi_asset_check(
+        name=FRESHNESS_CHECK,
+        specs=[
+            dg.AssetCheckSpec(
+                FRESHNESS_CHECK,
+                asset=table,
+                description="Yesterday's partition (UTC) has landed for every platform of PMW_PLATFORMS, and its "
+                "file is in the lake and reads.",
+            )
+            for table in INGESTION_TABLES
+        ],
+    )
+    def yesterday_landed(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
+        yesterday = datetime.now(UTC).date() - timedelta(days=1)
+        platforms = tuple(p.value for p in settings.platforms)
+        lake = Lake.of(settings)
+        for table in INGESTION_TABLES:
+            yield freshness_result(context.instance, lake, dg.AssetKey(table), yesterday, platforms)
+
+    return yesterday_landed
 
 
 freshness_job = dg.define_asset_job(
     FRESHNESS_JOB,
-    selection=dg.AssetSelection.checks(yesterday_landed),
+    selection=dg.AssetSelection.checks(*FRESHNESS_CHECK_KEYS),
     description="Fails a check per asset when a platform's yesterday partition is missing.",
 )
 

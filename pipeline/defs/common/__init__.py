@@ -1,0 +1,1 @@
+"""What every domain of the Dagster wiring shares: specs, partitions, landing, reporting, tags and job shape."""
