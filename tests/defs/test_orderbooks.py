@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipeline.cli.sql import run_sql
+from pipeline.cli.sql.models import run_sql
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, orderbook_round, round_time
 from pipeline.defs.resources import PipelineResource

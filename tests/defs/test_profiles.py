@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.cli.sql import run_sql
+from pipeline.cli.sql.models import run_sql
 from pipeline.defs.profiles import assets
 from pipeline.defs.profiles.assets import trader_profiles
 from pipeline.defs.resources import PipelineResource

@@ -18,7 +18,7 @@ import pytest
 from filelock import FileLock
 
 from pipeline.cli.main import main
-from pipeline.cli.sql import run_sql, select_models
+from pipeline.cli.sql.models import run_sql, select_models
 from pipeline.defs.ingestion.assets import INGESTION_ASSETS
 from pipeline.defs.orderbooks.assets import orderbook_round
 from pipeline.defs.profiles.assets import trader_profiles

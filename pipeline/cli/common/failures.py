@@ -1,8 +1,21 @@
-"""What a failed Dagster step says to a person: the cause, in one line."""
+"""How a failure is said to a person: in one line. A command that cannot go on raises CommandError, which `pmw`
+prints as `pmw <command>: <message>` on stderr before exiting with its status; a failed Dagster step is said by
+its root cause."""
 
 from __future__ import annotations
 
 from typing import Protocol
+
+USAGE = 2  # the exit status of bad arguments or configuration (argparse's own)
+FAILED = 1  # the exit status of a command that ran and failed
+
+
+class CommandError(Exception):
+    """Why the command cannot go on, in one line, and the exit status that calls for."""
+
+    def __init__(self, message: str, status: int = USAGE) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class ErrorInfo(Protocol):
