@@ -81,7 +81,7 @@ def run(quick: bool, workdir: Path) -> Report:
 def backfill(days: int, platforms: list[str], world_days: int) -> dict[str, Any]:
     """In the child: backfill the window, then count its requests against the window's bound."""
     from benchmarks.request_bound import fewest_requests
-    from pipeline.cli.backfill import run_backfill
+    from pipeline.cli.backfill.partitions import run_backfill
     from pipeline.engine.schema import Platform
     from pmw_sandbox.catalogue import WorldConfig
     from pmw_sandbox.world import World

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,9 @@ from typing import Any
 import orjson
 import polars as pl
 
+from pipeline.cli.common import arguments
+from pipeline.cli.common.arguments import Subparsers
+from pipeline.cli.common.failures import CommandError
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.native import normalise_native
 from pipeline.engine.normalize.unified import normalise
@@ -44,13 +46,12 @@ UNIFIED_ENVELOPE: dict[str, str] = {
 _SHOWN_REASONS = 20
 
 
-class InputError(Exception):
-    """The input cannot be normalised; the message says why, in one line."""
+class InputError(CommandError):
+    """The input cannot be normalised; the message says why, in one line (exit 2)."""
 
 
-def add_parser(commands: Any) -> None:
-    """Add `normalize` to the subcommands of `pmw`."""
-    parser = commands.add_parser(
+def add_parser(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
         "normalize",
         help="normalise a saved raw response into Parquet",
         description="Normalise a saved raw response (bare body, or a {_metadata, response} recording) into "
@@ -74,7 +75,8 @@ def add_parser(commands: Any) -> None:
         metavar="KEY=VALUE",
         help="what the request knew (repeatable): market_id, outcome_id, period_interval",
     )
-    parser.add_argument("--day", type=_day, default=None, help="partition day (default: the fetch time's UTC day)")
+    parser.add_argument("--day", type=arguments.day, default=None,
+                        help="partition day (default: the fetch time's UTC day)")
     parser.add_argument(
         "--fetched-at",
         type=_moment,
@@ -91,9 +93,8 @@ def run(args: argparse.Namespace) -> int:
         context = {**_scalars(metadata), **dict(args.context)}
         results = _normalised(args, body, day, fetched_at, context)
         _write(results, args.entity, args.output)
-    except (InputError, ValueError, OSError) as error:
-        print(f"pmw normalize: {error}", file=sys.stderr)
-        return 2
+    except (ValueError, OSError) as error:  # a body of the wrong shape, a missing context value, an unwritable output
+        raise CommandError(str(error)) from None
     return 0
 
 
@@ -181,13 +182,6 @@ def _key_value(text: str) -> tuple[str, str]:
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     return key, value
-
-
-def _day(text: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a day as YYYY-MM-DD, got {text!r}") from None
 
 
 def _moment(text: str) -> dt.datetime:

@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from datetime import date
 
+from pipeline.cli.common.arguments import Subparsers, day
+from pipeline.cli.common.settings import configured
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import MARKET_PLATFORMS, TABLES
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "restore",
+        help="put back a version of a partition that a later write replaced (PMW_KEEP_VERSIONS are kept)",
+        epilog="exit status: 0 restored (or listed); 1 no such kept version; 2 bad arguments or configuration.",
+    )
+    parser.add_argument("--table", required=True, choices=list(TABLES))
+    parser.add_argument("--platform", required=True, choices=[p.value for p in MARKET_PLATFORMS])
+    parser.add_argument("--date", required=True, type=day, help="the partition's day, YYYY-MM-DD")
+    parser.add_argument("--version", default=None, help="the stamp of the version to restore (default: the newest)")
+    parser.add_argument("--list", action="store_true", help="list the kept versions instead")
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = configured(writes=True)
+    return 0 if run_restore(settings, args.table, args.platform, args.date, args.version, args.list) else 1
 
 
 def run_restore(settings: Settings, table: str, platform: str, day: date, stamp: str | None, list_only: bool,

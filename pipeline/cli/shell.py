@@ -8,13 +8,16 @@ Ctrl-D (or ``.quit``) ends it; Ctrl-C drops the statement being typed, or stops 
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 from typing import TextIO
 
-from pipeline.cli.query import (
+from pipeline.cli.common.arguments import Subparsers, positive
+from pipeline.cli.common.settings import configured
+from pipeline.cli.query.warehouse import (
     DEFAULT_MAX_ROWS,
     QueryError,
     open_warehouse,
@@ -37,6 +40,25 @@ HELP = """Statements end with ';' and may span lines; each runs read-only on the
   .tables   the tables and views (raw, staging, marts)
   .help     this text
   .quit     leave (or Ctrl-D)"""
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "shell",
+        help="an interactive read-only SQL prompt on the warehouse, with history",
+        description="A SQL prompt on PMW_DATA_DIR's warehouse.duckdb, each statement run read-only. Statements "
+                    "end with ';' and may span lines; .tables lists the tables and views, .help the commands; "
+                    "Ctrl-D leaves. On a terminal, lines are edited with readline and kept in ~/.pmw_history; "
+                    "statements can also be piped in.",
+        epilog="exit status: 0 the input ended (a failed statement is said on stderr and the prompt goes on); "
+               "1 the warehouse is missing; 2 bad arguments.",
+    )
+    parser.add_argument("--max-rows", type=positive, default=DEFAULT_MAX_ROWS,
+                        help=f"rows each result shows (default {DEFAULT_MAX_ROWS})")
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_shell(configured(credentials=False).warehouse_path, max_rows=args.max_rows)
 
 
 def statements(read: Callable[[str], str | None]) -> Iterator[str]:

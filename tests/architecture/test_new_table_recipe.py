@@ -17,7 +17,6 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipeline.cli import schema_docs
 from pipeline.defs.common.reporting import Landed
 from pipeline.defs.common.specs import partition_of
 from pipeline.defs.ingestion.assets import ingestion_asset, land_partition, markets_partition
@@ -28,6 +27,7 @@ from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.unified import normalise
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Field, Table
 from pipeline.engine.warehouse.project import load_project
+from scripts import generate_docs
 from tests.support.location import INGESTION_ASSETS, SETTINGS
 from tests.support.runs import DAY
 
@@ -129,7 +129,7 @@ def test_a_new_table_lands_is_checked_served_modelled_and_documented(
         assert db.sql("SELECT platform, day, widgets, weight FROM marts.widget_weights").fetchall() == [
             (PLATFORM, DAY, markets.height, 1.5 * markets.height)]
 
-    assert "## `widgets`" in schema_docs.render()
+    assert "## `widgets`" in generate_docs.render()
 
 
 def test_the_new_tables_derived_checks_report_a_bad_row(pipeline_env: Path, widgets_declared: None) -> None:

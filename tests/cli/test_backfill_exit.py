@@ -12,7 +12,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipeline.cli import backfill
+from pipeline.cli.backfill import partitions as backfill
 from pipeline.cli.main import main
 from pipeline.engine.lake.store import Lake
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig

@@ -14,8 +14,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipeline.cli.demo import run_demo
-from pipeline.cli.demo_world import demo_world
+from pipeline.cli.demo.end_to_end import run_demo
+from pipeline.cli.demo.world import demo_world
 from pipeline.engine.schema import TABLES
 from pmw_sandbox import SandboxApp, SandboxConfig, plug
 from pmw_sandbox.faults import Faults

@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipeline.cli.instance import pmw_instance
+from pipeline.cli.common.instance import pmw_instance
 from tests.support.paths import REPO_ROOT
 from tests.support.warm import warm_process
 

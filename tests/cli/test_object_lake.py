@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cli.demo import run_demo
+from pipeline.cli.demo.end_to_end import run_demo
 from pipeline.cli.main import main
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake

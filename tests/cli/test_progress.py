@@ -10,7 +10,7 @@ from datetime import date
 
 import pytest
 
-from pipeline.cli.progress import (
+from pipeline.cli.backfill.progress import (
     TERMINAL_REFRESH_S,
     Estimate,
     PlainLines,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from pipeline.cli.main import main
-from pipeline.cli.report_charts import DOWN, UP
+from pipeline.cli.report.charts import DOWN, UP
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.views import ensure_raw_views
 from pmw_sandbox import SandboxApp, SandboxConfig, plug

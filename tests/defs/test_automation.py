@@ -16,7 +16,7 @@ import pytest
 import yaml
 from dagster._core.events import StepMaterializationData
 
-from pipeline.definitions import build_definitions, defs
+from pipeline.definitions import defs
 from pipeline.defs.automation.budget import (
     DEFAULT_PARTITION_COST,
     Budget,
@@ -41,6 +41,7 @@ from pipeline.defs.automation.sensor import (
 )
 from pipeline.defs.common.cron import daily_cron
 from pipeline.defs.common.jobs import STEP_RETRY_POLICY
+from pipeline.defs.location import build_definitions
 from pipeline.engine.config import AutomationSettings, BackfillOrder, ConfigError, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.spool.window import Window

@@ -15,7 +15,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipeline.cli.backfill import run_backfill
+from pipeline.cli.backfill.partitions import run_backfill
 from pipeline.definitions import defs
 from pipeline.defs.automation.jobs import ingestion_job
 from pipeline.defs.resources import PipelineResource

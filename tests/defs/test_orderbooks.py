@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipeline.cli.sql import run_sql
+from pipeline.cli.sql.models import run_sql
 from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, round_time
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake

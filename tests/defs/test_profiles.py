@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipeline.cli.sql import run_sql
+from pipeline.cli.sql.models import run_sql
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.partitions import profiles as traders_rows

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.request_bound import fewest_requests
-from pipeline.cli.backfill import run_backfill
+from pipeline.cli.backfill.partitions import run_backfill
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.schema import MAX_LIMIT, TABLES, Platform
 from pmw_sandbox.world import World

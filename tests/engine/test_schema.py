@@ -3,7 +3,6 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.cli import schema_docs
 from pipeline.engine.schema import (
     PARTITION_AND_LINEAGE_COLUMNS,
     TABLES,
@@ -11,6 +10,7 @@ from pipeline.engine.schema import (
     MarketType,
     snake_case,
 )
+from scripts import generate_docs
 
 
 @pytest.mark.parametrize(
@@ -70,10 +70,10 @@ def test_nested_types_are_structs_lists_and_maps() -> None:
 
 
 def test_docs_are_generated_from_the_schema() -> None:
-    assert schema_docs.DOC_PATH.read_text() == schema_docs.render(), (
-        "docs/schema.md is stale: run python -m pipeline.cli.schema_docs"
+    assert generate_docs.DOC_PATH.read_text() == generate_docs.render(), (
+        "docs/schema.md is stale: run python -m scripts.generate_docs"
     )
-    checks = schema_docs.CHECKS_PATH.read_text()
-    assert checks == schema_docs.render_checks_doc(checks), (
-        "docs/checks.md is stale: run python -m pipeline.cli.schema_docs"
+    checks = generate_docs.CHECKS_PATH.read_text()
+    assert checks == generate_docs.render_checks_doc(checks), (
+        "docs/checks.md is stale: run python -m scripts.generate_docs"
     )

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from pipeline.cli import sandbox as sandbox_cli
 from pipeline.cli.main import build_parser
+from pipeline.cli.sandbox import server as sandbox_cli
 from pipeline.engine.config import Secret
 from pipeline.engine.sources.http import HttpLayer
 from pmw_sandbox import DEFAULT_API_KEYS, SandboxApp, SandboxConfig

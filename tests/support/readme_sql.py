@@ -6,7 +6,7 @@ import io
 import re
 from pathlib import Path
 
-from pipeline.cli.query import run_query
+from pipeline.cli.query.warehouse import run_query
 from tests.support.paths import REPO_ROOT
 
 

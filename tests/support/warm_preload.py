@@ -16,12 +16,13 @@ import importlib
 import dagster as dg
 
 # Imported for their import cost, paid here once.
-import pipeline.cli.backfill
+import pipeline.cli.backfill.partitions
+import pipeline.cli.common.runs
 import pipeline.cli.main
 
 # And what a backfill imports on its way: the TLS context's certificates, pyarrow's compute functions, numpy's random
 # and masked arrays, the query command.
-for _module in ("certifi", "numpy.ma", "numpy.random", "pyarrow.compute", "pipeline.cli.query"):
+for _module in ("certifi", "numpy.ma", "numpy.random", "pyarrow.compute", "pipeline.cli.query.warehouse"):
     importlib.import_module(_module)
 
 _PARTITIONS = dg.MultiPartitionsDefinition({
@@ -51,4 +52,4 @@ def warm_second() -> dg.MaterializeResult:
 
 dg.materialize([warm_first, warm_second],
                partition_key=dg.MultiPartitionKey({"platform": "warm", "date": "2026-11-21"}),
-               instance=dg.DagsterInstance.ephemeral(), run_config=pipeline.cli.backfill.QUIET_LOGS)
+               instance=dg.DagsterInstance.ephemeral(), run_config=pipeline.cli.common.runs.QUIET_LOGS)

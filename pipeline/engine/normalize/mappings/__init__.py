@@ -2,7 +2,7 @@
 
 The status and market-type tables are read by the normalisers (pipeline.engine.normalize.polymarket, .kalshi), so
 the docs cannot say one thing while the code does another; the column tables are held to what the
-normalisers fill by tests/engine/normalize/test_native.py. `python -m pipeline.cli.schema_docs` renders them.
+normalisers fill by tests/engine/normalize/test_native.py. `python -m scripts.generate_docs` renders them.
 One module per platform; `columns` holds the shape of a mapping and the notes that hold for every one.
 """
 

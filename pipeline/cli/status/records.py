@@ -14,8 +14,8 @@ import dagster as dg
 from dagster._core.event_api import PartitionKeyFilter
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
-from pipeline.cli.instance import instance_at, pmw_instance
-from pipeline.cli.status import FailedCheck, Recorded
+from pipeline.cli.common.instance import instance_at, pmw_instance
+from pipeline.cli.status.facts import FailedCheck, Recorded
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.config import ConfigError

@@ -1,4 +1,4 @@
-"""`pmw backfill`: materialise (platform, day) partitions through Dagster, reporting each as it lands."""
+"""What `pmw backfill` does: (platform, day) partitions materialised through Dagster, each reported as it lands."""
 
 from __future__ import annotations
 
@@ -12,25 +12,18 @@ from typing import TextIO
 
 import dagster as dg
 
-from pipeline.cli.failures import root_cause
-from pipeline.cli.instance import pmw_instance
-from pipeline.cli.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
+from pipeline.cli.backfill.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
+from pipeline.cli.common.failures import root_cause
+from pipeline.cli.common.instance import pmw_instance
+from pipeline.cli.common.runs import materialise
 from pipeline.defs.automation.holds import platform_holds
-from pipeline.defs.ingestion.assets import ingestion_assets
-from pipeline.defs.ingestion.platform_status import platform_status_asset
+from pipeline.defs.ingestion.platform_status import TABLE as PLATFORM_STATUS
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.activity import PROCESS_ACTIVITY
 from pipeline.engine.spool.window import Window, windows_of
-
-# Dagster's console logger: silent by default, since each partition's line says what went wrong in one line
-# (a failed step's root cause and its path) where Dagster would print each error with its stack trace, 90 lines
-# a partition; `pmw backfill --verbose` prints them. With DAGSTER_HOME set, every run's full events are kept
-# in the instance (the UI) either way.
-QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-VERBOSE_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass(frozen=True)
@@ -112,19 +105,17 @@ def days_between(start: date, end: date, first: date) -> Iterator[date]:
         day += timedelta(days=1)
 
 
-def select_assets(names: Sequence[str] | None, settings: Settings) -> list[dg.AssetsDefinition]:
-    """The ingestion assets of `settings` that `names` name (all of them when none)."""
-    assets = ingestion_assets(settings)
+def ingestion_keys(names: Sequence[str] | None) -> list[dg.AssetKey]:
+    """The ingestion assets named (every table of the schema's TABLES when none is), each named by its table."""
     if not names:
-        return assets
-    known = {a.key.to_user_string(): a for a in assets}
-    unknown = [n for n in names if n not in known]
+        return [dg.AssetKey(table) for table in TABLES]
+    unknown = [n for n in names if n not in TABLES]
     if unknown:
-        raise ValueError(f"unknown asset(s) {', '.join(unknown)}; expected some of {', '.join(known)}")
-    return [known[n] for n in names]
+        raise ValueError(f"unknown asset(s) {', '.join(unknown)}; expected some of {', '.join(TABLES)}")
+    return [dg.AssetKey(name) for name in names]
 
 
-def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, day: date,
+def materialise_partition(keys: Sequence[dg.AssetKey], platform: str, day: date,
                           instance: dg.DagsterInstance, resource: PipelineResource,
                           verbose: bool = False, window: Window | None = None) -> PartitionReport:
     """One Dagster run of the partition; with a `window`, its trades and price history come from the window's
@@ -134,14 +125,12 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     tags = {WINDOW_TAG: window.tag} if window is not None else None
     before = PROCESS_ACTIVITY.snapshot()
-    # Every run also observes what the service says about itself (platform_status), whatever `assets` are.
-    platform_status = platform_status_asset(resource.settings())
-    result = dg.materialize([*assets, platform_status], partition_key=key, instance=instance,
-                            resources={"pipeline": resource}, run_config=VERBOSE_LOGS if verbose else QUIET_LOGS,
-                            raise_on_error=False, tags=tags)
+    # Every run also observes what the service says about itself (platform_status), whatever `keys` are.
+    result = materialise([*keys, dg.AssetKey(PLATFORM_STATUS)], resource, instance, partition_key=key, tags=tags,
+                         verbose=verbose)
     report = PartitionReport(platform, day, success=True, requests=(PROCESS_ACTIVITY.snapshot() - before).by_endpoint)
-    for asset in assets:
-        table = asset.key.to_user_string()
+    for asset_key in keys:
+        table = asset_key.to_user_string()
         materializations = result.asset_materializations_for_node(table)
         if not materializations:
             continue
@@ -150,12 +139,12 @@ def materialise_partition(assets: Sequence[dg.AssetsDefinition], platform: str, 
         report.rejects[table] = int(metadata.get("rejects", 0))
         if metadata.get("complete") is False:
             report.incomplete[table] = int(metadata.get("incomplete_markets", 0))
-    for observed in result.asset_materializations_for_node(platform_status.key.to_user_string()):
+    for observed in result.asset_materializations_for_node(PLATFORM_STATUS):
         asked = observed.metadata.get("requests_by_endpoint")  # none under PMW_SOURCE=direct: nothing to ask
         report.status_requests.update(asked.value if asked is not None else {})  # type: ignore[arg-type]
     report.requests -= report.status_requests  # the data's requests, apart from the observation's
     report.failed_checks = [_failed_check(e) for e in result.get_asset_check_evaluations() if not e.passed]
-    report.error = _run_error(result, [t for t in (a.key.to_user_string() for a in assets) if t not in report.rows])
+    report.error = _run_error(result, [t for t in (k.to_user_string() for k in keys) if t not in report.rows])
     report.success = report.error is None
     return report
 
@@ -190,13 +179,13 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     (pipeline.engine.spool.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
     partition as it lands (and, when
     `verbose`, letting Dagster print its warnings and errors with their stack traces). Meanwhile progress goes
-    to `progress_stream` (default stderr; pipeline.cli.progress): a status line on a terminal, else plain
+    to `progress_stream` (default stderr; pipeline.cli.backfill.progress): a status line on a terminal, else plain
     lines every `progress_every_s` seconds. A platform the service holds (`/platforms` reports it unavailable:
     pipeline.defs.automation.holds) is not run: one HELD PLATFORM line names it with the service's status, and its
     partitions are reported as not landed. The runs go to `instance` (default: pmw's, `pmw_instance`)."""
+    keys = ingestion_keys(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
     days = list(days_between(start, end, resource.settings().first_day))
-    assets = select_assets(asset_names, resource.settings())
     instance = instance or pmw_instance()
     holds = platform_holds(platforms, resource.settings())
     reports = [PartitionReport(platform, day, success=False, error=holds.held[platform], held=True)
@@ -215,7 +204,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
         for day in days:
             for platform in runnable:
                 with watching(progress, platform, day, every_s):
-                    report = materialise_partition(assets, platform, day, instance, resource, verbose, windows[day])
+                    report = materialise_partition(keys, platform, day, instance, resource, verbose, windows[day])
                 reports.append(report)
                 done += 1
                 say(f"[{done}/{total}] {report.line()}")

@@ -1,4 +1,4 @@
-"""`pmw report`: the marts as pictures, in one HTML file that opens without a network.
+"""`pmw report`'s page: the marts as pictures, in one HTML file that opens without a network.
 
 plotly draws the charts; its JavaScript is written into the page once (inline), so the file needs nothing else.
 The warehouse is opened read-only; the data-quality panel reads the lake's rejects from their Parquet footers.
@@ -7,7 +7,6 @@ The warehouse is opened read-only; the data-quality panel reads the lake's rejec
 from __future__ import annotations
 
 import html
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,14 +15,15 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.offline import get_plotlyjs
 
-from pipeline.cli.report_charts import (
+from pipeline.cli.common.failures import FAILED, CommandError
+from pipeline.cli.report.charts import (
     candles_figures,
     category_figure,
     movers_figure,
     platform_daily_figure,
     rejects_figure,
 )
-from pipeline.cli.report_data import BUSIEST_PER_PLATFORM, TOP_MOVERS, NoDataError, ReportData, load_report_data
+from pipeline.cli.report.data import BUSIEST_PER_PLATFORM, TOP_MOVERS, NoDataError, ReportData, load_report_data
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.views import WarehouseHeld
@@ -37,22 +37,19 @@ th { border-bottom: 1px solid #aaa; } td:first-child, th:first-child { text-alig
 CONFIG = {"displaylogo": False, "responsive": True}
 
 
-def run_report(settings: Settings, days: int, output: Path, say: Callable[[str], None] = print) -> bool:
-    """Write the report of the last `days` days of the marts to `output`; False (after one line on stderr saying
-    what to run) when the warehouse has nothing to draw yet."""
+def run_report(settings: Settings, days: int, output: Path, say: Callable[[str], None] = print) -> None:
+    """Write the report of the last `days` days of the marts to `output`; CommandError (exit 1) saying what to run
+    when the warehouse has nothing to draw yet, or why it cannot be read."""
     try:
         data = load_report_data(settings.warehouse_path, Lake.of(settings), days)
     except NoDataError as error:
-        print(f"pmw report: nothing to draw ({error}): run `pmw demo`, or `pmw backfill` then `pmw sql`, first",
-              file=sys.stderr)
-        return False
+        raise CommandError(f"nothing to draw ({error}): run `pmw demo`, or `pmw backfill` then `pmw sql`, first",
+                           FAILED) from None
     except WarehouseHeld as error:
-        print(f"pmw report: {error}", file=sys.stderr)
-        return False
+        raise CommandError(str(error), FAILED) from None
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render_report(data, settings.warehouse_path), encoding="utf-8")
     say(f"pmw report: {data.first} .. {data.last} -> {output}")
-    return True
 
 
 def render_report(data: ReportData, warehouse_path: Path) -> str:

@@ -1,7 +1,7 @@
 """Renders the table reference (docs/schema.md) from pipeline/engine/schema/, and the checks table of docs/checks.md
 from pipeline/engine/checks.py.
 
-`python -m pipeline.cli.schema_docs` rewrites them; a test fails when a committed copy is stale.
+`python -m scripts.generate_docs` rewrites them; a test fails when a committed copy is stale.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from pipeline.engine.schema import (
     lake_tables,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DOC_PATH = ROOT / "docs" / "schema.md"
 CHECKS_PATH = ROOT / "docs" / "checks.md"
 
@@ -90,7 +90,7 @@ def render() -> str:
     parts = [
         "# Table reference",
         "",
-        "Generated from `pipeline/engine/schema/` by `python -m pipeline.cli.schema_docs`; do not edit by hand.",
+        "Generated from `pipeline/engine/schema/` by `python -m scripts.generate_docs`; do not edit by hand.",
         "",
         "Every table holds the documented fields of its unified-API resource in snake_case, plus the partition",
         "columns `platform` and `date` and the lineage columns `_source` and `_fetched_at`. Times are UTC.",

@@ -1,4 +1,4 @@
-"""`pmw sql`: build dbt_like_sql models through Dagster, so the command line runs exactly what the UI runs.
+"""What `pmw sql` does: build dbt_like_sql models through Dagster, so the command line runs exactly what the UI runs.
 
 Selection is dbt's: ``NAME`` (``marts.market_daily`` or just ``market_daily``) builds that model alone,
 reading its inputs as last built; ``+NAME`` adds the models upstream of it, ``NAME+`` those downstream.
@@ -11,15 +11,13 @@ from collections.abc import Callable, Sequence
 
 import dagster as dg
 
-from pipeline.cli.failures import root_cause
-from pipeline.cli.instance import pmw_instance
+from pipeline.cli.common.failures import root_cause
+from pipeline.cli.common.instance import pmw_instance
+from pipeline.cli.common.runs import materialise
 from pipeline.defs.resources import PipelineResource
-from pipeline.defs.sql_models.assets import OP_NAME, asset_key, sql_assets
+from pipeline.defs.sql_models.assets import OP_NAME, asset_key
 from pipeline.engine.config import Settings
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation, load_project
-
-# Dagster's console log would repeat, with stack traces, what the summary lines below say.
-SILENT_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 def select_models(project: Project, selectors: Sequence[str]) -> list[Relation]:
@@ -54,14 +52,7 @@ def run_sql(
         return True
     relations = select_models(project, selectors)
     say(f"pmw sql: {len(relations)} model(s) of {project.root} -> {resource.settings().warehouse_path}")
-    result = dg.materialize(
-        sql_assets(project),
-        selection=dg.AssetSelection.assets(*(asset_key(relation) for relation in relations)),
-        resources={"pipeline": resource},
-        instance=instance or pmw_instance(),
-        run_config=SILENT_LOGS,
-        raise_on_error=False,
-    )
+    result = materialise((asset_key(relation) for relation in relations), resource, instance or pmw_instance())
     rows = {m.asset_key: m.metadata["dagster/row_count"].value for m in result.asset_materializations_for_node(OP_NAME)}
     for relation in relations:
         model = project.models[relation]

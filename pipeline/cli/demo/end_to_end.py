@@ -1,4 +1,4 @@
-"""`pmw demo`: the whole pipeline offline, on the in-process sandbox, then a look at what landed."""
+"""What `pmw demo` runs: the whole pipeline offline, on the in-process sandbox, then a look at what landed."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-from pipeline.cli.backfill import run_backfill
-from pipeline.cli.demo_snapshots import example_watchlists, land_watchlists
-from pipeline.cli.demo_world import ui_command, world_env
-from pipeline.cli.instance import instance_at, pmw_instance
-from pipeline.cli.sports import land_sports_day, say_widest_spreads
-from pipeline.cli.sql import run_sql
+from pipeline.cli.backfill.partitions import run_backfill
+from pipeline.cli.common.instance import instance_at, pmw_instance
+from pipeline.cli.demo.sports import land_sports_day, say_widest_spreads
+from pipeline.cli.demo.watchlists import example_watchlists, land_watchlists
+from pipeline.cli.demo.world import ui_command, world_env
+from pipeline.cli.sql.models import run_sql
 from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import DIRECT_SANDBOX, Settings, dagster_home
 from pipeline.engine.lake.store import Lake

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from pipeline.cli.dagster_home import DATA_DIR_HOME
-from pipeline.cli.instance import INIT_LOCK
+from pipeline.cli.common.dagster_home import DATA_DIR_HOME
+from pipeline.cli.common.instance import INIT_LOCK
 from pipeline.engine.config import dagster_home
 from pmw_sandbox.catalogue import WorldConfig
 
-PROJECT_INSTANCE_SETTINGS = Path(__file__).resolve().parents[2] / "dagster.yaml"
+PROJECT_INSTANCE_SETTINGS = Path(__file__).resolve().parents[3] / "dagster.yaml"
 
 
 def demo_world(world: WorldConfig, days: int, say: Callable[[str], None] = print) -> WorldConfig:

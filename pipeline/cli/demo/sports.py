@@ -1,4 +1,4 @@
-"""The sports tables from the command line: one day of every league landed through Dagster, and the futures on
+"""The sports tables in `pmw demo`: one day of every league landed through Dagster, and the futures on
 which the platforms disagreed most (what `pmw demo` shows)."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from datetime import date
 import dagster as dg
 import duckdb
 
-from pipeline.cli.backfill import QUIET_LOGS
-from pipeline.cli.failures import root_cause
-from pipeline.cli.instance import pmw_instance
+from pipeline.cli.common.failures import root_cause
+from pipeline.cli.common.instance import pmw_instance
+from pipeline.cli.common.runs import materialise
 from pipeline.defs.resources import PipelineResource
-from pipeline.defs.sports.assets import sports_assets
 from pipeline.engine.schema import SPORTS_TABLES, League
 
 WIDEST_SPREAD_SQL = """
@@ -53,12 +52,10 @@ def land_sports_day(day: date, resource: PipelineResource, say: Callable[[str], 
     """Every league's (league, day) partition, one Dagster run each (in `instance`, default pmw's), a line said per
     league."""
     instance = instance or pmw_instance()
-    assets = sports_assets(resource.settings())
     reports = []
     for league in League:
         key = dg.MultiPartitionKey({"league": league.value, "date": day.isoformat()})
-        result = dg.materialize(assets, partition_key=key, instance=instance, resources={"pipeline": resource},
-                                run_config=QUIET_LOGS, raise_on_error=False)
+        result = materialise(map(dg.AssetKey, SPORTS_TABLES), resource, instance, partition_key=key)
         report = LeagueDay(league.value, day)
         for event in result.get_asset_materialization_events():
             metadata = event.materialization.metadata

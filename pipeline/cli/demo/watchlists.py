@@ -14,8 +14,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipeline.cli.instance import pmw_instance
-from pipeline.cli.sql import SILENT_LOGS
+from pipeline.cli.common.instance import pmw_instance
+from pipeline.cli.common.runs import materialise
 from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, orderbook_round_asset
 from pipeline.defs.orderbooks.schedule import platforms_with_books
 from pipeline.defs.profiles.assets import trader_profiles_asset
@@ -25,7 +25,7 @@ from pipeline.engine.schema import Source
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.plug import InProcessSandbox
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 EXAMPLE_WATCHLISTS = {"PMW_ORDERBOOK_WATCHLIST": EXAMPLES / "orderbook_watchlist.csv",
                       "PMW_TRADER_WATCHLIST": EXAMPLES / "trader_watchlist.csv"}
 
@@ -64,15 +64,8 @@ def land_watchlists(world: WorldConfig, first: date, resource: PipelineResource,
 def _run(asset: dg.AssetsDefinition, platform: str, day: date, resource: PipelineResource,
          instance: dg.DagsterInstance, say: Callable[[str], None], tags: dict[str, str] | None = None) -> bool:
     """One partition of a watch-list asset as a Dagster run; a line saying how it went."""
-    result = dg.materialize(
-        [asset],
-        partition_key=dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()}),
-        resources={"pipeline": resource},
-        instance=instance,
-        tags=tags,
-        run_config=SILENT_LOGS,
-        raise_on_error=False,
-    )
+    result = materialise(asset.keys, resource, instance, tags=tags,
+                         partition_key=dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()}))
     failed = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
     say(f"  {asset.node_def.name:<16} {platform:<11} {day} "
         + ("landed" if result.success else "FAILED") + (f" (checks failed: {', '.join(failed)})" if failed else ""))

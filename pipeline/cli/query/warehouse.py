@@ -1,4 +1,5 @@
-"""`pmw query`: one SQL statement on the warehouse, opened read-only, printed as a table or written as a file.
+"""SQL on the warehouse, opened read-only: `pmw query`'s statement printed as a table or written as a file, and
+what `pmw shell` runs its statements with.
 
 The warehouse is opened as analysts open it (:func:`connect_read_only`): the write lock is never taken, so a
 pipeline that finds the file held only skips rewriting its views; while a pipeline holds it read-write (for
@@ -18,6 +19,7 @@ from typing import TextIO
 import duckdb
 import polars as pl
 
+from pipeline.cli.common.failures import FAILED, CommandError
 from pipeline.engine.config import ConfigError, Settings, lake_url_from_env
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.views import WarehouseHeld, connect_read_only, relocate_views
@@ -29,12 +31,11 @@ _BATCH_ROWS = 10_000
 _RESULT_NAME = "pmw_query_result"
 
 
-class QueryError(Exception):
+class QueryError(CommandError):
     """Why a query could not run or be written, in one line; `status` is the exit status it calls for."""
 
-    def __init__(self, message: str, status: int = 1) -> None:
-        super().__init__(message)
-        self.status = status
+    def __init__(self, message: str, status: int = FAILED) -> None:
+        super().__init__(message, status)
 
 
 def warehouse_lake(path: Path) -> Lake:

@@ -1,0 +1,1 @@
+"""`pmw backfill`: (platform, day) partitions materialised through Dagster, a line each, with progress meanwhile."""

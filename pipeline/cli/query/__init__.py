@@ -1,0 +1,1 @@
+"""`pmw query`: one SQL statement on the warehouse, read-only; its helpers serve `pmw shell` too."""

@@ -1,0 +1,1 @@
+"""`pmw report`: the marts as charts in one HTML page that opens without a network."""

@@ -1,0 +1,1 @@
+"""`pmw sandbox`: the emulator served over HTTP; its world options serve `pmw demo` too."""

@@ -1,0 +1,100 @@
+"""What `pmw status` collects: what has landed, what is missing, which checks failed and whether yesterday is fresh.
+
+The lake answers for what landed (partition listings, rows and rejects from the Parquet footers, unreadable
+files); what only Dagster recorded (incomplete partitions, failed checks) comes from the instance of
+DAGSTER_HOME, or without it of the data dir's own home that `pmw demo` makes, and is said to be unknown without
+either. Dagster is imported only then: it costs more to import
+than the whole answer takes otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import date, timedelta
+from pathlib import Path
+
+from pipeline.cli.common.dagster_home import data_dir_home
+from pipeline.cli.status.facts import Recorded, Status, TableStatus
+from pipeline.engine.config import Settings, dagster_home
+from pipeline.engine.lake.storage import Location
+from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
+
+
+def collect_status(settings: Settings, days: int | None, today: date) -> Status:
+    """The facts of the window ending the day before `today`: `days` long, or from the first landed day."""
+    lake = Lake.of(settings)
+    yesterday = today - timedelta(days=1)
+    configured = tuple(p.value for p in settings.platforms)
+    landed = {table: lake.partitions(table) for table in TABLES}
+    first = _window_start(landed, yesterday, days, settings.first_day)
+    platforms = list(dict.fromkeys([*configured, *sorted({p for found in landed.values() for p, _ in found})]))
+    own_home = data_dir_home(settings.data_dir)
+    found = dagster_home() or own_home
+    home = str(found) if found else None
+    recorded = _recorded(own_home, first, yesterday) if home else None
+    window = _window(first, yesterday)
+    tables = []
+    for table in TABLES:
+        unreadable = lake.unreadable(table)
+        for platform in platforms:
+            listed = [d for p, d in landed[table] if p == platform and first <= d <= yesterday]
+            tables.append(_table_status(lake, table, platform, listed, window, unreadable, recorded))
+    return Status(lake.url, first, yesterday, configured, tables, home,
+                  None if recorded is None else recorded.failed_checks)
+
+
+def _window_start(landed: dict[str, list[tuple[str, date]]], yesterday: date, days: int | None, start: date) -> date:
+    """The first day of the window: `days` before yesterday's end, else the first landed day (yesterday when
+    nothing landed), never before PMW_START_DATE nor after yesterday."""
+    if days is not None:
+        first = yesterday - timedelta(days=days - 1)
+    else:
+        first = min((d for found in landed.values() for _, d in found), default=yesterday)
+    return min(max(first, start), yesterday)
+
+
+def _window(first: date, last: date) -> list[date]:
+    return [first + timedelta(days=n) for n in range((last - first).days + 1)]
+
+
+def _recorded(own_home: Path | None, first: date, last: date) -> Recorded:
+    """DAGSTER_HOME's records, or those of the data dir's own home (`own_home`)."""
+    from pipeline.cli.status.records import home_records
+
+    return home_records(own_home, first, last)
+
+
+def _table_status(lake: Lake, table: str, platform: str, listed: list[date], window: list[date],
+                  unreadable: list[Location], recorded: Recorded | None) -> TableStatus:
+    status = TableStatus(table, platform)
+    for day in listed:
+        rows, rejects = lake.row_count(table, platform, day), lake.rejects_count(table, platform, day)
+        if rejects is None:
+            status.unreadable.append(_relative(lake, lake.rejects_path(table, platform, day)))
+        if rows is None:
+            status.unreadable.append(_relative(lake, lake.partition_path(table, platform, day)))
+            continue
+        status.landed.append(day)
+        status.rows += rows
+        status.rejects += rejects or 0
+    readable = set(status.landed)
+    status.missing = [day for day in window if day not in readable]
+    status.unreadable = sorted({*status.unreadable, *_unreadable_paths(lake, unreadable, platform, window)})
+    if recorded is not None:
+        status.incomplete = {day: markets for (t, p, day), markets in recorded.incomplete.items()
+                             if t == table and p == platform and day in readable}
+    return status
+
+
+def _unreadable_paths(lake: Lake, unreadable: list[Location], platform: str, window: Sequence[date]) -> Iterable[str]:
+    """Of a table's `Lake.unreadable` paths, the platform's partitions in the window and the directories above."""
+    days = {f"date={day.isoformat()}" for day in window}
+    for path in unreadable:
+        parts = Path(_relative(lake, path)).parts  # table, platform=<p>, date=<d>, data.parquet
+        if len(parts) < 2 or (parts[1] == f"platform={platform}" and (len(parts) < 3 or parts[2] in days)):
+            yield _relative(lake, path)
+
+
+def _relative(lake: Lake, path: Location) -> str:
+    return str(path).removeprefix(f"{lake.url}/")
