@@ -2,7 +2,7 @@
 
 The spec leaves open the order of items, which id a field carries, envelope details and page sizes. A real
 server may have read any of those either way, so the sandbox serves each reading, chosen by a switch, and the
-tests land the same world through every one (tests/defs/test_readings.py): the pipeline must not depend
+tests land the same world through every one (tests/defs/ingestion/test_readings.py): the pipeline must not depend
 on the sandbox's own choice. The defaults are the sandbox's original reading. docs/api-readings.md lists them
 with what the pipeline does about each.
 """
@@ -40,10 +40,11 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 # Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
-# readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
-# `book_order`, tests/engine/test_sports.py the sports tables under `american_odds` and `award_detail`,
-# tests/defs/test_profiles.py the traders' tables under `profile_trades_envelope`, and
-# tests/defs/test_platform_status.py the holds under `unavailable_status`.
+# readings matrix (tests/defs/ingestion/test_readings.py) leaves them out;
+# tests/defs/orderbooks/test_orderbooks.py lands books under `book_order`, tests/engine/test_sports.py the sports
+# tables under `american_odds` and `award_detail`,
+# tests/defs/profiles/test_profiles.py the traders' tables under `profile_trades_envelope`, and
+# tests/defs/ingestion/test_platform_status.py the holds under `unavailable_status`.
 NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "profile_trades_envelope",
                          "unavailable_status"})
 

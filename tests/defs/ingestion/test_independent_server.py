@@ -2,7 +2,7 @@
 them: price points interleaved by time, and the platform's id on trades and price points.
 
 The rewriting sits between the pipeline and the sandbox (an httpx transport), so these tests do not rely on
-the sandbox's own readings (tests/defs/test_readings.py covers those).
+the sandbox's own readings (tests/defs/ingestion/test_readings.py covers those).
 """
 
 from __future__ import annotations

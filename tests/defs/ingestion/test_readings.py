@@ -34,8 +34,8 @@ PLATFORMS = [p.value for p in MARKET_PLATFORMS]
 SMALL_PAGES = {"markets": 7, "events": 5, "series": 3, "trades": 12, "price_history": 50}
 SMALLER_PAGES = {"markets": 4, "events": 3, "series": 2}  # a server's own maxima, below those asked for
 # The orderbook reading (`book_order`) and the switches of the sports endpoints change nothing these five tables
-# read (tests/defs/test_orderbooks.py and tests/engine/test_sports.py land under them); flipped with all the others
-# here, they must still change nothing.
+# read (tests/defs/orderbooks/test_orderbooks.py and tests/engine/test_sports.py land under them); flipped with
+# all the others here, they must still change nothing.
 READINGS = [Readings(), *(r for r in Readings.each_alone() if r.changes_markets()), Readings.every_other()]
 # The days each reading lands: the defaults and the all-flipped reading land both, each switch alone the
 # earlier one, which is the harder of the two (its trades lie behind the next day's in newest-first paging).
