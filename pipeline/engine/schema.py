@@ -19,7 +19,6 @@ from functools import cache, cached_property
 from typing import Literal
 
 import polars as pl
-import pyarrow as pa
 
 
 class Platform(StrEnum):
@@ -285,19 +284,11 @@ class Table:
         """The table's polars schema, one object per table: read it, never change it."""
         return pl.Schema({c.name: c.dtype for c in self.columns})
 
-    @property
-    def arrow_schema(self) -> pa.Schema:
-        return pl.DataFrame(schema=self.polars_schema).to_arrow().schema
-
     def field(self, wire: str) -> Field:
         for f in self.fields:
             if f.wire == wire:
                 return f
         raise KeyError(f"{self.name} has no documented field {wire!r}")
-
-    def all_wire_fields(self) -> tuple[Field, ...]:
-        """Documented fields, including those sent on the wire but not stored (nested resources)."""
-        return (*self.fields, *self.wire_only)
 
 
 @dataclass(frozen=True)
@@ -1013,8 +1004,4 @@ MAX_LIMIT: dict[str, int] = {
 LOWEST_DOCUMENTED_LIMIT: dict[str, int] = {"series": 25, "events": 25, "markets": 25}
 MAX_PRICE_HISTORY_MARKETS = 10
 PRICE_HISTORY_INTERVALS: tuple[int, ...] = (1, 60, 1440)
-
-
-def wire_names(fields: tuple[Field, ...]) -> set[str]:
-    return {f.wire for f in fields}
 

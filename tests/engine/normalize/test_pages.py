@@ -16,7 +16,7 @@ from pipeline.engine.config import Secret
 from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize import unified
 from pipeline.engine.normalize.pages import normalise_page, normalised_stream
-from pipeline.engine.raw_pages import UNIFIED, RawPage, load, save
+from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.kalshi import KalshiSource
 from pipeline.engine.sources.partition import PartitionSource, UnifiedPartitions
@@ -24,6 +24,7 @@ from pipeline.engine.sources.polymarket import PolymarketSource
 from pipeline.engine.sources.unified import UnifiedSource
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
+from tests.support.raw_pages import load, page_from_json, page_json, save
 
 DAY = date(2026, 11, 21)
 # Busy enough that markets span several trade pages (and the Data API's offset cap), small enough to be quick.
@@ -152,7 +153,7 @@ def test_a_raw_page_survives_json_whatever_its_body() -> None:
                    {"trades": [{"trade_id": "t", "price": 0.5, "metadata": {"n": [1, None, True]}}],
                     "pagination": {"has_more": False, "next_cursor": None}}, "trades", ("KX-1",), {"a": "b"},
                    [{"trade_id": "t0", "price": 0.7}])
-    assert RawPage.from_json(page.to_json()) == page
+    assert page_from_json(page_json(page)) == page
     assert page.records == page.body["trades"]
 
 

@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 from pipeline.engine.normalize import frames
 from pipeline.engine.normalize.unified import Normalised, normalise
 from pipeline.engine.schema import OUTCOME_MAPS, TABLES, Field, Table
+from tests.support.wire_contract import all_wire_fields
 
 PROPERTIES = settings(
     max_examples=int(os.environ.get("PMW_PROPERTY_EXAMPLES", "25")),
@@ -155,7 +156,7 @@ def objects(fields: tuple[Field, ...], ignored: frozenset[str] = frozenset()) ->
 
 @cache
 def records(table: Table) -> st.SearchStrategy[Record]:
-    return objects(table.fields, frozenset(f.wire for f in table.all_wire_fields()))
+    return objects(table.fields, frozenset(f.wire for f in all_wire_fields(table)))
 
 
 # -- the row a record describes ----------------------------------------------------------------------------------
