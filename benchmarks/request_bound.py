@@ -1,6 +1,6 @@
 """The fewest requests the documented endpoints allow for a partition of a sandbox world.
 
-Shared by the request-efficiency benchmark and tests/defs/test_request_efficiency.py: the bound is
+Shared by the request-efficiency benchmark and tests/defs/ingestion/test_request_efficiency.py: the bound is
 computed from what the API itself says (page sizes, the listing's last trade times, 10 markets per
 price-history call), never from what the pipeline happened to do.
 """

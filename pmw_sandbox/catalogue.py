@@ -120,10 +120,6 @@ class Market:
             ends.append(self.resolved_at)
         return min(ends)
 
-    def is_live_on(self, day: date, as_of: datetime) -> bool:
-        day_start = datetime.combine(day, datetime.min.time(), UTC)
-        return self.trading_start < day_start + timedelta(days=1) and self.live_until(as_of) > day_start
-
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The spec leaves open the order of items, which id a field carries, envelope details and page sizes. A real
 server may have read any of those either way, so the sandbox serves each reading, chosen by a switch, and the
-tests land the same world through every one (tests/defs/test_readings.py): the pipeline must not depend
+tests land the same world through every one (tests/defs/ingestion/test_readings.py): the pipeline must not depend
 on the sandbox's own choice. The defaults are the sandbox's original reading. docs/api-readings.md lists them
 with what the pipeline does about each.
 """
@@ -38,14 +38,6 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "unavailable_status": ("unavailable", "maintenance", "offline"),
     "price_time_range": ("asked", "data"),
 }
-
-# Switches that change no market endpoint, only the orderbooks' or the sports endpoints: the market tables'
-# readings matrix (tests/defs/test_readings.py) leaves them out; tests/defs/test_orderbooks.py lands books under
-# `book_order`, tests/engine/test_sports.py the sports tables under `american_odds` and `award_detail`,
-# tests/defs/test_profiles.py the traders' tables under `profile_trades_envelope`, and
-# tests/defs/test_platform_status.py the holds under `unavailable_status`.
-NOT_MARKETS = frozenset({"book_order", "american_odds", "award_detail", "profile_trades_envelope",
-                         "unavailable_status"})
 
 
 @dataclass(frozen=True)
@@ -100,23 +92,6 @@ class Readings:
     def parse(cls, spec: str) -> Readings:
         """`"trades_order=oldest_first,short_pages=true"` -> Readings; names and values are checked."""
         return parse_switches(cls, spec, "reading")
-
-    @classmethod
-    def every_other(cls) -> Readings:
-        """Every switch away from its default (the last reading of each)."""
-        return cls(**{f.name: CHOICES[f.name][-1] if f.name in CHOICES else True for f in fields(cls)})
-
-    @classmethod
-    def each_alone(cls) -> list[Readings]:
-        """One Readings per non-default reading of one switch, the others at their default."""
-        alone = [cls(**{name: value}) for name, allowed in CHOICES.items() for value in allowed[1:]]
-        flags = [f.name for f in fields(cls) if f.name not in CHOICES]
-        return alone + [cls(**{name: True}) for name in flags]
-
-    def changes_markets(self) -> bool:
-        """Whether a switch that the market endpoints read is away from its default."""
-        default = Readings()
-        return any(getattr(self, f.name) != getattr(default, f.name) for f in fields(self) if f.name not in NOT_MARKETS)
 
     def label(self) -> str:
         """The switches away from their default, as `pmw sandbox --readings` takes them."""

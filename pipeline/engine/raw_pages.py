@@ -1,21 +1,16 @@
-"""What extraction hands to normalisation: an API's answers as received, savable and replayable.
+"""What extraction hands to normalisation: an API's answers as received.
 
 A list's answers are `RawPage`s; a lone answer has its own type (`BookAnswer`, `ProfileAnswer`, `ServiceStatus`,
-a sports `Detail`). Sources make them and normalisers read them, so neither imports the other. A source reads
-pages and says what each one is; `pipeline.engine.normalize.pages` turns them into rows. In
-between, pages can be kept: `save` writes them as JSON Lines, one page a line, and `load` reads them back,
-so that a run's answers can be normalised again, timed or inspected without asking the API again.
+a sports `Detail`). Sources make them and normalisers read them, so neither imports the other; a source says
+what each page is, and `pipeline.engine.normalize.pages` turns pages into rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
-
-import orjson
 
 UNIFIED = "unified"  # the unified API (or the sandbox, which speaks it); otherwise a platform's own API
 
@@ -47,23 +42,6 @@ class RawPage:
     def records(self) -> list[Any]:
         """The items of the page."""
         return self.body if self.items_key is None else self.body[self.items_key]
-
-    def to_json(self) -> bytes:
-        return orjson.dumps({
-            "api": self.api, "entity": self.entity, "platform": self.platform, "day": self.day.isoformat(),
-            "fetched_at": self.fetched_at.isoformat(), "items_key": self.items_key,
-            "asked_for": list(self.asked_for), "context": dict(self.context), "body": self.body,
-            "conflicting": self.conflicting,
-        })
-
-    @classmethod
-    def from_json(cls, text: bytes | str) -> RawPage:
-        data = orjson.loads(text)
-        return cls(
-            api=data["api"], entity=data["entity"], platform=data["platform"], day=date.fromisoformat(data["day"]),
-            fetched_at=datetime.fromisoformat(data["fetched_at"]), body=data["body"], items_key=data["items_key"],
-            asked_for=tuple(data["asked_for"]), context=data["context"], conflicting=data.get("conflicting", []),
-        )
 
 
 @dataclass(frozen=True)
@@ -110,21 +88,3 @@ class Detail:
     asked_id: str
     record: Any
     problem: str | None = None
-
-
-def save(pages: Iterable[RawPage], path: Path) -> int:
-    """Write the pages to `path` as JSON Lines; how many were written."""
-    written = 0
-    with path.open("wb") as out:
-        for page in pages:
-            out.write(page.to_json() + b"\n")
-            written += 1
-    return written
-
-
-def load(path: Path) -> Iterator[RawPage]:
-    """The pages `save` wrote, in the order it wrote them, one at a time."""
-    with path.open("rb") as lines:
-        for line in lines:
-            if line.strip():
-                yield RawPage.from_json(line)

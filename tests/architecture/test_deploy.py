@@ -1,7 +1,7 @@
 """deploy/ says what the rest of the project says: the image holds what the wheel ships, the Helm values serve the
 code location that workspace.yaml names with the pools of dagster.yaml, name only settings that exist, and keep the
 secrets out of the values file. (The image and the chart themselves need a registry and a cluster; the wheel is
-tested by test_wheel_install.py, the PostgreSQL storage section by tests/defs/test_daemon.py.)"""
+tested by test_wheel_install.py, the PostgreSQL storage section by tests/defs/automation/test_daemon.py.)"""
 
 from __future__ import annotations
 

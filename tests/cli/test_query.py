@@ -171,7 +171,8 @@ def test_ctrl_c_drops_the_statement_being_typed_and_quit_ends_the_input() -> Non
 
 
 def test_the_readme_examples_are_found() -> None:
-    """Each is run on a landed warehouse by tests/defs/test_sql_models.py, whose run lands one and builds the marts."""
+    """Each is run on a landed warehouse by tests/defs/sql_models/test_sql_models.py, whose run lands one and
+    builds the marts."""
     examples = readme_sql()
     assert len(examples) >= 6
     assert any(sql.startswith("SELECT * FROM marts.platform_daily") for sql in examples)

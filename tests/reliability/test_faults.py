@@ -28,7 +28,7 @@ import pytest
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import CONFLICTING_REPEAT
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
-from pipeline.engine.sources.unified import is_live_on
+from pipeline.engine.sources.liveness import live_records
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
 from tests.support.hostile import Answer, Fault, HostileServer, Request, no_fault
 from tests.support.runs import DAY, DirectRun, land_directly
@@ -217,7 +217,7 @@ def trade_of_the_day(record: dict[str, Any]) -> bool:
 
 
 def market_of_the_day(record: dict[str, Any]) -> bool:
-    return is_live_on(record, DAY)
+    return bool(live_records([record], DAY))
 
 
 @dataclass

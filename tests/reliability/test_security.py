@@ -36,8 +36,8 @@ from pipeline.engine.config import Secret
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.sources.http import ApiError, HttpLayer
+from pipeline.engine.sources.liveness import live_records
 from pipeline.engine.sources.redaction import REDACTED
-from pipeline.engine.sources.unified import is_live_on
 from pipeline.engine.warehouse.views import connect_read_only
 from pmw_sandbox import SandboxConfig
 from pmw_sandbox.app import SandboxResponse
@@ -173,7 +173,7 @@ class RenamingSandbox(WatchedSandbox):
 def _live_markets(app: WatchedSandbox, platform: str) -> list[str]:
     """Ids of the platform's markets live on DAY that have trades on it, as the API lists them."""
     listing = app.handle("GET", "/markets", [("platform", platform), ("limit", "250")], {"X-API-Key": SECRET})
-    markets = [m for m in listing.json()["markets"] if is_live_on(m, DAY)]
+    markets = live_records(listing.json()["markets"], DAY)
     app.watch(None)
     return [m["id"] for m in markets]
 

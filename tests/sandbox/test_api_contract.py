@@ -17,12 +17,11 @@ from pipeline.engine.schema import (
     TABLES,
     Field,
     Platform,
-    wire_names,
 )
 from pmw_sandbox import SandboxApp, SandboxConfig, SandboxTransport, orderbooks, sandbox_client
 from pmw_sandbox.transport import SANDBOX_BASE_URL
 from pmw_sandbox.world import users
-from tests.support.wire_contract import check_record
+from tests.support.wire_contract import all_wire_fields, check_record, wire_names
 from tests.support.world import STRICT_BUDGET, TEST_RATE_WINDOW_S, WORLD, strict_budget_world, strict_config
 
 DAY_START = 1_795_219_200  # 2026-11-21T00:00:00Z, the world's last day
@@ -47,7 +46,7 @@ def _check_list(body: dict[str, Any], items_key: str, table: str, meta_kind: str
     _check_meta(body["meta"], meta_kind)
     assert body[items_key], f"{items_key} is empty"
     for i, record in enumerate(body[items_key]):
-        check_record(record, TABLES[table].all_wire_fields(), f"{items_key}[{i}]")
+        check_record(record, all_wire_fields(TABLES[table]), f"{items_key}[{i}]")
 
 
 # -- envelopes and field names ---------------------------------------------------------------------
@@ -66,7 +65,7 @@ def test_nested_series_events_and_markets(client: httpx.Client) -> None:
     series = client.get("/series", params={"include_nested": "true", "limit": 1}).json()["series"][0]
     assert series["events"]
     for event in series["events"]:
-        check_record(event, TABLES["events"].all_wire_fields())
+        check_record(event, all_wire_fields(TABLES["events"]))
         assert event["series_id"] == series["id"]
     event = client.get("/events", params={"with_nested_markets": "true", "limit": 1}).json()["events"][0]
     for market in event["markets"]:

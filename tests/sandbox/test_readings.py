@@ -12,6 +12,7 @@ import pytest
 
 from pmw_sandbox import SandboxApp, SandboxConfig, sandbox_client
 from pmw_sandbox.readings import CHOICES, Readings
+from tests.support.readings import each_alone, every_other
 from tests.support.world import WORLD
 
 DAY_START = 1_795_219_200  # 2026-11-21T00:00:00Z, the world's last day
@@ -243,9 +244,9 @@ def test_readings_are_checked_and_listed() -> None:
         Readings.parse("trades_order=sideways")
     with pytest.raises(ValueError, match="unknown reading 'colour=red'"):
         Readings.parse("colour=red")
-    every = Readings.every_other()
+    every = every_other()
     assert Readings.parse(every.label()) == every
-    alone = Readings.each_alone()
+    alone = each_alone()
     flags = [f.name for f in fields(Readings) if f.name not in CHOICES]  # the yes/no switches
     assert len(alone) == sum(len(c) - 1 for c in CHOICES.values()) + len(flags)
     assert all(len(r.label().split(",")) == 1 for r in alone)

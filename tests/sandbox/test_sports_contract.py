@@ -25,7 +25,7 @@ from pmw_sandbox import SandboxApp, SandboxConfig, SandboxTransport, sandbox_cli
 from pmw_sandbox.faults import Faults
 from pmw_sandbox.readings import Readings
 from pmw_sandbox.transport import SANDBOX_BASE_URL
-from tests.support.wire_contract import check_record
+from tests.support.wire_contract import all_wire_fields, check_record
 from tests.support.world import STRICT_BUDGET, WORLD, strict_config
 
 DETAIL_FIELDS = {"id", "future_name", "league", "season", "future_type", "category", "metadata", "markets"}
@@ -39,7 +39,7 @@ def _details(client: httpx.Client, league: str = "nba") -> list[dict[str, Any]]:
 def test_league_info(client: httpx.Client) -> None:
     body = client.get("/league-info", params={"league": "nhl", "include_teams": "true"}).json()
     assert set(body) == {"data", "meta"} and set(body["meta"]) == set(META_FIELDS["league_info"])
-    check_record(body["data"], LEAGUES.all_wire_fields())
+    check_record(body["data"], all_wire_fields(LEAGUES))
     assert body["data"]["id"] == "nhl" and body["data"]["counts"]["teams"] == len(body["data"]["teams"]) == 32
     for team in body["data"]["teams"]:
         check_record(team, TEAMS.fields)
@@ -57,7 +57,7 @@ def test_lists_and_their_filters(client: httpx.Client, path: str, key: str, tabl
     assert set(body["meta"]) == set(META_FIELDS["sports"])
     items = body["data"][key]
     for item in items:
-        check_record(item, table.all_wire_fields())
+        check_record(item, all_wire_fields(table))
         assert item["league"] == "mlb" and set(item["platform_markets"]) <= set(SPORTS_PLATFORMS)
     on_sxbet = client.get(path, params={"league": "mlb", "platform": "sxbet"}).json()["data"][key]
     assert 0 < len(on_sxbet) < len(items), "not every platform lists every future or award"

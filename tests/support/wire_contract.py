@@ -7,7 +7,16 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.schema import Field
+from pipeline.engine.schema import Field, Table
+
+
+def all_wire_fields(table: Table) -> tuple[Field, ...]:
+    """The table's documented fields, including those sent on the wire but not stored (nested resources)."""
+    return (*table.fields, *table.wire_only)
+
+
+def wire_names(fields: tuple[Field, ...]) -> set[str]:
+    return {f.wire for f in fields}
 
 
 def _check_scalar(value: Any, field: Field, path: str, dtype: pl.DataType | None = None) -> None:

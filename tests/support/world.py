@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from functools import cache
 from typing import Any
 
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.app import STRICT_RATE_LIMIT_PER_MIN
+from pmw_sandbox.catalogue import Market
 from pmw_sandbox.readings import Readings
 
 # A fixed world: tests never depend on today's date. The emulator's own tests read it at the default sizes,
@@ -35,6 +36,12 @@ def pipeline_sandbox(seed: int, end: date | None, faults: str, readings: str = "
     the seed, end and days of the settings), one per process and world like the plug's own."""
     world = replace(PIPELINE_WORLD, seed=seed, end=end, days=days)
     return SandboxApp(SandboxConfig(world=world, faults=Faults.parse(faults), readings=Readings.parse(readings)))
+
+
+def is_live_on(market: Market, day: date, as_of: datetime) -> bool:
+    """The world's truth: whether the market could be traded on the day, in a world that ends at `as_of`."""
+    day_start = datetime.combine(day, datetime.min.time(), UTC)
+    return market.trading_start < day_start + timedelta(days=1) and market.live_until(as_of) > day_start
 
 
 def strict_config(**kwargs: Any) -> SandboxConfig:

@@ -35,12 +35,6 @@ class BadFile:
     problem: str
 
 
-def lake_files(lake: Lake) -> Iterator[tuple[Location, pa.Schema]]:
-    """The lake's data and rejects files (paths, or URLs), table by table, sorted, each with its schema."""
-    for key, schema in _lake_keys(lake):
-        yield lake.store.location(key), schema
-
-
 def _lake_keys(lake: Lake) -> Iterator[tuple[str, pa.Schema]]:
     for table, spec in lake_tables().items():
         for rejects, directory in ((False, table), (True, f"{REJECTS_DIR}/{table}")):

@@ -36,7 +36,6 @@ from pipeline.engine.schema.envelopes import (
     META_FIELDS,
     PAGINATION_FIELDS,
     PRICE_HISTORY_INTERVALS,
-    wire_names,
 )
 from pipeline.engine.schema.markets import EVENTS, MARKETS, OUTCOME_MAPS, PRICE_HISTORY, SERIES, TABLES, TRADES
 from pipeline.engine.schema.orderbooks import (
@@ -130,5 +129,4 @@ __all__ = [
     "Table",
     "lake_tables",
     "snake_case",
-    "wire_names",
 ]

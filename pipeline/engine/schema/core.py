@@ -15,7 +15,6 @@ from functools import cache, cached_property
 from typing import Literal
 
 import polars as pl
-import pyarrow as pa
 
 
 class Platform(StrEnum):
@@ -261,19 +260,11 @@ class Table:
         """The table's polars schema, one object per table: read it, never change it."""
         return pl.Schema({c.name: c.dtype for c in self.columns})
 
-    @property
-    def arrow_schema(self) -> pa.Schema:
-        return pl.DataFrame(schema=self.polars_schema).to_arrow().schema
-
     def field(self, wire: str) -> Field:
         for f in self.fields:
             if f.wire == wire:
                 return f
         raise KeyError(f"{self.name} has no documented field {wire!r}")
-
-    def all_wire_fields(self) -> tuple[Field, ...]:
-        """Documented fields, including those sent on the wire but not stored (nested resources)."""
-        return (*self.fields, *self.wire_only)
 
 
 @dataclass(frozen=True)

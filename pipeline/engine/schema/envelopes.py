@@ -59,7 +59,3 @@ MAX_LIMIT: dict[str, int] = {
 LOWEST_DOCUMENTED_LIMIT: dict[str, int] = {"series": 25, "events": 25, "markets": 25}
 MAX_PRICE_HISTORY_MARKETS = 10
 PRICE_HISTORY_INTERVALS: tuple[int, ...] = (1, 60, 1440)
-
-
-def wire_names(fields: tuple[Field, ...]) -> set[str]:
-    return {f.wire for f in fields}

@@ -54,11 +54,6 @@ def day_bounds(day: date) -> tuple[int, int]:
     return start, start + DAY_S
 
 
-def is_live_on(market: Record, day: date) -> bool:
-    """Whether one raw market record is live on the day, by the one rule (`liveness.live_on`)."""
-    return bool(live_records([market], day))
-
-
 @dataclass(frozen=True)
 class Catalogue:
     """A platform's series, events and markets as listed, per list the records met again with other values under

@@ -40,7 +40,7 @@ from pipeline.engine.schema import lake_tables
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
 from pipeline.engine.warehouse.views import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
 
-MODELS_DIR = "_models"
+MODELS_DIR = "_models"  # table models land in the lake beside the tables (`_` keeps it off table names)
 PREVIEW_ROWS = 5
 
 logger = logging.getLogger(__name__)
@@ -81,12 +81,6 @@ class NotTested:
 
 
 Outcome = Built | NotBuilt | Tested | NotTested
-
-
-def models_dir(lake_dir: Path) -> Path:
-    """Where table models land in a local lake: ``<lake>/_models``, beside the tables (``_`` keeps it off table
-    names)."""
-    return Lake(lake_dir).root / MODELS_DIR
 
 
 class LakeUnreadableError(OSError):

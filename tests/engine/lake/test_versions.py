@@ -11,7 +11,7 @@ from polars.testing import assert_frame_equal
 
 from pipeline.cli.main import main
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.lake.verify import lake_files
+from pipeline.engine.lake.verify import verify_lake
 from pipeline.engine.schema import REJECTS_SCHEMA
 from tests.support.frames import DAY, trades_frame
 
@@ -31,7 +31,7 @@ def test_replaced_versions_are_kept_newest_first_and_pruned(tmp_path: Path) -> N
         lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, n, seed=n))
     assert [v.rows for v in lake.versions("trades", "kalshi", DAY)] == [9, 7]  # 5 was pruned: two are kept
     assert lake.partitions("trades") == [("kalshi", DAY)]  # no reader of the table meets a version
-    assert [path for path, _ in lake_files(lake)] == [lake.partition_path("trades", "kalshi", DAY)]
+    assert [path for path, _ in verify_lake(lake)] == [lake.partition_path("trades", "kalshi", DAY)]
     assert Lake(tmp_path / "other").versions("trades", "kalshi", DAY) == []
 
 

@@ -20,13 +20,14 @@ from pipeline.engine.normalize.partitions.kalshi import KalshiPartitions
 from pipeline.engine.normalize.partitions.polymarket import PolymarketPartitions
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
 from pipeline.engine.normalize.partitions.unified import UnifiedPartitions
-from pipeline.engine.raw_pages import UNIFIED, RawPage, load, save
+from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.kalshi import KalshiPages
 from pipeline.engine.sources.polymarket import PolymarketPages
 from pipeline.engine.sources.unified import UnifiedSource
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
+from tests.support.raw_pages import load, page_from_json, page_json, save
 
 DAY = date(2026, 11, 21)
 # Busy enough that markets span several trade pages (and the Data API's offset cap), small enough to be quick.
@@ -156,7 +157,7 @@ def test_a_raw_page_survives_json_whatever_its_body() -> None:
                    {"trades": [{"trade_id": "t", "price": 0.5, "metadata": {"n": [1, None, True]}}],
                     "pagination": {"has_more": False, "next_cursor": None}}, "trades", ("KX-1",), {"a": "b"},
                    [{"trade_id": "t0", "price": 0.7}])
-    assert RawPage.from_json(page.to_json()) == page
+    assert page_from_json(page_json(page)) == page
     assert page.records == page.body["trades"]
 
 

@@ -41,6 +41,7 @@ from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize import wire_frame
 from pipeline.engine.normalize.unified import normalise
 from pipeline.engine.schema import OUTCOME_MAPS, TABLES, Field, Table
+from tests.support.wire_contract import all_wire_fields
 
 PROPERTIES = settings(
     max_examples=int(os.environ.get("PMW_PROPERTY_EXAMPLES", "25")),
@@ -156,7 +157,7 @@ def objects(fields: tuple[Field, ...], ignored: frozenset[str] = frozenset()) ->
 
 @cache
 def records(table: Table) -> st.SearchStrategy[Record]:
-    return objects(table.fields, frozenset(f.wire for f in table.all_wire_fields()))
+    return objects(table.fields, frozenset(f.wire for f in all_wire_fields(table)))
 
 
 # -- the row a record describes ----------------------------------------------------------------------------------

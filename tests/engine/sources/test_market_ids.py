@@ -16,6 +16,7 @@ from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.readings import Readings
 from pmw_sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
+from tests.support.world import is_live_on
 
 DAY = date(2026, 11, 21)
 WORLD = WorldConfig(seed=3, end=DAY, days=2, series_per_platform=2, events_per_series=2, markets_per_event=3,
@@ -64,7 +65,7 @@ def test_trades_and_price_history_cost_one_extra_request_a_session_and_belong_to
     app = SandboxApp(SandboxConfig(world=WORLD, readings=Readings(market_id_param=market_id_param)))
     http = HttpLayer(SANDBOX_BASE_URL, api_key=Secret(app.config.api_keys[0]), transport=SandboxTransport(app),
                      max_attempts=1)
-    markets = [m for m in app.world.markets("polymarket") if m.is_live_on(DAY, app.world.as_of)][:12]
+    markets = [m for m in app.world.markets("polymarket") if is_live_on(m, DAY, app.world.as_of)][:12]
     ids, platform_ids = [m.id for m in markets], {m.id: m.platform_id for m in markets}
     # Price history in a session of its own (a run's step), then trades in another.
     prices = list(UnifiedSource(http, None, "test").price_pages("polymarket", DAY, ids[:10], 1795219200,

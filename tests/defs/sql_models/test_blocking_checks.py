@@ -24,7 +24,7 @@ from pipeline.engine.checks import CHECKS
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, lake_tables
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Relation, load_project
-from tests.defs.test_check_reporting import PARTITION, PLATFORM
+from tests.defs.ingestion.test_check_reporting import PARTITION, PLATFORM
 from tests.support.location import INGESTION_ASSETS
 from tests.support.rewritten_markets import markets_rewritten
 from tests.support.runs import DAY, shared_instance

@@ -24,7 +24,7 @@ from pipeline.defs.sql_models.assets import OP_NAME, asset_key, load_sql_assets,
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import lake_tables
-from pipeline.engine.warehouse.build import Built, build, models_dir
+from pipeline.engine.warehouse.build import Built, build
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation, SqlProjectError, load_project
 from pipeline.engine.warehouse.views import connect_read_only
 from tests.support.frames import trades_frame
@@ -32,6 +32,7 @@ from tests.support.location import INGESTION_ASSETS, SPORTS_ASSETS, orderbook_ro
 from tests.support.paths import REPO_ROOT
 from tests.support.readme_sql import assert_readme_sql_answers
 from tests.support.runs import DAY, materialise
+from tests.support.warehouse import models_dir
 
 MARKET_DAILY = dg.AssetKey(["marts", "market_daily"])
 

@@ -2,7 +2,7 @@
 them: price points interleaved by time, and the platform's id on trades and price points.
 
 The rewriting sits between the pipeline and the sandbox (an httpx transport), so these tests do not rely on
-the sandbox's own readings (tests/defs/test_readings.py covers those).
+the sandbox's own readings (tests/defs/ingestion/test_readings.py covers those).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pmw_sandbox.app import DEFAULT_API_KEYS, SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.transport import SANDBOX_BASE_URL, SandboxTransport
 from pmw_sandbox.world import World
+from tests.support.world import is_live_on
 
 WORLD = WorldConfig(seed=5, end=date(2026, 11, 21), days=2, series_per_platform=2, events_per_series=2,
                     markets_per_event=4, trades_per_market_day=30, multivariate_markets=1)
@@ -85,7 +86,7 @@ def _land(tmp_path: Path, platform: str, rewrite: Rewrite) -> dict[str, pl.DataF
 def _world_counts(platform: str) -> dict[str, int]:
     world = World(WORLD)
     start = int(datetime.combine(DAY, time(), UTC).timestamp())
-    live = [m for p in world.catalogues if p == platform for m in world.markets(p) if m.is_live_on(DAY, world.as_of)]
+    live = [m for p in world.catalogues if p == platform for m in world.markets(p) if is_live_on(m, DAY, world.as_of)]
     taker_times = [world.activity(m).ts[world.activity(m).taker] for m in live]  # asked taker-only: a match is a row
     trades = sum(int(((times >= start) & (times < start + 86_400)).sum()) for times in taker_times)
     points = sum(len(world.price_points(m, start, start + 86_399, 60)) for m in live)

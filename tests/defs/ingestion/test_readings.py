@@ -23,7 +23,9 @@ from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.readings import Readings
 from pmw_sandbox.world import World
+from tests.support.readings import changes_markets, each_alone, every_other
 from tests.support.runs import materialise
+from tests.support.world import is_live_on
 
 WORLD = WorldConfig(seed=3, end=date(2026, 11, 21), days=3, series_per_platform=2, events_per_series=2,
                     markets_per_event=3, trades_per_market_day=40, multivariate_markets=1)
@@ -34,12 +36,12 @@ PLATFORMS = [p.value for p in MARKET_PLATFORMS]
 SMALL_PAGES = {"markets": 7, "events": 5, "series": 3, "trades": 12, "price_history": 50}
 SMALLER_PAGES = {"markets": 4, "events": 3, "series": 2}  # a server's own maxima, below those asked for
 # The orderbook reading (`book_order`) and the switches of the sports endpoints change nothing these five tables
-# read (tests/defs/test_orderbooks.py and tests/engine/test_sports.py land under them); flipped with all the others
-# here, they must still change nothing.
-READINGS = [Readings(), *(r for r in Readings.each_alone() if r.changes_markets()), Readings.every_other()]
+# read (tests/defs/orderbooks/test_orderbooks.py and tests/engine/test_sports.py land under them); flipped with
+# all the others here, they must still change nothing.
+READINGS = [Readings(), *(r for r in each_alone() if changes_markets(r)), every_other()]
 # The days each reading lands: the defaults and the all-flipped reading land both, each switch alone the
 # earlier one, which is the harder of the two (its trades lie behind the next day's in newest-first paging).
-ALL_DAYS = (Readings(), Readings.every_other())
+ALL_DAYS = (Readings(), every_other())
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +52,7 @@ def truth() -> dict[tuple[str, date], dict[str, pl.DataFrame]]:
     for platform in MARKET_PLATFORMS:
         for day in DAYS:
             start = int(datetime.combine(day, time(), UTC).timestamp())
-            live = [m for m in world.markets(platform) if m.is_live_on(day, world.as_of)]
+            live = [m for m in world.markets(platform) if is_live_on(m, day, world.as_of)]
             trades = [t for m in live for t in world.trade_records(m, 0, world.trade_count(m, True), True)
                       if start <= t["timestamp"] < start + 86_400]
             points = [p for m in live for p in world.price_points(m, start, start + 86_399, 60)]
