@@ -1,6 +1,6 @@
 """The documented tables of the warehouse: the single source of truth for columns, types, keys and enums.
 
-Every table is described once, as the resource the unified API sends (spec/unified-api.md): each field
+Every table is described once, as the resource the unified API sends (docs/api-contract.md): each field
 keeps its wire name (``marketId``), and its warehouse column is the snake_case of that name
 (``market_id``). Nested objects become structs, arrays become lists, and maps (``current_prices``) become
 lists of structs with a ``key`` field, because Parquet, polars and DuckDB all read those the same way.
@@ -23,7 +23,7 @@ import pyarrow as pa
 
 
 class Platform(StrEnum):
-    """Platform identifiers as they appear on the wire (spec/platforms.md, P1..P7)."""
+    """Platform identifiers as they appear on the wire: the unified API's `platform` (docs/api-contract.md)."""
 
     POLYMARKET = "polymarket"
     KALSHI = "kalshi"

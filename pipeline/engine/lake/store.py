@@ -1,6 +1,6 @@
 """The Parquet lake: one file per (table, platform, day) partition, replaced atomically.
 
-Layout (hive style, see ARCHITECTURE.md "Storage layout")::
+Layout (hive style)::
 
     <root>/<table>/platform=<platform>/date=<YYYY-MM-DD>/data.parquet
     <root>/_rejects/<table>/platform=<platform>/date=<YYYY-MM-DD>/rejects.parquet
@@ -77,7 +77,7 @@ PARTITION_COLUMNS: tuple[str, ...] = ("platform", "date")
 # (pipeline.engine.lake.verify) reads every page back against it, and names a file written without them.
 CHECKSUMS_KEY = b"pm-warehouse.page_checksums"
 ROW_GROUP_SIZE = 122_880
-# Every column is zstd-compressed (ARCHITECTURE.md's lake contract). Leaving the float columns uncompressed
+# Every column is zstd-compressed. Leaving the float columns uncompressed
 # made aggregate queries 10-20% faster for a 5% larger lake (benchmarks/README.md), not worth breaking it.
 COMPRESSION = "zstd"
 # Timestamps are stored delta-encoded, not dictionary-encoded: sorted by (key, time) their deltas pack into
