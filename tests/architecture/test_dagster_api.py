@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -17,19 +18,19 @@ def _private_dagster(name: str) -> bool:
     return top.startswith("dagster") and any(map(is_private, rest))
 
 
-def _has_reason(module: Module, first: int, last: int) -> bool:
-    return any(not DIRECTIVE.match(module.comments.get(line, "noqa")) for line in range(first, last + 1))
+def _has_reason(module: Module, statement: ast.Import | ast.ImportFrom) -> bool:
+    """A comment on one of the statement's lines that is more than a tool's switch (`# noqa: F401`)."""
+    lines = range(statement.lineno, (statement.end_lineno or statement.lineno) + 1)
+    return any(not DIRECTIVE.match(module.comments[line]) for line in lines if line in module.comments)
 
 
 def unexplained_private_imports(root: Path = REPO_ROOT) -> list[str]:
     found = []
     for module in modules(root):
         for imported in imports(module):
-            node = imported.node
-            private = [name for _, name in imported.reached if _private_dagster(name)]
-            if private and not _has_reason(module, node.lineno, node.end_lineno or node.lineno):
-                named = imported.module if _private_dagster(imported.module) else private[0]
-                found.append(module.offence(node.lineno, f"{named} is private to Dagster and no comment says why"))
+            if _private_dagster(imported.reached) and not _has_reason(module, imported.statement):
+                named = imported.module if _private_dagster(imported.module) else imported.reached
+                found.append(module.offence(imported.line, f"{named} is private to Dagster and no comment says why"))
     return found
 
 

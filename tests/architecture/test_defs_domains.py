@@ -26,22 +26,10 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return None
 
 
-def _bound_names(module: Module) -> dict[str, str]:
-    """What the module's imports bind: each name to the dotted name it stands for."""
-    bound = {}
-    for imported in imports(module):
-        if isinstance(imported.node, ast.ImportFrom):
-            bound |= {alias.asname or alias.name: f"{imported.module}.{alias.name}" for alias in imported.node.names}
-        else:
-            bound |= {alias.asname or alias.name.partition(".")[0]: alias.name if alias.asname
-                      else alias.name.partition(".")[0] for alias in imported.node.names}
-    return bound
-
-
 def _taken(module: Module) -> list[tuple[int, str]]:
     """The dotted names a module takes, with their lines: what it imports, and what it reads off an import."""
-    taken = [reached for imported in imports(module) for reached in imported.reached]
-    bound = _bound_names(module)
+    taken = [(imported.line, imported.reached) for imported in imports(module)]
+    bound = dict(imported.binding for imported in imports(module))
     for node in ast.walk(module.tree):
         chain = _dotted(node) if isinstance(node, ast.Attribute) and is_private(node.attr) else None
         if chain and chain[0] in bound:

@@ -49,16 +49,28 @@ class Module:
 
 @dataclass(frozen=True)
 class Import:
-    node: ast.Import | ast.ImportFrom
+    """One name an import statement takes: `import a.b as x`, or the `c` of `from a.b import c, d`."""
+
+    statement: ast.Import | ast.ImportFrom
+    alias: ast.alias
     module: str  # the module named: `a.b` of `import a.b` and of `from a.b import c` (relative ones resolved)
 
     @property
-    def reached(self) -> list[tuple[int, str]]:
-        """The dotted names the import reaches, each with its line: `a.b.c` for `from a.b import c` (a module or a
-        name of `a.b`)."""
-        if isinstance(self.node, ast.Import):
-            return [(self.node.lineno, self.module)]
-        return [(alias.lineno, f"{self.module}.{alias.name}") for alias in self.node.names]
+    def line(self) -> int:
+        return self.alias.lineno
+
+    @property
+    def reached(self) -> str:
+        """`a.b` for `import a.b`; `a.b.c` for `from a.b import c` (a module, or a name of module `a.b`)."""
+        return f"{self.module}.{self.alias.name}" if isinstance(self.statement, ast.ImportFrom) else self.module
+
+    @property
+    def binding(self) -> tuple[str, str]:
+        """The name the import binds in the importing module, and the dotted name that name stands for."""
+        if isinstance(self.statement, ast.ImportFrom) or self.alias.asname:
+            return self.alias.asname or self.alias.name, self.reached
+        top = self.module.partition(".")[0]
+        return top, top
 
 
 def modules(root: Path = REPO_ROOT) -> list[Module]:
@@ -70,11 +82,11 @@ def imports(module: Module) -> Iterator[Import]:
     """Every import of a module, those inside functions included."""
     for node in ast.walk(module.tree):
         if isinstance(node, ast.Import):
-            yield from (Import(node, alias.name) for alias in node.names)
+            yield from (Import(node, alias, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = module.package.split(".")[: len(module.package.split(".")) - node.level + 1] if node.level else []
             named = ".".join([*base, *([node.module] if node.module else [])])
-            yield Import(node, named)
+            yield from (Import(node, alias, named) for alias in node.names)
 
 
 def is_private(name: str) -> bool:
