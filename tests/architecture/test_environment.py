@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 from tests.support.paths import REPO_ROOT
-from tests.support.source_code import Module, modules, write_tree
+from tests.support.source_code import Module, imports, modules, write_tree
 
 SETTINGS_MODULE = "pipeline/engine/config.py"
 ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
@@ -15,16 +15,11 @@ ENVIRONMENT = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
 
 def environment_uses(module: Module) -> list[str]:
     """Each `os.environ`, `os.getenv`, `os.putenv`... of a module, and each of those names imported from os."""
-    tree = module.tree
-    os_names = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names if alias.name == "os"}
-    uses = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in ENVIRONMENT and isinstance(node.value, ast.Name) \
-                and node.value.id in os_names:
-            uses.append((node.lineno, f"os.{node.attr}"))
-        elif isinstance(node, ast.ImportFrom) and node.module == "os":
-            uses += [(node.lineno, f"os.{alias.name}") for alias in node.names if alias.name in ENVIRONMENT]
+    uses = [(imported.line, imported.reached) for imported in imports(module)
+            if imported.reached in {f"os.{name}" for name in ENVIRONMENT}]
+    os_names = {imported.binding[0] for imported in imports(module) if imported.binding[1] == "os"}
+    uses += [(node.lineno, f"os.{node.attr}") for node in ast.walk(module.tree) if isinstance(node, ast.Attribute)
+             and node.attr in ENVIRONMENT and isinstance(node.value, ast.Name) and node.value.id in os_names]
     return [module.offence(line, f"{what} outside {SETTINGS_MODULE}") for line, what in sorted(uses)]
 
 
@@ -38,7 +33,7 @@ def test_only_the_settings_module_touches_the_environment() -> None:
 
 
 def test_every_way_to_the_environment_is_seen(tmp_path: Path) -> None:
-    code = ("import os\nimport os as system\nfrom os import environ, getenv, path\n"
+    code = ("import os.path\nimport os as system\nfrom os import environ, getenv, path\n"
             "os.environ['A'] = '1'\nsystem.getenv('B')\nos.putenv('C', '')\nvalue = environ['D']\n")
     write_tree(tmp_path, {SETTINGS_MODULE: code, "pmw_sandbox/app.py": code})
     assert [use.split(":", 2)[1] for use in outside_the_settings(tmp_path)] == ["3", "3", "4", "5", "6"]
