@@ -1,7 +1,7 @@
 """The sandbox world: the catalogue of both platforms, their simulated activity, and its unified-API records.
 
 `World` answers the questions the HTTP app asks (which markets, which trades, which price points) and
-renders them in the unified API's wire format (spec/unified-api.md, field names as in pipeline/engine/schema/).
+renders them in the unified API's wire format (docs/api-contract.md, field names as in pipeline/engine/schema/).
 Records are deterministic: the same config gives the same bytes.
 """
 

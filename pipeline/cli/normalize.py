@@ -35,7 +35,7 @@ from pipeline.engine.normalize.native import normalise_native
 from pipeline.engine.normalize.unified import normalise
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Source
 
-# Where the records are in a unified-API response, per entity (spec/unified-api.md).
+# Where the records are in a unified-API response, per entity (docs/api-contract.md).
 UNIFIED_ENVELOPE: dict[str, str] = {
     "series": "series",
     "events": "events",

@@ -30,7 +30,7 @@ WORLD = WorldConfig(
 )
 DAY = WORLD.end_day
 FETCHED = datetime(2026, 11, 22, tzinfo=UTC)
-# Fields the sandbox sends that the recorded fixtures happen not to carry (documented in spec/platforms.md
+# Fields the sandbox sends that the recorded fixtures happen not to carry (documented in docs/schema.md
 # or read by the normalisers): Gamma's status and type fields, Kalshi's fixed-point counts.
 GAMMA_MARKET_EXTRAS = {"category", "closedTime", "marketType", "umaResolutionStatus", "lowerBound", "upperBound"}
 GAMMA_EVENT_EXTRAS = {"category", "series"}

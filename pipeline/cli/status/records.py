@@ -11,8 +11,10 @@ from datetime import date
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.event_api import PartitionKeyFilter
-from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
+from dagster._core.event_api import PartitionKeyFilter  # not exported: the partition_filter of a check's history
+from dagster._core.storage.asset_check_execution_record import (  # not exported: the status a check's records carry
+    AssetCheckExecutionRecordStatus,
+)
 
 from pipeline.cli.common.instance import instance_at, pmw_instance
 from pipeline.cli.status.facts import FailedCheck, Recorded

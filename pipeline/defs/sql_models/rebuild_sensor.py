@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import dagster as dg
-from dagster._core.execution.backfill import BulkActionStatus
+from dagster._core.execution.backfill import BulkActionStatus  # not exported, yet what get_backfills(status=) takes
 
 from pipeline.defs.common.tags import TRIGGER_TAG
 from pipeline.engine.config import Settings

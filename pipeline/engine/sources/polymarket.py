@@ -17,7 +17,7 @@
   stops there and is reported in the partition's coverage (incomplete, with the oldest trade reached);
 - price history: CLOB `/prices-history` of each outcome token over the day, hourly.
 
-Each host has its own HTTP layer and request budget (sliding windows of 10 s, from spec/platforms.md).
+Each host has its own HTTP layer and request budget (sliding windows of 10 s, docs/api-contract.md).
 `PolymarketPages` reads the answers as raw pages; `pipeline.engine.normalize.partitions.polymarket` normalises
 them into the rows the assets land.
 """
