@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from datetime import date
 from functools import cache
 
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.config import Secret
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
 from pipeline.engine.normalize.partitions.unified import UnifiedPartitions

@@ -8,13 +8,13 @@ from pipeline.defs.automation.jobs import ingestion_job
 from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import backfill_sensor
 from pipeline.defs.automation.yesterday_landed import freshness_job, freshness_schedule, yesterday_landed_check
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.ingestion.assets import ingestion_assets
 from pipeline.defs.ingestion.platform_status import platform_status_asset
 from pipeline.defs.orderbooks.assets import orderbook_round_asset
 from pipeline.defs.orderbooks.schedule import orderbook_job, orderbook_rounds_schedule
 from pipeline.defs.profiles.assets import trader_profiles_asset
 from pipeline.defs.profiles.schedule import daily_traders_schedule, traders_job
-from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sports.assets import sports_assets
 from pipeline.defs.sports.schedule import daily_sports, sports_job
 from pipeline.defs.sql_models.assets import load_sql_assets

@@ -18,7 +18,7 @@ from tests.support.paths import REPO_ROOT
 PRODUCTION_STEPS = """
 import json, sys
 import pipeline.definitions
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 with PipelineResource().source("polymarket"):
     pass
 from pipeline.cli.main import main

@@ -18,9 +18,9 @@ import polars as pl
 import pytest
 
 from pipeline.defs.common.reporting import Landed
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.common.specs import partition_of
 from pipeline.defs.ingestion.assets import ingestion_asset, land_partition, markets_partition
-from pipeline.defs.resources import PipelineResource
 from pipeline.defs.sql_models.assets import sql_assets
 from pipeline.engine.checks import CHECKS, PartitionContext, checks_for
 from pipeline.engine.lake.store import Lake

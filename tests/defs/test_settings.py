@@ -10,7 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.config import ConfigError, Settings, check_data_dir
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
 from pipeline.engine.schema import TABLES, Source

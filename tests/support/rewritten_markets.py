@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
 

@@ -10,7 +10,7 @@ import polars as pl
 from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteRepositoryOrigin
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
 from tests.support.location import INGESTION_ASSETS

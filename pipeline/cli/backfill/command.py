@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if args.allow_shrink:
         settings = replace(settings, allow_shrink=True)
     from pipeline.cli.backfill.partitions import run_backfill  # Dagster and the code location: after the check
-    from pipeline.defs.resources import PipelineResource
+    from pipeline.defs.common.resources import PipelineResource
 
     try:
         reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets,

@@ -17,9 +17,9 @@ from pipeline.cli.common.failures import root_cause
 from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.common.runs import materialise
 from pipeline.defs.automation.holds import platform_holds
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.ingestion.platform_status import TABLE as PLATFORM_STATUS
 from pipeline.defs.ingestion.windows import WINDOW_TAG
-from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.activity import PROCESS_ACTIVITY

@@ -12,8 +12,8 @@ from functools import cache
 
 import dagster as dg
 
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.location import build_definitions
-from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import Settings
 
 # Dagster's console logger: silent by default, since each command says what went wrong in a line per run where

@@ -12,7 +12,7 @@ from pipeline.cli.demo.sports import land_sports_day, say_widest_spreads
 from pipeline.cli.demo.watchlists import example_watchlists, land_watchlists
 from pipeline.cli.demo.world import ui_command, world_env
 from pipeline.cli.sql.models import run_sql
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.config import DIRECT_SANDBOX, Settings, dagster_home
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import MARKET_PLATFORMS, Source, lake_tables

@@ -13,7 +13,7 @@ import duckdb
 from pipeline.cli.common.failures import root_cause
 from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.common.runs import materialise
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.schema import SPORTS_TABLES, League
 
 WIDEST_SPREAD_SQL = """

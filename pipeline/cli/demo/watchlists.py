@@ -16,10 +16,10 @@ import dagster as dg
 
 from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.common.runs import materialise
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, orderbook_round_asset
 from pipeline.defs.orderbooks.schedule import platforms_with_books
 from pipeline.defs.profiles.assets import trader_profiles_asset
-from pipeline.defs.resources import PipelineResource
 from pipeline.engine.config import variable_set
 from pipeline.engine.schema import Source
 from pmw_sandbox.catalogue import WorldConfig

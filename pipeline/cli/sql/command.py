@@ -19,7 +19,7 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = configured(writes=True)
     from pipeline.cli.sql.models import run_sql  # Dagster and the code location: after the check
-    from pipeline.defs.resources import PipelineResource
+    from pipeline.defs.common.resources import PipelineResource
     from pipeline.engine.warehouse.project import SqlProjectError
 
     try:

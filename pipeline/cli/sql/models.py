@@ -14,7 +14,7 @@ import dagster as dg
 from pipeline.cli.common.failures import root_cause
 from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.common.runs import materialise
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key
 from pipeline.engine.config import Settings
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR, Project, Relation, load_project

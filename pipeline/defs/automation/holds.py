@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from pipeline.defs.resources import emulator_for
+from pipeline.defs.common.resources import emulator_for
 from pipeline.engine.config import ConfigError, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.partitions.platform_status import observed_rows

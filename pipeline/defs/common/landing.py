@@ -15,7 +15,7 @@ import dagster as dg
 import polars as pl
 
 from pipeline.defs.common.reporting import Landed, check_result, preview
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.checks import CheckOutcome, PartitionContext, reconcile, run_checks
 from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake

@@ -18,9 +18,9 @@ import polars as pl
 
 from pipeline.defs.common.landing import Rows, land
 from pipeline.defs.common.reporting import Landed, figures_metadata
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.common.specs import LAKE_KINDS, OWNERS, check_specs, column_schema, daily_partitions, partition_of
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, run_window
-from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, PartitionContext
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.replacement import ReplacementRule

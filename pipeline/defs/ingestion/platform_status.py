@@ -18,9 +18,9 @@ import polars as pl
 
 from pipeline.defs.common.landing import land
 from pipeline.defs.common.reporting import Landed, check_result
+from pipeline.defs.common.resources import PipelineResource, emulator_for
 from pipeline.defs.common.specs import partition_of
 from pipeline.defs.ingestion.assets import ingestion_asset
-from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings
 from pipeline.engine.normalised import Normalised

@@ -21,8 +21,8 @@ import dagster as dg
 
 from pipeline.defs.common.landing import land
 from pipeline.defs.common.reporting import Landed
+from pipeline.defs.common.resources import PipelineResource, emulator_for
 from pipeline.defs.common.specs import daily_partitions, partition_of, tables_asset
-from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake

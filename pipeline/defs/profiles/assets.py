@@ -16,9 +16,9 @@ from collections.abc import Iterator
 import dagster as dg
 
 from pipeline.defs.common.landing import land
+from pipeline.defs.common.resources import PipelineResource, emulator_for
 from pipeline.defs.common.specs import partition_of, tables_asset
 from pipeline.defs.ingestion.assets import ingestion_partitions
-from pipeline.defs.resources import PipelineResource, emulator_for
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
 from pipeline.engine.normalize.partitions.profiles import traders_rows

@@ -18,8 +18,8 @@ import polars as pl
 
 from pipeline.defs.common.landing import land
 from pipeline.defs.common.reporting import Landed, figures_metadata
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.common.specs import daily_partitions, partition_of, tables_asset
-from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake

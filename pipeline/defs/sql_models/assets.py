@@ -31,7 +31,7 @@ import polars as pl
 
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.defs.automation.lake_records import lost_partitions, recorded_partitions
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.config import Settings
 from pipeline.engine.files import some_paths

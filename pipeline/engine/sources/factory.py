@@ -3,7 +3,7 @@
 Every API is reached through an `Endpoint`: the public address (or PMW_API_URL / PMW_DIRECT_URL) over the
 network, with the host's request budget; or an `Emulator`'s endpoint, whose transport answers in-process. The
 engine knows emulators only by this interface: the caller that chooses a source passes one in (see
-pipeline/defs/resources.py), so a production run never loads the emulator.
+pipeline/defs/common/resources.py), so a production run never loads the emulator.
 """
 
 from __future__ import annotations

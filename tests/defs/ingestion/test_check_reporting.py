@@ -16,9 +16,9 @@ import dagster as dg
 import polars as pl
 
 from pipeline.defs.common.reporting import Landed, json_safe
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.common.specs import check_specs, partition_of
 from pipeline.defs.ingestion.assets import land_partition
-from pipeline.defs.resources import PipelineResource
 from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised

@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.request_bound import fewest_requests
 from pipeline.cli.backfill.partitions import run_backfill
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.schema import MAX_LIMIT, TABLES, Platform
 from pmw_sandbox.world import World
 from tests.support.runs import DAY

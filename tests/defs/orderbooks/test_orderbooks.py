@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 
 from pipeline.cli.sql.models import run_sql
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.orderbooks.assets import SNAPSHOT_AT_TAG, round_time
-from pipeline.defs.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import Platform
 from pipeline.engine.sources.orderbooks import busiest_open

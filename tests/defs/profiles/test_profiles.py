@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from pipeline.cli.sql.models import run_sql
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.partitions import profiles as traders_rows
 from pipeline.engine.schema import MAX_LIMIT, Platform

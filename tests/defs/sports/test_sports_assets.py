@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.normalize.sports import Lineage, normalise_records
 from pipeline.engine.schema import SPORTS_PLATFORMS, SPORTS_TABLES

@@ -18,7 +18,7 @@ import pytest
 from pipeline.cli.backfill.partitions import run_backfill
 from pipeline.definitions import defs
 from pipeline.defs.automation.jobs import ingestion_job
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.sql_models.assets import FailedIngestionCheck, asset_key, held_back, sql_assets
 from pipeline.engine.checks import CHECKS
 from pipeline.engine.lake.store import Lake

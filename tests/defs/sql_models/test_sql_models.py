@@ -19,7 +19,7 @@ from filelock import FileLock
 
 from pipeline.cli.main import main
 from pipeline.cli.sql.models import run_sql, select_models
-from pipeline.defs.resources import PipelineResource
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.sql_models.assets import OP_NAME, asset_key, load_sql_assets, sql_assets
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
