@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks import memory, normalisation, queries, request_efficiency, request_windows, snapshot_rounds
+from benchmarks import memory, normalization, queries, request_efficiency, request_windows, snapshot_rounds
 from benchmarks.report import Report, write_results
 
 HERE = Path(__file__).resolve().parent
 DATA_DIR = HERE / ".data"  # generated data and quick results; git-ignored
 BENCHMARKS: dict[str, Callable[[bool, Path], Report]] = {
-    "normalisation": normalisation.run,
+    "normalisation": normalization.run,
     "memory": memory.run,
     "requests": request_efficiency.run,
     "windows": request_windows.run,

@@ -1,4 +1,4 @@
-"""The naive baseline the normalisers are measured against: per-record pydantic validation, then pandas.
+"""The naive baseline the normalizers are measured against: per-record pydantic validation, then pandas.
 
 What a first version of the pipeline would do: validate each parsed record with a pydantic model of its
 resource (built here from ``pipeline.engine.schema``, so that it checks the same documented fields), dump it, turn

@@ -201,7 +201,7 @@ def render_direct_mappings() -> str:
         "## Direct sources: field mappings",
         "",
         "With `PMW_SOURCE=direct` (and `pmw normalize --source direct`) the rows come from the platforms' own "
-        "APIs, normalised by `pipeline/engine/normalize/polymarket.py` and `kalshi.py` into the same tables.",
+        "APIs, normalized by `pipeline/engine/normalize/polymarket.py` and `kalshi.py` into the same tables.",
         "",
         *(f"- {note}" for note in NOTES),
         "",

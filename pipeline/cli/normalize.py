@@ -1,4 +1,4 @@
-"""`pmw normalize`: normalise one saved raw response into Parquet, to see what a normaliser makes of it.
+"""`pmw normalize`: normalize one saved raw response into Parquet, to see what a normalizer makes of it.
 
     pmw normalize --platform kalshi --entity markets [--source direct|api] INPUT.json -o OUT.parquet
 
@@ -30,9 +30,9 @@ import polars as pl
 from pipeline.cli.common import arguments
 from pipeline.cli.common.arguments import Subparsers
 from pipeline.cli.common.failures import CommandError
-from pipeline.engine.normalised import Normalised
-from pipeline.engine.normalize.native import normalise_native
-from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.normalize.native import normalize_native
+from pipeline.engine.normalize.unified import normalize
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Source
 
 # Where the records are in a unified-API response, per entity (docs/api-contract.md).
@@ -47,14 +47,14 @@ _SHOWN_REASONS = 20
 
 
 class InputError(CommandError):
-    """The input cannot be normalised; the message says why, in one line (exit 2)."""
+    """The input cannot be normalized; the message says why, in one line (exit 2)."""
 
 
 def add_parser(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "normalize",
-        help="normalise a saved raw response into Parquet",
-        description="Normalise a saved raw response (bare body, or a {_metadata, response} recording) into "
+        help="normalize a saved raw response into Parquet",
+        description="Normalize a saved raw response (bare body, or a {_metadata, response} recording) into "
         "Parquet: OUT.parquet, plus OUT.rejects.parquet when records are rejected.",
     )
     parser.add_argument("--platform", required=True, choices=[p.value for p in MARKET_PLATFORMS])
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         fetched_at = args.fetched_at or _recorded_at(metadata) or dt.datetime.now(dt.UTC)
         day = args.day or fetched_at.astimezone(dt.UTC).date()
         context = {**_scalars(metadata), **dict(args.context)}
-        results = _normalised(args, body, day, fetched_at, context)
+        results = _normalized(args, body, day, fetched_at, context)
         _write(results, args.entity, args.output)
     except (ValueError, OSError) as error:  # a body of the wrong shape, a missing context value, an unwritable output
         raise CommandError(str(error)) from None
@@ -125,14 +125,14 @@ def _scalars(metadata: Mapping[str, Any]) -> dict[str, str]:
     return {key: str(value) for key, value in metadata.items() if isinstance(value, str | int | float)}
 
 
-def _normalised(
+def _normalized(
     args: argparse.Namespace, body: Any, day: dt.date, fetched_at: dt.datetime, context: dict[str, str]
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     if args.source == Source.DIRECT.value:
-        return normalise_native(args.platform, args.entity, body, day=day, fetched_at=fetched_at, context=context)
+        return normalize_native(args.platform, args.entity, body, day=day, fetched_at=fetched_at, context=context)
     records = _unified_records(body, args.entity)
     options = {"platform": args.platform, "day": day, "source": Source.API.value, "fetched_at": fetched_at}
-    return {args.entity: normalise(args.entity, records, **options)}
+    return {args.entity: normalize(args.entity, records, **options)}
 
 
 def _unified_records(body: Any, entity: str) -> list[Any]:
@@ -145,7 +145,7 @@ def _unified_records(body: Any, entity: str) -> list[Any]:
     raise InputError(f"expected a unified-API response with a {key!r} array, got {type(body).__name__}")
 
 
-def _write(results: dict[str, Normalised], entity: str, output: Path) -> None:
+def _write(results: dict[str, Normalized], entity: str, output: Path) -> None:
     """Each table's rows and rejects beside OUT.parquet; the entity's table always, the others when not empty."""
     for table, result in results.items():
         if table != entity and result.rows.is_empty() and result.rejects.is_empty():

@@ -5,7 +5,7 @@ markets it holds) returning a `CheckOutcome`; `repeats_agree` reads the partitio
 Dagster assets turn the registry below into `AssetCheckSpec`s and report the outcomes as
 `AssetCheckResult`s of every materialisation (failed blocking checks as errors, the others as warnings).
 
-A row of another platform is not checked for: the normalisers take `platform` and `date` from the call,
+A row of another platform is not checked for: the normalizers take `platform` and `date` from the call,
 and the lake refuses to write a row of another partition (the step fails), so such a check could never
 fail. `timestamps_inside_day` checks the rows as landed: the streamed tables (trades, price history) keep
 only the day's rows (a market's first page brings later days' trades), so there it holds by construction.
@@ -24,7 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalised import CONFLICTING_REPEAT
+from pipeline.engine.normalized import CONFLICTING_REPEAT
 from pipeline.engine.reconciliation import PER_MARKET, landed_per_market, reconciliations
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,

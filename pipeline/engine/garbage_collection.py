@@ -1,4 +1,4 @@
-"""Python's cyclic garbage collector run once a chunk while a stream of normalised chunks is landed or spooled."""
+"""Python's cyclic garbage collector run once a chunk while a stream of normalized chunks is landed or spooled."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""What extraction hands to normalisation: an API's answers as received.
+"""What extraction hands to normalization: an API's answers as received.
 
 A list's answers are `RawPage`s; a lone answer has its own type (`BookAnswer`, `ProfileAnswer`, `ServiceStatus`,
-a sports `Detail`). Sources make them and normalisers read them, so neither imports the other; a source says
+a sports `Detail`). Sources make them and normalizers read them, so neither imports the other; a source says
 what each page is, and `pipeline.engine.normalize.pages` turns pages into rows.
 """
 
@@ -21,7 +21,7 @@ class RawPage:
 
     `body` is the answer's JSON without the items met on earlier pages of the same list; `items_key` is where
     it holds its items (None: the body is the array). `asked_for` names the markets the request asked about,
-    so that its rows can be attributed to them; `context` carries what a platform's normaliser needs from
+    so that its rows can be attributed to them; `context` carries what a platform's normalizer needs from
     the request (`pipeline.engine.normalize.native`: a market id, an outcome id, a candle interval).
     `conflicting` holds the page's items that repeat an identity met before with other values
     (`pipeline.engine.sources.paging`): not in `body`, they are rejected with the reason.

@@ -1,6 +1,6 @@
 """The times the APIs write, read in polars: ISO-8601 texts with a UTC offset and Unix times in seconds.
 
-One reading for every stage: the normalisers' typed columns, the sources' liveness rule over raw records, the
+One reading for every stage: the normalizers' typed columns, the sources' liveness rule over raw records, the
 spool's reject days.
 """
 

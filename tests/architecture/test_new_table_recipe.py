@@ -24,7 +24,7 @@ from pipeline.defs.ingestion.assets import ingestion_asset, land_partition, mark
 from pipeline.defs.sql_models.assets import sql_assets
 from pipeline.engine.checks import CHECKS, PartitionContext, checks_for
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.normalize.unified import normalize
 from pipeline.engine.schema import MARKET_PLATFORMS, TABLES, Field, Table
 from pipeline.engine.warehouse.project import load_project
 from scripts import generate_docs
@@ -76,7 +76,7 @@ def _widgets_asset(stray_market: str | None = None) -> dg.AssetsDefinition:
         records = [{"id": f"w-{m}", "marketId": m, "platform": platform, "weight": 1.5}
                    for m in [*market_ids, *([stray_market] if stray_market else [])]]
         with pipeline.source(platform) as source:
-            result = normalise("widgets", records, platform=platform, day=day,
+            result = normalize("widgets", records, platform=platform, day=day,
                                source=pipeline.settings().source.value, fetched_at=datetime.now(UTC))
             yield from land_partition(context, pipeline, "widgets",
                                       PartitionContext(platform, day, frozenset(market_ids)), result, source)

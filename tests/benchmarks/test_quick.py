@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.paths import REPO_ROOT
 
-TITLES = ("Normalisation:", "Memory:", "Request efficiency:", "Requests per window:", "Queries:",
+TITLES = ("Normalization:", "Memory:", "Request efficiency:", "Requests per window:", "Queries:",
           "Snapshot rounds beside the daily ingestion:")
 BENCHMARKS = ("normalisation", "memory", "requests", "windows", "queries", "snapshots")
 

@@ -1,7 +1,7 @@
 """`pmw normalize` on every recorded fixture gives no value the platform's documentation contradicts.
 
 Each file (tests/support/native_cases lists them all, with the entity each response lists; test_native holds
-that list to the folder) is normalised by the command, as a user would, and every table it writes is held to:
+that list to the folder) is normalized by the command, as a user would, and every table it writes is held to:
 - the partition checks (pipeline.engine.checks `run_checks`: required columns, key, enums, prices within [0, 1],
   price keys naming outcomes, sizes above 0), but the two that concern a landed partition rather than one
   response: `timestamps_inside_day` (the lake keeps a day's rows; a recording spans many days) and

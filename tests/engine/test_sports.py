@@ -1,4 +1,4 @@
-"""The sports engine without Dagster: the normaliser (rows belong to what was asked, wrong records rejected with the
+"""The sports engine without Dagster: the normalizer (rows belong to what was asked, wrong records rejected with the
 reason), the odds checks (each can fail), and the source against every sandbox reading of the sports endpoints."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 from pipeline.engine.checks import CHECKS, PartitionContext, run_checks
 from pipeline.engine.config import Secret
 from pipeline.engine.normalize.partitions.sports import SportsSource
-from pipeline.engine.normalize.sports import Lineage, normalise_odds, normalise_records
+from pipeline.engine.normalize.sports import Lineage, normalize_odds, normalize_records
 from pipeline.engine.raw_pages import Detail
 from pipeline.engine.schema import FUTURE_ODDS, OddsKind
 from pipeline.engine.sources.http import HttpLayer
@@ -49,7 +49,7 @@ def _failed(rows: pl.DataFrame) -> set[str]:
 
 
 def test_odds_rows_belong_to_the_detail_asked_and_keep_american_odds_signed() -> None:
-    result = normalise_odds([_detail(*FAIR_BOOK[:1], _outcome("Chicago", "nba-chi", "100", 2.0, 0.5))], LINEAGE)
+    result = normalize_odds([_detail(*FAIR_BOOK[:1], _outcome("Chicago", "nba-chi", "100", 2.0, 0.5))], LINEAGE)
     rows = result.rows
     assert rows.schema == FUTURE_ODDS.polars_schema and result.rejects.is_empty()
     assert set(rows["future_id"]) == {"nba-2026-championship"} and set(rows["kind"]) == {"future"}
@@ -61,12 +61,12 @@ def test_odds_rows_belong_to_the_detail_asked_and_keep_american_odds_signed() ->
 def test_wrong_records_are_rejected_with_the_reason_never_dropped() -> None:
     broken_market = _detail(_outcome("Boston", "nba-bos", "+100", "2.0", 0.5))
     missing = Detail("award", "nba-2026-mvp", {"id": "nba-2026-mvp"}, problem="listed, but no detail (404)")
-    result = normalise_odds([broken_market, missing, _detail(*FAIR_BOOK)], LINEAGE)
+    result = normalize_odds([broken_market, missing, _detail(*FAIR_BOOK)], LINEAGE)
     assert result.rows.height == 2
     reasons = result.rejects["reason"].to_list()
     assert reasons[0].startswith("future nba-2026-championship: ") and "decimal" in reasons[0]
     assert reasons[1] == "award nba-2026-mvp: listed, but no detail (404)"
-    teams = normalise_records("teams", [{"router_id": 7, "name": "x"}, {"name": "no id"}], LINEAGE)
+    teams = normalize_records("teams", [{"router_id": 7, "name": "x"}, {"name": "no id"}], LINEAGE)
     assert teams.rows.is_empty() and teams.rejects.height == 2
 
 
@@ -81,12 +81,12 @@ def test_wrong_records_are_rejected_with_the_reason_never_dropped() -> None:
     ],
 )
 def test_each_odds_check_reports_what_it_guards(outcome: dict[str, Any], failing: set[str]) -> None:
-    rows = normalise_odds([_detail(FAIR_BOOK[0], outcome)], LINEAGE).rows
+    rows = normalize_odds([_detail(FAIR_BOOK[0], outcome)], LINEAGE).rows
     assert _failed(rows) == failing
 
 
 def test_a_book_missing_outcomes_that_matter_is_a_warning_not_a_block() -> None:
-    rows = normalise_odds([_detail(FAIR_BOOK[0])], LINEAGE).rows  # Chicago's 55% left out: the book sums to 0.5
+    rows = normalize_odds([_detail(FAIR_BOOK[0])], LINEAGE).rows  # Chicago's 55% left out: the book sums to 0.5
     assert _failed(rows) == {"outcomes_cover_the_field"}
     assert not next(c for c in CHECKS["future_odds"] if c.name == "outcomes_cover_the_field").blocking
 

@@ -26,7 +26,7 @@ import polars as pl
 import pytest
 
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalised import CONFLICTING_REPEAT
+from pipeline.engine.normalized import CONFLICTING_REPEAT
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pipeline.engine.sources.liveness import live_records
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, WorldConfig

@@ -1,5 +1,5 @@
 """The sandbox's Polymarket- and Kalshi-shaped endpoints: fixture shapes, paging and filters, and agreement
-with the unified path once both are normalised."""
+with the unified path once both are normalized."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.engine.normalize.native import normalise_native
-from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.normalize.native import normalize_native
+from pipeline.engine.normalize.unified import normalize
 from pmw_sandbox.app import SandboxApp, SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.native_polymarket import DATA_API_MAX_OFFSET, GAMMA_MAX_OFFSET
@@ -31,7 +31,7 @@ WORLD = WorldConfig(
 DAY = WORLD.end_day
 FETCHED = datetime(2026, 11, 22, tzinfo=UTC)
 # Fields the sandbox sends that the recorded fixtures happen not to carry (documented in docs/schema.md
-# or read by the normalisers): Gamma's status and type fields, Kalshi's fixed-point counts.
+# or read by the normalizers): Gamma's status and type fields, Kalshi's fixed-point counts.
 GAMMA_MARKET_EXTRAS = {"category", "closedTime", "marketType", "umaResolutionStatus", "lowerBound", "upperBound"}
 GAMMA_EVENT_EXTRAS = {"category", "series"}
 KALSHI_COUNT_EXTRAS = {"volume_fp", "volume_24h_fp", "open_interest_fp", "count_fp"}
@@ -118,10 +118,10 @@ def test_the_data_api_reports_a_match_as_its_takers_row_and_its_makers_rows(app:
 
 def test_gamma_and_the_data_api_serve_each_shape_of_real_answers() -> None:
     """Legacy placeholder prices, scalar payouts and bounds, labelled and grouped legs, fees, early closes,
-    omitted zero volumes, anonymous traders, dead books and wrapped pages, as the normaliser reads them."""
+    omitted zero volumes, anonymous traders, dead books and wrapped pages, as the normalizer reads them."""
     app = SandboxApp(SandboxConfig(world=replace(WORLD, markets_per_event=3)))  # with resolved scalar markets
     body = ok(app, "/polymarket/gamma/markets", limit="500")
-    markets = _normalised_native("polymarket", "markets", body)
+    markets = _normalized_native("polymarket", "markets", body)
     closed = markets.filter(pl.col("status").is_in(["resolved", "cancelled"]))
     assert closed.filter(pl.col("current_prices").list.len() == 0).height  # ["0", "0"]: no price
     scalars = closed.filter((pl.col("market_type") == "scalar") & (pl.col("status") == "resolved"))
@@ -135,10 +135,10 @@ def test_gamma_and_the_data_api_serve_each_shape_of_real_answers() -> None:
     quotes = markets.filter(pl.col("id").is_in(dead)).select(pl.col("metadata").struct.field("best_bid", "best_ask"))
     assert dead and quotes.height == len(dead) and quotes.null_count().row(0) == (len(dead), len(dead))
     trades = ok(app, "/polymarket/data/trades", market=body[0]["conditionId"], limit="10000", takerOnly="false")
-    assert _normalised_native("polymarket", "trades", trades)["user"].null_count() > 0  # anonymous
+    assert _normalized_native("polymarket", "trades", trades)["user"].null_count() > 0  # anonymous
     page = ok(app, "/polymarket/gamma/events/pagination", limit="2", offset="1")
     assert len(page["data"]) == 2 and page["pagination"]["hasMore"]
-    assert _normalised_native("polymarket", "events", page)["id"].to_list() == [e["id"] for e in page["data"]]
+    assert _normalized_native("polymarket", "events", page)["id"].to_list() == [e["id"] for e in page["data"]]
 
 
 def test_kalshi_endpoints_have_the_fixture_fields(app: SandboxApp) -> None:
@@ -182,7 +182,7 @@ def test_kalshi_markets_events_and_trades_carry_what_their_fields_mean(app: Sand
     assert {m["liquidity_dollars"] for m in markets} == {"0.0000"}
     settled = [m for m in markets if m["status"] == "finalized"]  # its book emptied: no quote on either side
     assert settled and {(m["yes_bid"], m["yes_ask"], m["no_bid"], m["no_ask"]) for m in settled} == {(0, 0, 100, 100)}
-    books = _normalised_native("kalshi", "markets", {"markets": settled})["current_prices"].explode()
+    books = _normalized_native("kalshi", "markets", {"markets": settled})["current_prices"].explode()
     assert books.struct.field("bid").null_count() == books.struct.field("ask").null_count() == books.len()
     fees = {(s["fee_type"], s["fee_multiplier"]) for s in ok(app, "/kalshi/series")["series"]}
     assert len(fees) > 1
@@ -313,15 +313,15 @@ def test_data_api_offset_cap_and_no_key_needed(app: SandboxApp) -> None:
 MARKET_COLUMNS = ["id", "platform_id", "event_id", "title", "status", "market_type", "trading_end_at"]
 
 
-def _normalised_native(platform: str, entity: str, body: Any, **context: str) -> pl.DataFrame:
-    result = normalise_native(platform, entity, body, day=DAY, fetched_at=FETCHED, context=context)
-    for table, normalised in result.items():
-        assert normalised.rejects.is_empty(), (table, normalised.rejects.to_dicts())
+def _normalized_native(platform: str, entity: str, body: Any, **context: str) -> pl.DataFrame:
+    result = normalize_native(platform, entity, body, day=DAY, fetched_at=FETCHED, context=context)
+    for table, normalized in result.items():
+        assert normalized.rejects.is_empty(), (table, normalized.rejects.to_dicts())
     return result["price_history" if entity == "price_history" else entity].rows
 
 
-def _normalised_unified(table: str, records: list[dict[str, Any]], platform: str) -> pl.DataFrame:
-    result = normalise(table, records, platform=platform, day=DAY, source="unified", fetched_at=FETCHED)
+def _normalized_unified(table: str, records: list[dict[str, Any]], platform: str) -> pl.DataFrame:
+    result = normalize(table, records, platform=platform, day=DAY, source="unified", fetched_at=FETCHED)
     assert result.rejects.is_empty(), result.rejects.to_dicts()
     return result.rows
 
@@ -339,7 +339,7 @@ def _unified_closes(app: SandboxApp, market_id: str, outcome: str) -> dict[Any, 
         k: v for k, v in _all_day(60).items() if k != "period_interval"
     }
     points = ok(app, "/price-history", key="sandbox-key", **query)["data"]
-    rows = _normalised_unified("price_history", points, points[0]["platform"])
+    rows = _normalized_unified("price_history", points, points[0]["platform"])
     rows = rows.filter(pl.col("outcome_id") == outcome)
     return dict(zip(rows["timestamp"].to_list(), rows["price"].struct.field("close").to_list(), strict=True))
 
@@ -349,24 +349,24 @@ def _sorted(frame: pl.DataFrame, columns: list[str]) -> list[tuple[Any, ...]]:
 
 
 def test_polymarket_native_agrees_with_unified(app: SandboxApp) -> None:
-    native = _normalised_native("polymarket", "markets", ok(app, "/polymarket/gamma/markets", limit="500"))
+    native = _normalized_native("polymarket", "markets", ok(app, "/polymarket/gamma/markets", limit="500"))
     native = native.with_columns(trading_end_at=pl.col("resolution_date"))  # the scheduled close, not closedTime
-    unified = _normalised_unified("markets", _unified_markets(app, "polymarket"), "polymarket")
+    unified = _normalized_unified("markets", _unified_markets(app, "polymarket"), "polymarket")
     assert _sorted(native, [*MARKET_COLUMNS, "series_id", "event_slug"]) == _sorted(
         unified, [*MARKET_COLUMNS, "series_id", "event_slug"]
     )
     assert set(native["status"]) == {"open", "paused", "resolved", "cancelled"}
-    events = _normalised_native("polymarket", "events", ok(app, "/polymarket/gamma/events", limit="500"))
+    events = _normalized_native("polymarket", "events", ok(app, "/polymarket/gamma/events", limit="500"))
     assert events.height == len(ok(app, "/events", key="sandbox-key", platform="polymarket", limit="100")["events"])
     for market in _unified_markets(app, "polymarket")[:3]:
         body = ok(app, "/polymarket/data/trades", market=market["platform_id"], limit="1000", takerOnly="false")
-        trades = _normalised_native("polymarket", "trades", body, market_id=market["id"])
-        expected = _normalised_unified("trades", _unified_trades(app, market["id"]), "polymarket")
+        trades = _normalized_native("polymarket", "trades", body, market_id=market["id"])
+        expected = _normalized_unified("trades", _unified_trades(app, market["id"]), "polymarket")
         columns = ["market_id", "price", "size", "timestamp", "outcome", "side", "transaction_hash"]
         assert trades.height and _sorted(trades, columns) == _sorted(expected, columns)
         token = market["outcomes"][0]["id"]
         history = ok(app, "/polymarket/clob/prices-history", market=token, fidelity="60", **_window())
-        points = _normalised_native("polymarket", "price_history", history, market_id=market["id"], outcome_id=token)
+        points = _normalized_native("polymarket", "price_history", history, market_id=market["id"], outcome_id=token)
         closes = dict(zip(points["timestamp"].to_list(), points["price"].struct.field("close").to_list(), strict=True))
         assert closes and closes == _unified_closes(app, market["id"], token)
 
@@ -378,8 +378,8 @@ def _window() -> dict[str, str]:
 def test_kalshi_native_agrees_with_unified(app: SandboxApp) -> None:
     body = ok(app, "/kalshi/markets", limit="1000", mve_filter="exclude")
     old = ok(app, "/kalshi/historical/markets", limit="1000", mve_filter="exclude")
-    native = pl.concat([_normalised_native("kalshi", "markets", b) for b in (body, old)])
-    unified = _normalised_unified("markets", _unified_markets(app, "kalshi"), "kalshi")
+    native = pl.concat([_normalized_native("kalshi", "markets", b) for b in (body, old)])
+    unified = _normalized_unified("markets", _unified_markets(app, "kalshi"), "kalshi")
     assert _sorted(native, MARKET_COLUMNS) == _sorted(unified, MARKET_COLUMNS)
     assert set(native["status"]) == {"open", "paused", "resolved", "cancelled"}
     yes_price = pl.col("current_prices").list.first().struct.field("price")
@@ -389,21 +389,21 @@ def test_kalshi_native_agrees_with_unified(app: SandboxApp) -> None:
     for market in [m for m in _unified_markets(app, "kalshi") if m["market_type"] == "binary"][:3]:
         ticker = market["id"]
         pages = [
-            _normalised_native("kalshi", "trades", {"trades": _walk(app, path, "trades", ticker=ticker, limit="100")})
+            _normalized_native("kalshi", "trades", {"trades": _walk(app, path, "trades", ticker=ticker, limit="100")})
             for path in ("/kalshi/markets/trades", "/kalshi/historical/trades")
         ]
         trades = pl.concat(pages)
-        expected = _normalised_unified("trades", _unified_trades(app, ticker), "kalshi")
+        expected = _normalized_unified("trades", _unified_trades(app, ticker), "kalshi")
         columns = ["trade_id", "market_id", "price", "size", "timestamp", "outcome"]
         assert trades.height and _sorted(trades, columns) == _sorted(expected, columns)
         path = f"/kalshi/series/{market['series_id']}/markets/{ticker}/candlesticks"
-        candles = _normalised_native("kalshi", "price_history", ok(app, path, **_all_day(60)), period_interval="60")
+        candles = _normalized_native("kalshi", "price_history", ok(app, path, **_all_day(60)), period_interval="60")
         traded = candles.filter(pl.col("volume") > 0)
         closes = dict(zip(traded["timestamp"].to_list(), traded["price"].struct.field("close").to_list(), strict=True))
         unified_closes = _unified_closes(app, ticker, "yes")
         assert closes and all(unified_closes[t] == c for t, c in closes.items())
         # a minute without trades closes at the last traded minute's close (Kalshi's `price.previous`)
-        minutes = _normalised_native("kalshi", "price_history", ok(app, path, **_all_day(1)), period_interval="1")
+        minutes = _normalized_native("kalshi", "price_history", ok(app, path, **_all_day(1)), period_interval="1")
         carried = minutes.sort("timestamp").with_columns(
             last=pl.when(pl.col("volume") > 0).then(pl.col("price").struct.field("close")).forward_fill().shift(1))
         quiet = carried.filter((pl.col("volume") == 0) & pl.col("last").is_not_null())

@@ -1,5 +1,5 @@
 """Raw pages kept on disk and read back, one JSON object a line: the tests' proof that a page carries all that
-normalisation needs (`pipeline.engine.raw_pages.RawPage`), whatever its body."""
+normalization needs (`pipeline.engine.raw_pages.RawPage`), whatever its body."""
 
 from __future__ import annotations
 

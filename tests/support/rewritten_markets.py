@@ -10,8 +10,8 @@ from typing import Any
 import polars as pl
 
 from pipeline.defs.common.resources import PipelineResource
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
+from pipeline.engine.normalized import Normalized
 
 Rewrite = Callable[[pl.DataFrame], pl.DataFrame]
 
@@ -22,9 +22,9 @@ class _RewrittenMarkets:
     def __init__(self, source: PartitionSource, rewrite: Rewrite) -> None:
         self.source, self.rewrite = source, rewrite
 
-    def markets(self, day: date) -> Normalised:
+    def markets(self, day: date) -> Normalized:
         result = self.source.markets(day)
-        return Normalised(self.rewrite(result.rows), result.rejects)
+        return Normalized(self.rewrite(result.rows), result.rejects)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.source, name)

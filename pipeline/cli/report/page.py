@@ -87,7 +87,7 @@ def _movers_section(data: ReportData) -> str:
 
 
 def _quality_section(rejects: pl.DataFrame) -> str:
-    explanation = ("Records the normaliser rejected, per table, platform and day, counted from the footers of the "
+    explanation = ("Records the normalizer rejected, per table, platform and day, counted from the footers of the "
                    "lake's _rejects files. Incomplete partitions and failed checks are recorded by Dagster: "
                    "<code>pmw status</code> lists them.")
     charts = [("rejects", rejects_figure(rejects))] if rejects.height else []

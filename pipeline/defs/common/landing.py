@@ -21,13 +21,13 @@ from pipeline.engine.lake.replacement import ReplacementRule
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
 from pipeline.engine.lake.writes import Approve, PartitionWrite
-from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.reconciliation import price_volume
 from pipeline.engine.schema import REJECTS_SCHEMA, lake_tables
 from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.warehouse.views import ensure_raw_views
 
-Rows = Normalised | Iterable[Normalised | MarketsDone]  # a partition's rows whole, or as a stream of chunks
+Rows = Normalized | Iterable[Normalized | MarketsDone]  # a partition's rows whole, or as a stream of chunks
 Metadata = Mapping[str, Any] | Callable[[], Mapping[str, Any]]  # a callable: read once the rows are written
 
 
@@ -57,11 +57,11 @@ def land(pipeline: PipelineResource, table: str, ctx: PartitionContext, rows: Ro
     written, then `metadata`, then a preview; each check's result follows it."""
     settings, lake = pipeline.settings(), pipeline.lake()
     if round_at is not None:
-        assert isinstance(rows, Normalised)
+        assert isinstance(rows, Normalized)
         written = _write_round(lake, table, ctx, rows, round_at)
     else:
         approve = ReplacementRule.of(settings).approver(table, ctx.platform, ctx.day)
-        if isinstance(rows, Normalised):
+        if isinstance(rows, Normalized):
             write = lake.write_partition(table, ctx.platform, ctx.day, rows.rows, rows.rejects, approve)
             written = _Written(write, write.rows, rows.rows, run_checks(table, rows.rows, ctx, rows.rejects))
         else:
@@ -89,13 +89,13 @@ def land(pipeline: PipelineResource, table: str, ctx: PartitionContext, rows: Ro
         yield check_result(key, outcome)
 
 
-def _write_stream(lake: Lake, table: str, ctx: PartitionContext, chunks: Iterable[Normalised | MarketsDone],
+def _write_stream(lake: Lake, table: str, ctx: PartitionContext, chunks: Iterable[Normalized | MarketsDone],
                   approve: Approve) -> _Written:
     landed = land_stream(lake, table, ctx.platform, ctx.day, chunks, market_ids=ctx.market_ids, approve=approve)
     return _Written(landed.written, landed.written.rows, landed.head, landed.outcomes, landed.per_market)
 
 
-def _write_round(lake: Lake, table: str, ctx: PartitionContext, rows: Normalised, round_at: datetime) -> _Written:
+def _write_round(lake: Lake, table: str, ctx: PartitionContext, rows: Normalized, round_at: datetime) -> _Written:
     write = lake.write_round(table, ctx.platform, ctx.day, round_at, rows.rows, rows.rejects)
     day_rows = lake.read_partition(table, ctx.platform, ctx.day)
     assert day_rows is not None  # this round has just landed in it

@@ -23,8 +23,8 @@ from pipeline.defs.common.specs import partition_of
 from pipeline.defs.ingestion.assets import ingestion_asset
 from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.config import Settings
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.partitions.platform_status import observed_rows
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import PLATFORM_STATUS, REJECTS_SCHEMA, Source
 from pipeline.engine.sources.factory import open_unified_source
 
@@ -55,7 +55,7 @@ def platform_status_asset(settings: Settings) -> dg.AssetsDefinition:
                     "held": seen["held"], "service_status": seen["service_status"] or "", "error": seen["error"] or "",
                     **requests.as_metadata()}
         yield from land(pipeline, TABLE, PartitionContext(platform, status.observed_at.date()),
-                        Normalised(row, pl.DataFrame(schema=REJECTS_SCHEMA)), observed,
+                        Normalized(row, pl.DataFrame(schema=REJECTS_SCHEMA)), observed,
                         round_at=status.observed_at)
 
     return platform_status

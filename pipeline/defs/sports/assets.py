@@ -23,8 +23,8 @@ from pipeline.defs.common.specs import daily_partitions, partition_of, tables_as
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.partitions.sports import SportsSource
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import League, OddsKind
 from pipeline.engine.sources.factory import api_pool
 
@@ -46,7 +46,7 @@ def sports_asset(settings: Settings, tables: list[str], deps: list[str] | None =
     return tables_asset(name or tables[0], tables, GROUP, sports_partitions(settings), api_pool(settings.source), deps)
 
 
-def land_sports(pipeline: PipelineResource, table: str, league: str, day: date, result: Normalised,
+def land_sports(pipeline: PipelineResource, table: str, league: str, day: date, result: Normalized,
                 source: SportsSource, team_ids: frozenset[str] = frozenset()) -> Iterator[Landed]:
     """Land the partition (pipeline.defs.common.landing), its checks holding it against the platforms' errors the
     answers reported, with what the answers said of themselves in the metadata."""

@@ -25,7 +25,7 @@ import polars as pl
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.writes import Approve
-from pipeline.engine.normalised import CONFLICTING_REPEAT
+from pipeline.engine.normalized import CONFLICTING_REPEAT
 
 
 class PartitionRefused(Exception):

@@ -1,6 +1,6 @@
 """Landing a stream of raw records too long to hold in memory (a busy day's trades) as one lake partition.
 
-Records arrive normalised a chunk at a time and the day's rows go to the lake's batch writer in the file's
+Records arrive normalized a chunk at a time and the day's rows go to the lake's batch writer in the file's
 order (market, then time, then id), so memory holds a chunk of records and a bounded part of the markets
 still arriving, never the partition.
 
@@ -36,7 +36,7 @@ from pipeline.engine.lake.layout import PARTITION_COLUMNS
 from pipeline.engine.lake.parquet_files import sort_position
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.writes import Approve, PartitionWrite
-from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.reconciliation import LANDED_SCHEMA, landed_per_market
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
 
@@ -63,12 +63,12 @@ def land_stream(
     table: str,
     platform: str,
     day: date,
-    stream: Iterable[Normalised | MarketsDone],
+    stream: Iterable[Normalized | MarketsDone],
     *,
     market_ids: frozenset[str],
     approve: Approve | None = None,
 ) -> StreamLanding:
-    """Check and write a stream of normalised chunks as the (table, platform, day) partition.
+    """Check and write a stream of normalized chunks as the (table, platform, day) partition.
 
     Rows may arrive in any order; `MarketsDone` items let complete markets go out early (see the module's
     docstring). Rows outside the day are dropped (trades of later days come along on a market's first page).
@@ -89,9 +89,9 @@ def land_stream(
 
 
 def _day_rows(
-    spec: Table, stream: Iterable[Normalised | MarketsDone], day: date, rejects: list[pl.DataFrame]
+    spec: Table, stream: Iterable[Normalized | MarketsDone], day: date, rejects: list[pl.DataFrame]
 ) -> Iterator[pl.DataFrame | MarketsDone]:
-    """The day's rows, a normalised chunk at a time, in arrival order, and the stream's `MarketsDone` items;
+    """The day's rows, a normalized chunk at a time, in arrival order, and the stream's `MarketsDone` items;
     each chunk's rejects go to ``rejects``."""
     start = datetime.combine(day, datetime.min.time(), UTC)
     inside_day = pl.col(str(spec.time_column)).is_between(start, start + timedelta(days=1), closed="left")

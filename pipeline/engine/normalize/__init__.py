@@ -1,1 +1,1 @@
-"""Normalisers: records as a source sends them -> rows of the warehouse tables (pipeline.engine.schema)."""
+"""Normalizers: records as a source sends them -> rows of the warehouse tables (pipeline.engine.schema)."""

@@ -5,7 +5,7 @@ may send the unified id, the platform's id (a Polymarket condition id, a numeric
 knows which markets each request asked for, so it attributes every row to one of them:
 
 - an answer about one market (trades are asked for market by market) belongs to it whole (`owned_by`, which
-  the unified normaliser applies record by record, and `attribute` for a whole answer);
+  the unified normalizer applies record by record, and `attribute` for a whole answer);
 - a row of an answer about several markets (price history, 10 markets a call) belongs to the requested market
   that its id names (as the unified id, the platform's id or the condition id), or else to the one that owns
   its outcome, when exactly one requested market does. A row that neither tells apart stays unattributed,
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.engine.normalised import Normalised
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import SERVED_MARKET_ID
 
 MARKET = "market_id"
@@ -33,7 +33,7 @@ def owned_by(rows: pl.DataFrame, owner: pl.Expr | pl.Series) -> pl.DataFrame:
     return rows.with_columns(owner.alias(MARKET), pl.when(served != owner).then(served).alias(SERVED))
 
 
-def attribute(result: Normalised, markets: pl.DataFrame) -> tuple[Normalised, int]:
+def attribute(result: Normalized, markets: pl.DataFrame) -> tuple[Normalized, int]:
     """`result`'s rows attributed to the requested `markets` (rows of the `markets` table), and how many rows
     could not be (they keep a null `market_id`: ask again for fewer markets)."""
     rows = result.rows
@@ -43,7 +43,7 @@ def attribute(result: Normalised, markets: pl.DataFrame) -> tuple[Normalised, in
         rows = owned_by(rows, pl.coalesce(_by_id(pl.col(MARKET), markets), *_by_outcome(rows, markets)))
     if "outcome" in rows.columns and "outcomes" in markets.columns:
         rows = with_outcome_names(rows, outcome_names(markets))
-    return Normalised(rows, result.rejects), rows[MARKET].null_count()
+    return Normalized(rows, result.rejects), rows[MARKET].null_count()
 
 
 def _by_id(served: pl.Expr, markets: pl.DataFrame) -> pl.Expr:

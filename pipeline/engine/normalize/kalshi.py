@@ -33,7 +33,7 @@ there. Columns those tables do not name stay null, because Kalshi does not send 
 - trades: transaction_hash and user (Kalshi trades are anonymous).
 - price_history: every column; Kalshi candles price the Yes side, so every outcome_id is `yes`.
 
-Multivariate (MVE: `KXMVE...` tickers, `mve_collection_ticker`) markets are normalised like any other: the
+Multivariate (MVE: `KXMVE...` tickers, `mve_collection_ticker`) markets are normalized like any other: the
 caller keeps them out with `mve_filter=exclude`.
 """
 
@@ -46,7 +46,6 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.kalshi_wire import (
     CANDLE_FIELDS,
     EVENT_FIELDS,
@@ -71,6 +70,7 @@ from pipeline.engine.normalize.native_frames import (
     with_nested_count,
 )
 from pipeline.engine.normalize.rows import book_quote
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import PRICE_HISTORY_INTERVALS, TABLES, MarketStatus, Platform
 from pipeline.engine.wire_times import parse_unix
 
@@ -84,9 +84,9 @@ _BOOK_SIDES = {"bid": "yes", "ask": "no"}  # a taker hitting the bid bought Yes,
 # -- series and events -------------------------------------------------------------------------------------
 
 
-def normalise_series(
+def normalize_series(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """`/series` (`{series: [...]}`) or `/series/{ticker}` (`{series: {...}}`) -> `series`."""
     native = read(SERIES_FIELDS, records_of(body, "series", "series", "series"))
     columns = {
@@ -101,12 +101,12 @@ def normalise_series(
     return {"series": finish(TABLES["series"], native, columns, [], direct_lineage(PLATFORM, day, fetched_at))}
 
 
-def normalise_events(
+def normalize_events(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """`/events` (`{events}`, markets nested with `with_nested_markets`) or `/events/{ticker}` (`{event,
     markets}`) -> `events`, and their markets -> `markets`, which take their event's title, series and
-    category. Markets are normalised whatever becomes of their event."""
+    category. Markets are normalized whatever becomes of their event."""
     events = records_of(body, "events", "events", "event")
     beside = body.get("markets") if "event" in body else None  # `/events/{ticker}` lists them beside the event
     if beside is not None and not isinstance(beside, list):
@@ -146,9 +146,9 @@ def _nested_markets(events: list[Any]) -> list[Any]:
 # -- markets -----------------------------------------------------------------------------------------------
 
 
-def normalise_markets(
+def normalize_markets(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """`/markets` (`{markets, cursor}`) or `/markets/{ticker}` (`{market}`) -> `markets`."""
     records = records_of(body, "markets", "markets", "market")
     return {"markets": _markets(records, direct_lineage(PLATFORM, day, fetched_at))}
@@ -160,7 +160,7 @@ _NO_PARENTS = pl.DataFrame(
 )
 
 
-def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame = _NO_PARENTS) -> Normalised:
+def _markets(records: list[Any], lineage: dict[str, Any], parents: pl.DataFrame = _NO_PARENTS) -> Normalized:
     native = _with_parents(read(MARKET_FIELDS, records), parents)
     decimals = Decimals()
     status, status_problem = _status()
@@ -277,9 +277,9 @@ def _metadata(best_bid: pl.Expr, best_ask: pl.Expr) -> pl.Expr:
 # -- trades and candlesticks -------------------------------------------------------------------------------
 
 
-def normalise_trades(
+def normalize_trades(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """`/markets/trades` (`{trades, cursor}`) -> `trades`: each is the taker's buy of its side (`_taker_side`) at
     that side's price, in polars expressions over the whole response (a hot path)."""
     native = read(TRADE_FIELDS, records_of(body, "trades", "trades"))
@@ -329,9 +329,9 @@ def _taker_side() -> tuple[pl.Expr, pl.Expr]:
     return side, problem
 
 
-def normalise_price_history(
+def normalize_price_history(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """Candlesticks -> `price_history`, labelled by period start, from any of Kalshi's three shapes: one
     market's (`{ticker, candlesticks}`), the batch endpoint's (`{markets: [{market_ticker, candlesticks}]}`)
     and an event's (`{market_tickers, market_candlesticks, adjusted_end_ts}`, parallel arrays). Each market's
@@ -351,12 +351,12 @@ def normalise_price_history(
         for market_id, records in _candle_groups(body, context) or [(None, [])]  # no market: the empty table
     ]
     rows = pl.concat([part.rows for part in parts])
-    return {"price_history": Normalised(rows, pl.concat([part.rejects for part in parts]))}
+    return {"price_history": Normalized(rows, pl.concat([part.rejects for part in parts]))}
 
 
 def _market_candles(
     records: list[Any], market_id: str | None, interval: int, lineage: dict[str, Any], asked: set[str]
-) -> Normalised:
+) -> Normalized:
     """One market's candles as rows."""
     native = read(CANDLE_FIELDS, records)
     decimals = Decimals()

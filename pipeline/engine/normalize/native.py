@@ -1,4 +1,4 @@
-"""One entry point for the platforms' own responses: `normalise_native(platform, entity, body, ...)`.
+"""One entry point for the platforms' own responses: `normalize_native(platform, entity, body, ...)`.
 
 `body` is a response body as parsed JSON, without any wrapper. A response may fill more than one table: a
 Gamma or Kalshi event response with nested markets gives `events` and `markets`. Every table's result has
@@ -18,30 +18,30 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize import kalshi, polymarket
+from pipeline.engine.normalized import Normalized
 
-Reader = Callable[..., dict[str, Normalised]]
+Reader = Callable[..., dict[str, Normalized]]
 
 READERS: dict[str, dict[str, Reader]] = {
     polymarket.PLATFORM: {
-        "series": polymarket.normalise_series,
-        "events": polymarket.normalise_events,
-        "markets": polymarket.normalise_markets,
-        "trades": polymarket.normalise_trades,
-        "price_history": polymarket.normalise_price_history,
+        "series": polymarket.normalize_series,
+        "events": polymarket.normalize_events,
+        "markets": polymarket.normalize_markets,
+        "trades": polymarket.normalize_trades,
+        "price_history": polymarket.normalize_price_history,
     },
     kalshi.PLATFORM: {
-        "series": kalshi.normalise_series,
-        "events": kalshi.normalise_events,
-        "markets": kalshi.normalise_markets,
-        "trades": kalshi.normalise_trades,
-        "price_history": kalshi.normalise_price_history,
+        "series": kalshi.normalize_series,
+        "events": kalshi.normalize_events,
+        "markets": kalshi.normalize_markets,
+        "trades": kalshi.normalize_trades,
+        "price_history": kalshi.normalize_price_history,
     },
 }
 
 
-def normalise_native(
+def normalize_native(
     platform: str,
     entity: str,
     body: Any,
@@ -49,11 +49,11 @@ def normalise_native(
     day: dt.date,
     fetched_at: dt.datetime,
     context: Mapping[str, str] | None = None,
-) -> dict[str, Normalised]:
-    """Normalise one response of a platform's own API; the result maps each table it fills to its rows.
+) -> dict[str, Normalized]:
+    """Normalize one response of a platform's own API; the result maps each table it fills to its rows.
 
     Raises ValueError for an unknown platform or entity, a body that is not of the endpoint's shape, or a
-    missing context value; records the normaliser cannot read become rejects instead.
+    missing context value; records the normalizer cannot read become rejects instead.
     """
     readers = _choice(READERS, platform, "platform")
     reader = _choice(readers, entity, "entity")

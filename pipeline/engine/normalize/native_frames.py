@@ -12,9 +12,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.rows import quoted, rejects_frame, utc, value_reason
 from pipeline.engine.normalize.wire_frame import build, shown
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import Field, Source, Table
 
 REASON = "_reason"  # per-row reasons while a frame is judged; never a column of the rows
@@ -116,7 +116,7 @@ def finish(
     columns: Mapping[str, pl.Expr],
     problems: Sequence[pl.Expr],
     lineage: Mapping[str, Any],
-) -> Normalised:
+) -> Normalized:
     """Rows of `table` from a native frame; the records that cannot be rows become rejects with their first problem.
 
     Problems are looked for in order: the native fields' own (a required field missing, a time that does not
@@ -136,7 +136,7 @@ def finish(
     reasons = built.select(pl.coalesce(pl.col(REASON), *unfilled)).to_series()
     bad = reasons.is_not_null()
     rejected = [*native.rejected, *zip((native.kept[i] for i in bad.arg_true()), reasons.filter(bad), strict=True)]
-    return Normalised(built.filter(~bad).drop(REASON), rejects_frame(rejected, lineage["_fetched_at"]))
+    return Normalized(built.filter(~bad).drop(REASON), rejects_frame(rejected, lineage["_fetched_at"]))
 
 
 def _unfilled(path: str, required: bool, field: Field | None, value: pl.Expr) -> list[pl.Expr]:

@@ -21,10 +21,10 @@ from datetime import date, datetime
 
 import polars as pl
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.answers import unwrap
 from pipeline.engine.normalize.native_frames import read
 from pipeline.engine.normalize.rows import rejects_frame, value_reason
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.raw_pages import BookAnswer
 from pipeline.engine.schema import ORDERBOOK_FIELDS, ORDERBOOK_LEVELS, ORDERBOOK_SNAPSHOTS, BookSide, OutcomeSide
 from pipeline.engine.wire_times import parse_iso
@@ -38,11 +38,11 @@ _SIDES = {(o.value, b.value): f"{o.value}_{b.value}s" for o in OutcomeSide for b
 class RoundRows:
     """A round's levels and snapshots; the rejects (answers that are no Orderbook) go with the snapshots."""
 
-    levels: Normalised
-    snapshots: Normalised
+    levels: Normalized
+    snapshots: Normalized
 
 
-def normalise_round(answers: list[BookAnswer], platform: str, day: date, round_at: datetime,
+def normalize_round(answers: list[BookAnswer], platform: str, day: date, round_at: datetime,
                     source: str) -> RoundRows:
     """The rows of one platform's snapshot round, landed in the partition (platform, day)."""
     held, no_data = unwrap(answers, "orderbook")
@@ -66,8 +66,8 @@ def normalise_round(answers: list[BookAnswer], platform: str, day: date, round_a
     fetched = max((a.fetched_at for a in answers), default=round_at)
     empty_rejects = rejects_frame([], fetched)
     return RoundRows(
-        levels=Normalised(_levels(books), empty_rejects),
-        snapshots=Normalised(_snapshots(books), rejects_frame(rejected, fetched)),
+        levels=Normalized(_levels(books), empty_rejects),
+        snapshots=Normalized(_snapshots(books), rejects_frame(rejected, fetched)),
     )
 
 

@@ -1,14 +1,14 @@
-"""Normalisation as a stage of its own: the raw pages a source read (`pipeline.engine.raw_pages.RawPage`) in,
+"""Normalization as a stage of its own: the raw pages a source read (`pipeline.engine.raw_pages.RawPage`) in,
 rows of the warehouse tables out, whichever API the pages came from.
 
-- `normalise_page` / `normalise_pages`: a page, or the pages of one table (a catalogue listing), as rows;
-- `normalised_stream`: the pages of a partition's trades or price history, asked for market by market in id
+- `normalize_page` / `normalize_pages`: a page, or the pages of one table (a catalogue listing), as rows;
+- `normalized_stream`: the pages of a partition's trades or price history, asked for market by market in id
   order, as a stream of rows attributed to the markets asked for, with a `MarketsDone` as markets complete
   (what `pipeline.engine.lake.stream` lands);
 - `kalshi_markets`: Kalshi's markets with the events they belong to.
 
-Pages are normalised in batches, as the APIs need and as speed wants: the unified API's trades across markets,
-``NORMALISE_CHUNK`` records or a little more at a time, each record attributed to the market its page was
+Pages are normalized in batches, as the APIs need and as speed wants: the unified API's trades across markets,
+``NORMALIZE_CHUNK`` records or a little more at a time, each record attributed to the market its page was
 asked for; a platform's pages a market at a time, since the Data API's derived trade ids count a
 transaction's fills across all of a market's pages.
 """
@@ -22,55 +22,55 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
 from pipeline.engine.normalize import unified
 from pipeline.engine.normalize.attribution import attribute, outcome_names, with_outcome_names
-from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.normalize.native import normalize_native
 from pipeline.engine.normalize.rows import rejects_frame
+from pipeline.engine.normalized import CONFLICTING_REPEAT, MarketsDone, Normalized
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Source
 
 
-def normalise_page(page: RawPage, *, source: str, table: str | None = None) -> Normalised:
+def normalize_page(page: RawPage, *, source: str, table: str | None = None) -> Normalized:
     """The page's rows of `table` (by default its entity's table; a platform's event page also fills
     `markets`). `source` is the lineage of the unified API's rows (`api` or `sandbox`); a platform's rows are
     `direct`. A unified price-history page keeps the market ids as sent, for `attribute` to judge. The page's
     conflicting repeats are rejects of its entity's table."""
     if page.api == UNIFIED:
         trades = page.entity == "trades"
-        result = unified.normalise(
+        result = unified.normalize(
             page.entity, page.records, platform=page.platform, day=page.day, source=source,
             fetched_at=page.fetched_at, attributed=page.entity == "price_history",
             asked_for=[page.asked_for[0]] * len(page.records) if trades else None,
         )
     else:
-        result = normalise_native(page.api, page.entity, page.body, day=page.day, fetched_at=page.fetched_at,
+        result = normalize_native(page.api, page.entity, page.body, day=page.day, fetched_at=page.fetched_at,
                                   context=page.context)[table or page.entity]
     return result if table not in (None, page.entity) else conflicting_rejected(result, [page])
 
 
-def conflicting_rejected(result: Normalised, pages: Iterable[RawPage]) -> Normalised:
+def conflicting_rejected(result: Normalized, pages: Iterable[RawPage]) -> Normalized:
     """`result` with the pages' conflicting repeats (`RawPage.conflicting`) among its rejects."""
     rejected = [rejects_frame([(item, CONFLICTING_REPEAT) for item in page.conflicting], page.fetched_at)
                 for page in pages if page.conflicting]
-    return Normalised(result.rows, pl.concat([result.rejects, *rejected])) if rejected else result
+    return Normalized(result.rows, pl.concat([result.rejects, *rejected])) if rejected else result
 
 
-def normalise_pages(table: str, pages: Iterable[RawPage], *, source: str) -> Normalised:
+def normalize_pages(table: str, pages: Iterable[RawPage], *, source: str) -> Normalized:
     """The rows of `table` that the pages hold, in page order (an empty table when there are no pages)."""
-    return concatenated(table, [normalise_page(page, source=source, table=table) for page in pages])
+    return concatenated(table, [normalize_page(page, source=source, table=table) for page in pages])
 
 
-def concatenated(table: str, parts: list[Normalised]) -> Normalised:
+def concatenated(table: str, parts: list[Normalized]) -> Normalized:
     """Several results of one table as one (an empty one without any)."""
-    empty = Normalised(pl.DataFrame(schema=TABLES[table].polars_schema), pl.DataFrame(schema=REJECTS_SCHEMA))
-    return Normalised(pl.concat([empty.rows, *(p.rows for p in parts)]),
+    empty = Normalized(pl.DataFrame(schema=TABLES[table].polars_schema), pl.DataFrame(schema=REJECTS_SCHEMA))
+    return Normalized(pl.concat([empty.rows, *(p.rows for p in parts)]),
                       pl.concat([empty.rejects, *(p.rejects for p in parts)]))
 
 
-def normalised_stream(
+def normalized_stream(
     pages: Iterable[RawPage], markets: pl.DataFrame, *, source: str
-) -> Iterator[Normalised | MarketsDone]:
+) -> Iterator[Normalized | MarketsDone]:
     """The rows of a partition's trades or price history, read in pages market by market in id order, with a
     `MarketsDone` once markets are complete: a market is complete when a page of a later one arrives.
 
@@ -81,7 +81,7 @@ def normalised_stream(
     every = markets["id"].sort().to_list()
     batches = _Batches(markets, source)
     for batch, newest in _batched(pages):
-        result = batches.normalised(batch)
+        result = batches.normalized(batch)
         batch.clear()  # the raw records are most of the memory: let them go before the next batch is read
         yield result
         before = bisect_left(every, newest) if newest is not None else 0
@@ -92,7 +92,7 @@ def normalised_stream(
 
 
 def _batched(pages: Iterable[RawPage]) -> Iterator[tuple[list[RawPage], str | None]]:
-    """The pages in the batches they are normalised in, each with the market of the newest page read when
+    """The pages in the batches they are normalized in, each with the market of the newest page read when
     it closed (every market before that one is complete; None at the end)."""
     batch: list[RawPage] = []
     held = 0
@@ -102,7 +102,7 @@ def _batched(pages: Iterable[RawPage]) -> Iterator[tuple[list[RawPage], str | No
             batch, held = [], 0
         batch.append(page)
         held += len(page.records)
-        if page.api == UNIFIED and held >= unified.NORMALISE_CHUNK:
+        if page.api == UNIFIED and held >= unified.NORMALIZE_CHUNK:
             yield batch, page.asked_for[0]
             batch, held = [], 0
     if batch:
@@ -110,32 +110,32 @@ def _batched(pages: Iterable[RawPage]) -> Iterator[tuple[list[RawPage], str | No
 
 
 class _Batches:
-    """Normalises batches of one partition's pages, with what it needs of the partition's markets, read once."""
+    """Normalizes batches of one partition's pages, with what it needs of the partition's markets, read once."""
 
     def __init__(self, markets: pl.DataFrame, source: str) -> None:
         self.markets, self.source = markets, source
         self._names: pl.DataFrame | None = None
         self._rows: dict[Any, pl.DataFrame] | None = None
 
-    def normalised(self, batch: list[RawPage]) -> Normalised:
+    def normalized(self, batch: list[RawPage]) -> Normalized:
         return self._unified(batch) if batch[0].api == UNIFIED else self._native(batch)
 
-    def _unified(self, batch: list[RawPage]) -> Normalised:
+    def _unified(self, batch: list[RawPage]) -> Normalized:
         """Trades across markets, each record attributed to the market its page asked for."""
         first = batch[0]
         records = list(chain.from_iterable(page.records for page in batch))
         owners = list(chain.from_iterable(repeat(page.asked_for[0], len(page.records)) for page in batch))
-        result = unified.normalise(first.entity, records, platform=first.platform, day=first.day, source=self.source,
+        result = unified.normalize(first.entity, records, platform=first.platform, day=first.day, source=self.source,
                                    fetched_at=first.fetched_at, asked_for=owners)
         if self._names is None:
             self._names = outcome_names(self.markets)  # once per partition, for every batch
-        return conflicting_rejected(Normalised(with_outcome_names(result.rows, self._names), result.rejects), batch)
+        return conflicting_rejected(Normalized(with_outcome_names(result.rows, self._names), result.rejects), batch)
 
-    def _native(self, batch: list[RawPage]) -> Normalised:
+    def _native(self, batch: list[RawPage]) -> Normalized:
         """One market's pages: those asked alike (same context, same shape) as one body."""
         entity = batch[0].entity
         parts = [
-            normalise_page(_merged(list(alike)), source=self.source)
+            normalize_page(_merged(list(alike)), source=self.source)
             for _, alike in groupby(batch, key=lambda page: (dict(page.context), page.items_key))
         ]
         result = concatenated(entity, parts)
@@ -160,7 +160,7 @@ def _merged(pages: list[RawPage]) -> RawPage:
                    first.asked_for, first.context, [item for page in pages for item in page.conflicting])
 
 
-def kalshi_markets(market_pages: Iterable[RawPage], event_pages: Iterable[RawPage]) -> Normalised:
+def kalshi_markets(market_pages: Iterable[RawPage], event_pages: Iterable[RawPage]) -> Normalized:
     """Kalshi's markets, each nested under its event as Kalshi's own `with_nested_markets` shape has it, so that
     it carries its event's title, series and category; a market whose event is not listed comes as it is."""
     market_pages, event_pages = list(market_pages), list(event_pages)
@@ -177,6 +177,6 @@ def kalshi_markets(market_pages: Iterable[RawPage], event_pages: Iterable[RawPag
                        conflicting=conflicting)
 
     conflicting = [item for page in market_pages for item in page.conflicting]
-    nested = normalise_page(page("events", events, []), source=Source.DIRECT.value, table="markets")
-    return concatenated("markets", [nested, normalise_page(page("markets", orphans, conflicting),
+    nested = normalize_page(page("events", events, []), source=Source.DIRECT.value, table="markets")
+    return concatenated("markets", [nested, normalize_page(page("markets", orphans, conflicting),
                                                            source=Source.DIRECT.value)])

@@ -19,8 +19,8 @@ those tables do not name stay null, because Gamma, the CLOB and the Data API do 
 
 Trade ids: the Data API sends none. `trade_id` is `{transactionHash}-{asset}-{n}`, n counting from 0 the
 trades of that transaction and token in the order of the response (among the records whose JSON types are
-right). It is stable as long as the fills of one transaction are normalised in one call: a caller paging
-through a market's trades normalises the pages together. Data API fill prices are rounded to 6 decimals
+right). It is stable as long as the fills of one transaction are normalized in one call: a caller paging
+through a market's trades normalizes the pages together. Data API fill prices are rounded to 6 decimals
 (`exact_price`).
 """
 
@@ -32,7 +32,6 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.native_frames import (
     NESTED_COUNT,
     NESTED_PROBLEM,
@@ -56,6 +55,7 @@ from pipeline.engine.normalize.polymarket_markets import (
     series_id,
 )
 from pipeline.engine.normalize.rows import exact_price
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import TABLES, Field, Platform
 from pipeline.engine.wire_times import parse_iso, parse_unix
 
@@ -160,9 +160,9 @@ def _required_context(context: Mapping[str, str] | None, keys: tuple[str, ...], 
 # -- markets -----------------------------------------------------------------------------------------------
 
 
-def normalise_markets(
+def normalize_markets(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """Gamma markets -> `markets`."""
     return {"markets": read_markets(_gamma_records(body, "markets"), direct_lineage(PLATFORM, day, fetched_at))}
 
@@ -172,13 +172,13 @@ def normalise_markets(
 # -- events and series -------------------------------------------------------------------------------------
 
 
-def normalise_events(
+def normalize_events(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """Gamma events -> `events`, and the markets they nest -> `markets`.
 
     A nested market has no link to its event, so it is read as `/markets` sends it: with its event (without
-    the event's markets) as `events[0]`. Nested markets are normalised whatever becomes of their event.
+    the event's markets) as `events[0]`. Nested markets are normalized whatever becomes of their event.
     """
     records = _gamma_records(body, "events")
     lineage = direct_lineage(PLATFORM, day, fetched_at)
@@ -203,13 +203,13 @@ def normalise_events(
     return {"events": _without_placeholders(events, markets.rows), "markets": markets}
 
 
-def _without_placeholders(events: Normalised, markets: pl.DataFrame) -> Normalised:
+def _without_placeholders(events: Normalized, markets: pl.DataFrame) -> Normalized:
     """The events with their placeholder legs (markets' `placeholder`) left out of `market_count`."""
     placeholders = (markets.filter(pl.col("placeholder")).unique(["event_id", "id"])
                     .group_by("event_id").agg(pl.len().cast(pl.Float64).alias("_placeholders")))
     rows = events.rows.join(placeholders, left_on="id", right_on="event_id", how="left", maintain_order="left")
     count = pl.col("market_count") - pl.col("_placeholders").fill_null(0.0)
-    return Normalised(rows.with_columns(count.alias("market_count")).drop("_placeholders"), events.rejects)
+    return Normalized(rows.with_columns(count.alias("market_count")).drop("_placeholders"), events.rejects)
 
 
 def _nested_markets(events: list[Any]) -> list[Any]:
@@ -222,9 +222,9 @@ def _nested_markets(events: list[Any]) -> list[Any]:
     return nested
 
 
-def normalise_series(
+def normalize_series(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """Gamma series -> `series`. The events a series may nest are counted, not read: `/events` reads them."""
     native = with_nested_count(read(SERIES_FIELDS, _gamma_records(body, "series")), "events")
     columns = {
@@ -246,9 +246,9 @@ def normalise_series(
 # -- trades and price history ------------------------------------------------------------------------------
 
 
-def normalise_trades(
+def normalize_trades(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """Data API trades -> `trades`, in polars expressions over the whole response (a hot path).
 
     `market_id` is `context["market_id"]` when the caller names the market it asked for (Gamma's numeric id,
@@ -298,9 +298,9 @@ def _user() -> pl.Expr:
     return pl.when(pl.any_horizontal(value.is_not_null() for value in given)).then(pl.struct(given))
 
 
-def normalise_price_history(
+def normalize_price_history(
     body: Any, *, day: dt.date, fetched_at: dt.datetime, context: Mapping[str, str] | None = None
-) -> dict[str, Normalised]:
+) -> dict[str, Normalized]:
     """CLOB `/prices-history` of one token -> `price_history`.
 
     The response names neither the market nor the token: `context` must give `market_id` (as in

@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 import orjson
 import polars as pl
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.mappings import (
     POLYMARKET_CATEGORIES,
     POLYMARKET_STATUS_RULES,
@@ -41,6 +40,7 @@ from pipeline.engine.normalize.native_frames import (
 )
 from pipeline.engine.normalize.rows import book_quote, quoted
 from pipeline.engine.normalize.wire_frame import shown
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import TABLES, MarketType
 from pipeline.engine.wire_times import parse_iso
 
@@ -109,7 +109,7 @@ class _Outcomes(NamedTuple):
     problem: str | None = None
 
 
-def read_markets(records: list[Any], lineage: dict[str, Any]) -> Normalised:
+def read_markets(records: list[Any], lineage: dict[str, Any]) -> Normalized:
     native = _with_outcomes(_with_book(read(MARKET_FIELDS, _numbers_as_text(records))))
     event = pl.col("events").list.first().struct
     volume, volume_problem = decimal(pl.col("volume"), "volume")

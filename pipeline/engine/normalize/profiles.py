@@ -2,7 +2,7 @@
 
 A profile answer (`/profile/info` with metrics) is read as `{data: {profile, metrics}}` with the exact JSON type
 checks of `frames`: one row per watched trader, or a reject with the reason (a trader the API does not know,
-a field of the wrong type). A trader's trades are Trade resources, read by the unified normaliser as `trades`
+a field of the wrong type). A trader's trades are Trade resources, read by the unified normalizer as `trades`
 rows; those of the day are kept, each under the trader asked for (the `trader` column: rows belong to what the
 pipeline asked for), and the versions of a trade that paging met again with other values are rejects.
 """
@@ -14,11 +14,11 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.answers import unwrap
 from pipeline.engine.normalize.native_frames import iso_text, number, read, struct, text
 from pipeline.engine.normalize.rows import rejects_frame, rows, value_reason
-from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.normalize.unified import normalize
+from pipeline.engine.normalized import CONFLICTING_REPEAT, Normalized
 from pipeline.engine.raw_pages import ProfileAnswer
 from pipeline.engine.schema import PROFILE_TRADES, PROFILES
 
@@ -33,7 +33,7 @@ PROFILE_ANSWER = (
 _REASON = "_reason"
 
 
-def normalise_profiles(answers: list[ProfileAnswer], platform: str, day: date, source: str) -> Normalised:
+def normalize_profiles(answers: list[ProfileAnswer], platform: str, day: date, source: str) -> Normalized:
     """One row per trader whose answer holds a profile; the other answers are rejects with the reason."""
     held, no_data = unwrap(answers, "profile")
     answer_of = {id(data): a for a, data in held}
@@ -58,16 +58,16 @@ def normalise_profiles(answers: list[ProfileAnswer], platform: str, day: date, s
     lineage = {"platform": platform, "date": day, "_source": source}
     landed = rows(PROFILES, columns, lineage).with_columns(columns["_fetched_at"])
     fetched = max((a.fetched_at for a in answers), default=datetime.now(UTC))
-    return Normalised(landed, rejects_frame(rejected, fetched))
+    return Normalized(landed, rejects_frame(rejected, fetched))
 
 
-def normalise_trader_trades(records: list[dict[str, Any]], conflicting: list[Any], trader: str, platform: str,
-                            day: date, source: str, fetched_at: datetime) -> Normalised:
+def normalize_trader_trades(records: list[dict[str, Any]], conflicting: list[Any], trader: str, platform: str,
+                            day: date, source: str, fetched_at: datetime) -> Normalized:
     """The trader's trades of the day as `profile_trades` rows (the other days' are left for their partitions)."""
-    read_trades = normalise("trades", records, platform=platform, day=day, source=source, fetched_at=fetched_at)
+    read_trades = normalize("trades", records, platform=platform, day=day, source=source, fetched_at=fetched_at)
     start = datetime.combine(day, time(), UTC)
     of_the_day = read_trades.rows.filter(pl.col("timestamp").is_between(start, start + timedelta(days=1),
                                                                         closed="left"))
     landed = of_the_day.with_columns(pl.lit(trader).alias("trader")).select(PROFILE_TRADES.column_names)
     repeats = rejects_frame([(item, CONFLICTING_REPEAT) for item in conflicting], fetched_at)
-    return Normalised(landed, pl.concat([read_trades.rejects, repeats]))
+    return Normalized(landed, pl.concat([read_trades.rejects, repeats]))

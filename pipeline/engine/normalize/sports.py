@@ -18,9 +18,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.rows import rejects_frame, rows, utc, value_reason
 from pipeline.engine.normalize.wire_frame import build
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.raw_pages import Detail
 from pipeline.engine.schema import FUTURE_MARKET, FUTURE_ODDS, SPORTS_TABLES
 
@@ -40,7 +40,7 @@ class Lineage:
         return {"league": self.league, "date": self.day, "_source": self.source, "_fetched_at": utc(self.fetched_at)}
 
 
-def normalise_records(table: str, records: list[Any], lineage: Lineage) -> Normalised:
+def normalize_records(table: str, records: list[Any], lineage: Lineage) -> Normalized:
     """Records of `leagues`, `teams`, `futures` or `awards` as rows; the others rejected with the reason."""
     spec = SPORTS_TABLES[table]
     kept, frame, rejected = build(spec.fields, records)
@@ -48,32 +48,32 @@ def normalise_records(table: str, records: list[Any], lineage: Lineage) -> Norma
     bad = reasons.is_not_null()
     rejected += zip((kept[i] for i in bad.arg_true()), reasons.filter(bad), strict=True)
     landed = rows(spec, frame.filter(~bad), lineage.columns())
-    return Normalised(landed, rejects_frame(rejected, lineage.fetched_at))
+    return Normalized(landed, rejects_frame(rejected, lineage.fetched_at))
 
 
-def normalise_odds(details: Sequence[Detail], lineage: Lineage) -> Normalised:
+def normalize_odds(details: Sequence[Detail], lineage: Lineage) -> Normalized:
     """The details' outcomes as `future_odds` rows: one per platform, market and outcome. A market whose fields
     are wrong is rejected whole, with the future it came from in the reason; a detail that is no object with a
     `markets` array is rejected whole."""
-    empty = Normalised(pl.DataFrame(schema=FUTURE_ODDS.polars_schema), rejects_frame([], lineage.fetched_at))
+    empty = Normalized(pl.DataFrame(schema=FUTURE_ODDS.polars_schema), rejects_frame([], lineage.fetched_at))
     parts = [empty, *(_detail_odds(detail, lineage) for detail in details)]
-    return Normalised(pl.concat([p.rows for p in parts]), pl.concat([p.rejects for p in parts]))
+    return Normalized(pl.concat([p.rows for p in parts]), pl.concat([p.rejects for p in parts]))
 
 
-def _detail_odds(detail: Detail, lineage: Lineage) -> Normalised:
+def _detail_odds(detail: Detail, lineage: Lineage) -> Normalized:
     record = detail.record
     markets = record.get("markets") if isinstance(record, dict) else None
     where = f"{detail.kind} {detail.asked_id}"
     if detail.problem is not None or not isinstance(markets, list):
         reason = f"{where}: {detail.problem or NO_MARKETS}"
-        return Normalised(pl.DataFrame(schema=FUTURE_ODDS.polars_schema),
+        return Normalized(pl.DataFrame(schema=FUTURE_ODDS.polars_schema),
                           rejects_frame([(record, reason)], lineage.fetched_at))
     kept, frame, rejected = build(FUTURE_MARKET, markets)
     reasons = frame.select(value_reason(FUTURE_MARKET)).to_series()
     bad = reasons.is_not_null()
     rejected += zip((kept[i] for i in bad.arg_true()), reasons.filter(bad), strict=True)
     rejects = rejects_frame([(market, f"{where}: {reason}") for market, reason in rejected], lineage.fetched_at)
-    return Normalised(_flattened(frame.filter(~bad), detail, lineage), rejects)
+    return Normalized(_flattened(frame.filter(~bad), detail, lineage), rejects)
 
 
 def _flattened(markets: pl.DataFrame, detail: Detail, lineage: Lineage) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""Normalise the unified API's records (dicts, as orjson parsed them) into the warehouse tables, in polars.
+"""Normalize the unified API's records (dicts, as orjson parsed them) into the warehouse tables, in polars.
 
 Column names, types and required flags all come from `pipeline.engine.schema`; nothing here writes them down. The
 records are read against their table's documented fields by the exact JSON-type builder of
@@ -17,18 +17,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.attribution import MARKET as MARKET_ID
 from pipeline.engine.normalize.attribution import owned_by
 from pipeline.engine.normalize.outcome_keys import keyed_by_outcome_id
 from pipeline.engine.normalize.rows import rejects_frame, rows, utc, value_reason
 from pipeline.engine.normalize.wire_frame import build
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import TABLES, Field, Table
 
-NORMALISE_CHUNK = 20_000  # raw records normalised at a time by normalised_chunks: bounds memory on busy days
+NORMALIZE_CHUNK = 20_000  # raw records normalized at a time by normalized_chunks: bounds memory on busy days
 
 
-def normalise(
+def normalize(
     table: str,
     records: list[dict[str, Any]],
     *,
@@ -38,7 +38,7 @@ def normalise(
     fetched_at: dt.datetime,
     attributed: bool = False,
     asked_for: Sequence[str] | None = None,
-) -> Normalised:
+) -> Normalized:
     """Turn records of the unified API into rows of `table`; every record becomes a row or a reject.
 
     Rows belong to the market they were asked for, whatever market id they carry
@@ -68,10 +68,10 @@ def normalise(
     if asked_for is not None:
         owners = pl.Series(MARKET_ID, asked_for, dtype=pl.String()).filter(_kept_mask(records, kept))
         landed = owned_by(landed, owners.filter(~bad))
-    return Normalised(landed, rejects_frame(rejected, fetched_at))
+    return Normalized(landed, rejects_frame(rejected, fetched_at))
 
 
-def normalised_chunks(
+def normalized_chunks(
     table: str,
     records: Iterable[dict[str, Any]],
     *,
@@ -79,11 +79,11 @@ def normalised_chunks(
     day: dt.date,
     source: str,
     fetched_at: dt.datetime,
-) -> Iterator[Normalised]:
-    """A stream of records normalised ``NORMALISE_CHUNK`` at a time (for a partition too large to hold)."""
+) -> Iterator[Normalized]:
+    """A stream of records normalized ``NORMALIZE_CHUNK`` at a time (for a partition too large to hold)."""
     stream = iter(records)
-    while chunk := list(islice(stream, NORMALISE_CHUNK)):
-        done = normalise(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
+    while chunk := list(islice(stream, NORMALIZE_CHUNK)):
+        done = normalize(table, chunk, platform=platform, day=day, source=source, fetched_at=fetched_at)
         del chunk  # the raw records are most of the memory: let them go before the next chunk is read
         yield done
 

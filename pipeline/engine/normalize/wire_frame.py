@@ -8,7 +8,7 @@ gets back the records whose JSON types are right, their frame, and the others wi
 Why the columns are built one by one after an exact check of JSON types: polars 2.1 does not type-check
 Python objects, whatever `strict` says. `pl.DataFrame(records, schema=..., strict=True)` stores `True` as
 1.0, the string "0.5" as 0.5, the number 7 as the string "7", and a 3-item list as a 3-field struct, all
-without a word (pyarrow's `Table.from_pylist` also stores `True` as 1.0). A normaliser trusting it would
+without a word (pyarrow's `Table.from_pylist` also stores `True` as 1.0). A normalizer trusting it would
 keep wrong values instead of rejecting them. So each column is pulled out of the records by C-level passes
 (`map(dict.get, records, repeat(name))`), its JSON types are checked exactly (`set(map(type, values))`:
 `bool` is not a number), and the polars column is built from that same list. No Python bytecode runs per

@@ -3,7 +3,7 @@
 Every table is described once, as the resource the unified API sends, in the module of its domain: `core` (the
 building blocks), `markets` (the daily ingestion's five tables), `orderbooks`, `profiles`, `sports`,
 `platform_status`, and `envelopes` (the API's wrappers and limits, not tables). This package gathers the
-registries; the sandbox, the normalisers, the lake, the checks, the tests and ``docs/schema.md`` read them, and
+registries; the sandbox, the normalizers, the lake, the checks, the tests and ``docs/schema.md`` read them, and
 nothing else writes the columns or the enums down.
 """
 

@@ -84,7 +84,7 @@ def _fingerprint(item: Any) -> int:
             pass
     try:
         return hash(orjson.dumps(item, option=orjson.OPT_SORT_KEYS))
-    except orjson.JSONEncodeError:  # nested deeper than orjson writes: the normaliser rejects such an item anyway
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes: the normalizer rejects such an item anyway
         return hash(repr(item))
 
 

@@ -12,7 +12,7 @@
 - price history: hourly candlesticks of each market over the day (`period_interval=60`), from the batch
   `/markets/candlesticks` (up to 100 markets and 10,000 candles a request, as Kalshi documents it).
 
-`KalshiPages` reads these as raw pages; `pipeline.engine.normalize.partitions.kalshi` normalises them into the
+`KalshiPages` reads these as raw pages; `pipeline.engine.normalize.partitions.kalshi` normalizes them into the
 rows the assets land.
 
 Data older than `/historical/cutoff` is served only by the `/historical/...` endpoints: a day before the

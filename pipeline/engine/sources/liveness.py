@@ -1,9 +1,9 @@
 """Which markets belong to a day's partition: those tradable at some moment of the day. One rule, `live_on`,
 a polars expression over the markets table's columns; `live_records` applies it to the unified API's raw
-market records, whose times are read as the normaliser reads them.
+market records, whose times are read as the normalizer reads them.
 
 A market whose start or end is unknown (or cannot be read) counts as live, so that it reaches the
-normaliser, and the rejects area if it must, instead of vanishing here.
+normalizer, and the rejects area if it must, instead of vanishing here.
 
 The end of trading a record gives is a schedule while the market is open: Gamma keeps a market open past its
 `endDate` until it closes it, Kalshi moves `close_time`, and the unified API's `trading_end_at` is what the
@@ -97,7 +97,7 @@ def partition_records(records: list[Any], day: date, last: date | None = None,
 
 
 def _times(records: list[Any], freshness: Sequence[str] = ()) -> pl.DataFrame:
-    """The records' times as the normaliser reads them (null where a record has none that can be read), and their
+    """The records' times as the normalizer reads them (null where a record has none that can be read), and their
     `status`; a record's sync, where it gives none, the oldest of the listing's `freshness`."""
     objects = records if set(map(type, records)) <= {dict} else [r if type(r) is dict else {} for r in records]
     names = (*TIME_COLUMNS, SYNCED)

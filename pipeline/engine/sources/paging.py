@@ -12,7 +12,7 @@
 Every paginator walks with `Paginator.pages`, so that each one drops the items it has met before (by a key
 function, with `SeenKeys`) and sets aside, as `Page.conflicting`, those met again with other values under an
 identity already kept (the first version is the one kept: a stream cannot take back what it has given; the
-normaliser rejects the later versions with a reason, so none is lost and the `repeats_agree` check counts
+normalizer rejects the later versions with a reason, so none is lost and the `repeats_agree` check counts
 them), refuses to loop (a cursor given twice in one pass, or an offset page identical to
 the one before), counts duplicates and restarts in the HTTP layer's `RequestStats`, and stops where its API
 says the list is done or where the caller's `stop` rule says the rest cannot matter. Two bounds catch a server
@@ -62,7 +62,7 @@ class Paginator(ABC):
     for the first and the next page, where a body holds its items, and what a loop looks like; the walking
     loop is this class's alone.
 
-    `keys` identifies a page's items (an item it cannot identify passes through, for the normaliser to
+    `keys` identifies a page's items (an item it cannot identify passes through, for the normalizer to
     reject); `stop` sees each page's items and ends the walk early; `seen` may be shared by several walks
     whose items must be kept once between them (a live list and its historical twin).
     """

@@ -18,7 +18,7 @@
 - price history: CLOB `/prices-history` of each outcome token over the day, hourly.
 
 Each host has its own HTTP layer and request budget (sliding windows of 10 s, docs/api-contract.md).
-`PolymarketPages` reads the answers as raw pages; `pipeline.engine.normalize.partitions.polymarket` normalises
+`PolymarketPages` reads the answers as raw pages; `pipeline.engine.normalize.partitions.polymarket` normalizes
 them into the rows the assets land.
 """
 
@@ -84,7 +84,7 @@ class PolymarketPages:
 
     def member_pages(self, day: date, table: str, ids: set[str]) -> Iterator[RawPage]:
         """Gamma `events` or `series` by id, `MEMBERS_PER_REQUEST` ids a request. Gamma's ids are numbers: a
-        series named otherwise is named by its slug (the normaliser's fallback to `seriesSlug`), asked by `slug`."""
+        series named otherwise is named by its slug (the normalizer's fallback to `seriesSlug`), asked by `slug`."""
         numeric = {one for one in ids if one.isdigit()}
         for key, wanted in (("id", sorted(numeric)), ("slug", sorted(ids - numeric))):
             for i in range(0, len(wanted), MEMBERS_PER_REQUEST):

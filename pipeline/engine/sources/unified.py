@@ -334,7 +334,7 @@ class PastTheDay:
         if not fresh:
             return False
         times = _times(fresh)
-        if times is None:  # a time that is no number: the normaliser rejects it; judge no order on it
+        if times is None:  # a time that is no number: the normalizer rejects it; judge no order on it
             return False
         earliest = np.minimum.accumulate(np.concatenate(([self.earliest], times)))[:-1]  # before each item
         latest = np.maximum.accumulate(np.concatenate(([self.latest], times)))[:-1]

@@ -1,1 +1,1 @@
-"""The window spool: a window's normalised rows on disk, split by day, between normalisation and the lake."""
+"""The window spool: a window's normalized rows on disk, split by day, between normalization and the lake."""

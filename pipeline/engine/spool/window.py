@@ -10,7 +10,7 @@ partition, as always), the day's rows of those markets, and, for a market the sw
 changed meanwhile), a read of that market for the day alone.
 
 The spool of a (platform, window, table) is a directory under `Settings.windows_dir`: one file of Arrow IPC
-segments per day (appended a normalised chunk at a time, so memory holds a chunk, never the window) and, once
+segments per day (appended a normalized chunk at a time, so memory holds a chunk, never the window) and, once
 the sweep is complete, a manifest. A file lock makes the sweep happen once whatever runs ask for it at the same
 time; a sweep cut short leaves no manifest and is redone. The spool goes once every day of the window has been
 served, and any spool older than ``SPOOL_TTL_S`` is removed when a sweep starts (the rows of a window are the
@@ -39,8 +39,8 @@ from filelock import FileLock
 
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
-from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.partitions.protocol import WindowSource
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.wire_times import parse_iso, parse_unix
@@ -106,7 +106,7 @@ class WindowSweeps:
         self.root = root
 
     def day_stream(self, source: WindowSource, table: str, window: Window, day: date, markets: pl.DataFrame,
-                   coverage: Coverage) -> Iterator[Normalised | MarketsDone]:
+                   coverage: Coverage) -> Iterator[Normalized | MarketsDone]:
         """The partition's rows as a run of the day alone would stream them, read from the window's sweep
         (swept now if no run of the window has yet); `coverage` gets the markets whose day the sweep could
         not read to its start."""
@@ -182,7 +182,7 @@ class _Spool:
                    manifest["incomplete"])
 
     @classmethod
-    def record(cls, directory: Path, table: str, window: Window, sweep: Iterable[Normalised | MarketsDone],
+    def record(cls, directory: Path, table: str, window: Window, sweep: Iterable[Normalized | MarketsDone],
                swept: set[str]) -> _Spool:
         """Spool the sweep's rows, split by day (complete once `completed` has written the manifest)."""
         directory.mkdir(parents=True, exist_ok=True)
@@ -211,7 +211,7 @@ class _Spool:
             temporary.write_bytes(orjson.dumps(manifest))
         return self
 
-    def replay(self, day: date, asked: set[str]) -> Iterator[Normalised | MarketsDone]:
+    def replay(self, day: date, asked: set[str]) -> Iterator[Normalized | MarketsDone]:
         """The day's rejects, then its rows of the asked markets and the sweep's `MarketsDone` items, in the
         sweep's order."""
         key = str(day)
@@ -219,13 +219,13 @@ class _Spool:
         no_rows = pl.DataFrame(schema=TABLES[self.table].polars_schema)
         no_rejects = pl.DataFrame(schema=REJECTS_SCHEMA)
         with open(self.directory / ROWS, "rb") as file:
-            yield Normalised(no_rows, pl.concat([no_rejects, *(_read(file, span) for span in self.rejects[key])]))
+            yield Normalized(no_rows, pl.concat([no_rejects, *(_read(file, span) for span in self.rejects[key])]))
             for entry in self.days[key]:
                 if entry[0] == "done":
                     yield MarketsDone(str(entry[1]))
                     continue
                 rows = _read(file, (int(entry[1]), int(entry[2])))  # type: ignore[call-overload]
-                yield Normalised(rows.filter(pl.col(MARKET).is_in(asked_ids)).with_columns(pl.lit(day).alias("date")),
+                yield Normalized(rows.filter(pl.col(MARKET).is_in(asked_ids)).with_columns(pl.lit(day).alias("date")),
                                  no_rejects)
 
     def served(self, day: date, window: Window) -> None:

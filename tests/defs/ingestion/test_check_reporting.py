@@ -21,8 +21,8 @@ from pipeline.defs.common.specs import check_specs, partition_of
 from pipeline.defs.ingestion.assets import land_partition
 from pipeline.engine.checks import CHECKS, Check, PartitionContext, run_checks
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.pages import concatenated
+from pipeline.engine.normalized import CONFLICTING_REPEAT, Normalized
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Table
 from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.http import RequestStats
@@ -118,13 +118,13 @@ def _row_id_column(table: Table) -> str:
     return key[-1]
 
 
-def _breaking(check: Check, table: Table) -> Normalised:
+def _breaking(check: Check, table: Table) -> Normalized:
     """Rows of `table`, or rejects, that fail `check`, each named `bad-<check>`."""
     if check.name == "repeats_agree":
         rejects = pl.DataFrame({"raw": [f'{{"id": "bad-{check.name}"}}'], "reason": [CONFLICTING_REPEAT],
                                 "_fetched_at": [NOON]}, schema=REJECTS_SCHEMA)
-        return Normalised(_row(table, "unused").clear(), rejects)
-    return Normalised(_breaking_rows(check, table), pl.DataFrame(schema=REJECTS_SCHEMA))
+        return Normalized(_row(table, "unused").clear(), rejects)
+    return Normalized(_breaking_rows(check, table), pl.DataFrame(schema=REJECTS_SCHEMA))
 
 
 def _breaking_rows(check: Check, table: Table) -> pl.DataFrame:
@@ -163,14 +163,14 @@ class _NoRequests:
         return Coverage()
 
 
-def _landing_asset(table: str, normalised: Normalised) -> dg.AssetsDefinition:
+def _landing_asset(table: str, normalized: Normalized) -> dg.AssetsDefinition:
     """The ingestion asset's landing (`land_partition`: lake, checks, report) of `rows`, with the asset's checks."""
 
     @dg.asset(name=table, partitions_def=PARTITIONS, check_specs=check_specs(table, PARTITIONS))
     def landing(context: dg.AssetExecutionContext, pipeline: PipelineResource) -> Iterator[Landed]:
         platform, day = partition_of(context)
         yield from land_partition(context, pipeline, table, PartitionContext(platform, day, CONTEXT.market_ids),
-                                  normalised, _NoRequests())  # type: ignore[arg-type]
+                                  normalized, _NoRequests())  # type: ignore[arg-type]
 
     return landing
 
@@ -182,7 +182,7 @@ def test_every_check_of_every_table_fails_is_reported_with_examples_and_the_part
     for name, rows in good.items():  # the rows the breakers start from pass every check
         assert [o.name for o in run_checks(name, rows, CONTEXT, pl.DataFrame(schema=REJECTS_SCHEMA))
                 if not o.passed] == [], name
-    frames = {name: concatenated(name, [Normalised(good[name], pl.DataFrame(schema=REJECTS_SCHEMA)),
+    frames = {name: concatenated(name, [Normalized(good[name], pl.DataFrame(schema=REJECTS_SCHEMA)),
                                         *(_breaking(c, table) for c in CHECKS[name] if not c.reconciles)])
               for name, table in TABLES.items()}
 
@@ -206,11 +206,11 @@ def test_every_check_of_every_table_fails_is_reported_with_examples_and_the_part
         text = json.dumps(examples, allow_nan=False)  # strict JSON: what the UI can parse
         assert f"bad-{check}" in text, (name, check, examples)
     lake = Lake(pipeline_env / "lake")
-    for name, normalised in frames.items():
+    for name, normalized in frames.items():
         landed = lake.read_partition(name, PLATFORM, DAY)
-        assert landed is not None and landed.height == normalised.rows.height, name
+        assert landed is not None and landed.height == normalized.rows.height, name
         [materialization] = result.asset_materializations_for_node(name)
-        assert materialization.metadata["dagster/row_count"].value == normalised.rows.height
+        assert materialization.metadata["dagster/row_count"].value == normalized.rows.height
 
 
 # -- the conversion itself -------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from polars.testing import assert_frame_equal
 
 from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.normalize.sports import Lineage, normalise_records
+from pipeline.engine.normalize.sports import Lineage, normalize_records
 from pipeline.engine.schema import SPORTS_PLATFORMS, SPORTS_TABLES
 from pipeline.engine.warehouse import build as warehouse_build
 from pipeline.engine.warehouse.project import Relation, load_project
@@ -129,9 +129,9 @@ def test_a_failing_check_is_reported_and_the_partition_still_lands(sandbox_env: 
     teams = world.league_record(world.questions[LEAGUE][0].league, include_teams=True)["teams"]
     futures = [world.list_item(q) for q in world.questions[LEAGUE] if q.kind == "future"][:1]
     lake = Lake(sandbox_env / "lake")
-    lake.write_partition("teams", LEAGUE, DAY, normalise_records("teams", teams[1:], lineage).rows)  # type: ignore[index]
-    lake.write_partition("futures", LEAGUE, DAY, normalise_records("futures", futures, lineage).rows)
-    lake.write_partition("awards", LEAGUE, DAY, normalise_records("awards", [], lineage).rows)
+    lake.write_partition("teams", LEAGUE, DAY, normalize_records("teams", teams[1:], lineage).rows)  # type: ignore[index]
+    lake.write_partition("futures", LEAGUE, DAY, normalize_records("futures", futures, lineage).rows)
+    lake.write_partition("awards", LEAGUE, DAY, normalize_records("awards", [], lineage).rows)
     result = dg.materialize([future_odds], partition_key=KEY, resources={"pipeline": PipelineResource()},
                             instance=shared_instance())
     assert result.success

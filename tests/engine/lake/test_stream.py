@@ -16,9 +16,9 @@ from pipeline.engine.checks import PartitionContext, run_checks
 from pipeline.engine.lake import stream
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
-from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize import unified
-from pipeline.engine.normalize.unified import normalise, normalised_chunks
+from pipeline.engine.normalize.unified import normalize, normalized_chunks
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.schema import TABLES
 
 DAY = date(2026, 11, 20)
@@ -59,7 +59,7 @@ def raw_trades() -> list[dict[str, Any]]:
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chunks of 7 records: every market spans several chunks and chunk boundaries fall inside markets."""
-    monkeypatch.setattr(unified, "NORMALISE_CHUNK", 7)
+    monkeypatch.setattr(unified, "NORMALIZE_CHUNK", 7)
 
 
 # (records a chunk, rows of a market held in memory): whole chunks; markets across chunks; large markets set
@@ -68,7 +68,7 @@ SIZES = [(50_000, 200_000), (7, 200_000), (7, 5), (3, 1)]
 
 
 def land(lake: Lake, records: list[dict[str, Any]]) -> stream.StreamLanding:
-    chunks = normalised_chunks("trades", records, platform="kalshi", day=DAY, source="sandbox", fetched_at=FETCHED_AT)
+    chunks = normalized_chunks("trades", records, platform="kalshi", day=DAY, source="sandbox", fetched_at=FETCHED_AT)
     return land_stream(lake, "trades", "kalshi", DAY, chunks, market_ids=MARKETS)
 
 
@@ -76,12 +76,12 @@ def land(lake: Lake, records: list[dict[str, Any]]) -> stream.StreamLanding:
 def test_a_stream_lands_like_the_whole_partition_would(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, held: int
 ) -> None:
-    monkeypatch.setattr(unified, "NORMALISE_CHUNK", chunk)
+    monkeypatch.setattr(unified, "NORMALIZE_CHUNK", chunk)
     monkeypatch.setattr(stream, "HELD_ROWS", held)
     records = raw_trades()
     landed = land(Lake(tmp_path), iter(records))
 
-    whole = normalise("trades", records, platform="kalshi", day=DAY, source="sandbox", fetched_at=FETCHED_AT)
+    whole = normalize("trades", records, platform="kalshi", day=DAY, source="sandbox", fetched_at=FETCHED_AT)
     day_rows = whole.rows.filter(pl.col("timestamp").dt.date() == DAY)
     stored = Lake(tmp_path).read_partition("trades", "kalshi", DAY)
     assert_frame_equal(stored, day_rows.sort(TABLES["trades"].sort_key, maintain_order=True))
@@ -137,10 +137,10 @@ def test_rows_of_a_market_declared_complete_are_refused_and_the_previous_partiti
     land(lake, raw_trades())
     before = lake.read_partition("trades", "kalshi", DAY)
 
-    def broken_promise() -> Iterator[Normalised | MarketsDone]:
-        yield normalise("trades", [trade("m2", 1, DAY_START + 5)], **CONTEXT)
+    def broken_promise() -> Iterator[Normalized | MarketsDone]:
+        yield normalize("trades", [trade("m2", 1, DAY_START + 5)], **CONTEXT)
         yield MarketsDone("m2")
-        yield normalise("trades", [trade("m1", 1, DAY_START + 6)], **CONTEXT)
+        yield normalize("trades", [trade("m1", 1, DAY_START + 6)], **CONTEXT)
 
     with pytest.raises(ValueError, match="arrived after the stream said every market up to 'm2' was complete"):
         land_stream(lake, "trades", "kalshi", DAY, broken_promise(), market_ids=MARKETS)
@@ -151,9 +151,9 @@ def test_markets_declared_complete_go_out_before_the_stream_ends(tmp_path: Path)
     written: list[str] = []
     when_declared: list[list[str]] = []  # what the writer had been given when the stream went on past a marker
 
-    def declared() -> Iterator[Normalised | MarketsDone]:
+    def declared() -> Iterator[Normalized | MarketsDone]:
         for market in ("m1", "m2", "m3"):
-            yield normalise("trades", [trade(market, n, DAY_START + 10 - n) for n in range(3)], **CONTEXT)
+            yield normalize("trades", [trade(market, n, DAY_START + 10 - n) for n in range(3)], **CONTEXT)
             yield MarketsDone(market)
             when_declared.append(list(written))
 
@@ -177,7 +177,7 @@ def test_a_large_market_paged_in_either_time_order_reaches_the_writer_in_bounded
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, newest_first: bool
 ) -> None:
     """Newest first or oldest first, as a trades endpoint may page, a market is never held whole."""
-    monkeypatch.setattr(unified, "NORMALISE_CHUNK", 7)
+    monkeypatch.setattr(unified, "NORMALIZE_CHUNK", 7)
     monkeypatch.setattr(stream, "HELD_ROWS", 5)
     monkeypatch.setattr(stream, "BATCH_ROWS", 5)
     heights: list[int] = []
@@ -201,7 +201,7 @@ def test_a_large_market_paged_in_either_time_order_reaches_the_writer_in_bounded
 def test_a_large_market_that_does_not_come_newest_first_still_lands_sorted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(unified, "NORMALISE_CHUNK", 4)
+    monkeypatch.setattr(unified, "NORMALIZE_CHUNK", 4)
     monkeypatch.setattr(stream, "HELD_ROWS", 3)
     records = [trade("m1", n, DAY_START + (n * 7919) % 500) for n in range(60)]  # times in no order
     land(Lake(tmp_path), records)

@@ -1,4 +1,4 @@
-"""The native normalisers: recorded Polymarket and Kalshi responses become rows of the exact schemas, with
+"""The native normalizers: recorded Polymarket and Kalshi responses become rows of the exact schemas, with
 values taken from the files; hostile variants become rejects with their reasons."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize.mappings import DIRECT_MAPPINGS, KALSHI_STATUSES
-from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.normalize.native import normalize_native
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, MarketStatus
 from tests.support.native_cases import CALL_COLUMNS, CASES, DAY, FETCHED_AT, FIXTURES, ORDERBOOKS, Case, load
 
 
-def run(platform: str, entity: str, body: Any, context: dict[str, str] | None = None) -> dict[str, Normalised]:
-    return normalise_native(platform, entity, body, day=DAY, fetched_at=FETCHED_AT, context=context)
+def run(platform: str, entity: str, body: Any, context: dict[str, str] | None = None) -> dict[str, Normalized]:
+    return normalize_native(platform, entity, body, day=DAY, fetched_at=FETCHED_AT, context=context)
 
 
 def rows_of(case_path: str, table: str, platform: str, entity: str) -> list[dict[str, Any]]:
@@ -53,7 +53,7 @@ def test_every_recorded_fixture_is_covered() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.path for c in CASES])
-def test_a_fixture_normalises_without_rejects_into_the_exact_schema(case: Case) -> None:
+def test_a_fixture_normalizes_without_rejects_into_the_exact_schema(case: Case) -> None:
     body, context = load(case.path)
     results = run(case.platform, case.entity, body, context)
     assert {table: r.rows.height for table, r in results.items()} == case.rows
@@ -296,7 +296,7 @@ def test_a_kalshi_event_with_its_market_read_from_dollar_fields() -> None:
     assert market["resolution_criteria"].startswith("If Elon Musk visits Mars")
 
 
-def test_kalshi_multivariate_markets_normalise_like_any_other() -> None:
+def test_kalshi_multivariate_markets_normalize_like_any_other() -> None:
     rows = rows_of("kalshi/markets_list_response.json", "markets", "kalshi", "markets")
     assert all(r["id"].startswith("KXMVE") for r in rows)
     assert {(r["status"], r["market_type"]) for r in rows} == {("open", "binary")}

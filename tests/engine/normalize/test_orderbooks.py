@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.checks import PartitionContext, run_checks
-from pipeline.engine.normalize.orderbooks import RoundRows, normalise_round
+from pipeline.engine.normalize.orderbooks import RoundRows, normalize_round
 from pipeline.engine.raw_pages import BookAnswer
 from pipeline.engine.schema import REJECTS_SCHEMA
 
@@ -31,7 +31,7 @@ def _book(market_id: str, bids: list[dict[str, float]], asks: list[dict[str, flo
 
 
 def _round(*bodies: tuple[str, Any], at: datetime = AT) -> RoundRows:
-    return normalise_round([BookAnswer(m, body, AT) for m, body in bodies], "kalshi", DAY, at, "sandbox")
+    return normalize_round([BookAnswer(m, body, AT) for m, body in bodies], "kalshi", DAY, at, "sandbox")
 
 
 def _failed(table: str, rows: pl.DataFrame) -> dict[str, int]:

@@ -1,5 +1,5 @@
-"""Extraction and normalisation apart: the raw pages of a run against the sandbox, saved and loaded again,
-normalise into exactly the rows the run landed, for the unified API and for both platforms' own APIs."""
+"""Extraction and normalization apart: the raw pages of a run against the sandbox, saved and loaded again,
+normalize into exactly the rows the run landed, for the unified API and for both platforms' own APIs."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.engine.config import Secret
-from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize import unified
-from pipeline.engine.normalize.pages import normalise_page, normalised_stream
+from pipeline.engine.normalize.pages import normalize_page, normalized_stream
 from pipeline.engine.normalize.partitions.kalshi import KalshiPartitions
 from pipeline.engine.normalize.partitions.polymarket import PolymarketPartitions
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
 from pipeline.engine.normalize.partitions.unified import UnifiedPartitions
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.kalshi import KalshiPages
@@ -33,7 +33,7 @@ DAY = date(2026, 11, 21)
 # Busy enough that markets span several trade pages (and the Data API's offset cap), small enough to be quick.
 WORLD = WorldConfig(seed=11, end=DAY, days=2, series_per_platform=2, events_per_series=2, markets_per_event=3,
                     trades_per_market_day=1_500, multivariate_markets=1)
-Item = Normalised | MarketsDone
+Item = Normalized | MarketsDone
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def assert_same(replayed: dict[str, Any], landed: dict[str, Any]) -> None:
             else:
                 assert_frame_equal(one.rows, other.rows)
                 assert_frame_equal(one.rejects, other.rejects)
-    assert sum(i.rows.height for i in landed["trades"] if isinstance(i, Normalised)) > 0
+    assert sum(i.rows.height for i in landed["trades"] if isinstance(i, Normalized)) > 0
     assert any(isinstance(i, MarketsDone) for i in landed["trades"])
 
 
@@ -119,10 +119,10 @@ UNIFIED_METHODS = ("market_pages", "member_pages", "trade_pages", "price_pages")
 
 
 @pytest.mark.parametrize("platform", ["polymarket", "kalshi"])
-def test_unified_pages_saved_and_replayed_normalise_into_the_same_rows(
+def test_unified_pages_saved_and_replayed_normalize_into_the_same_rows(
     app: SandboxApp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: str
 ) -> None:
-    monkeypatch.setattr(unified, "NORMALISE_CHUNK", 2_500)  # batches across markets and within them
+    monkeypatch.setattr(unified, "NORMALIZE_CHUNK", 2_500)  # batches across markets and within them
     extractor = UnifiedSource(layer(app, key=True), None, "test")
     recorder = Recorder(extractor, UNIFIED_METHODS)
     landed = run(UnifiedPartitions(extractor, platform, "sandbox"))
@@ -134,7 +134,7 @@ def test_unified_pages_saved_and_replayed_normalise_into_the_same_rows(
 
 
 @pytest.mark.parametrize("platform", ["polymarket", "kalshi"])
-def test_platform_pages_saved_and_replayed_normalise_into_the_same_rows(
+def test_platform_pages_saved_and_replayed_normalize_into_the_same_rows(
     app: SandboxApp, tmp_path: Path, platform: str
 ) -> None:
     if platform == "kalshi":
@@ -166,13 +166,13 @@ def test_a_unified_trades_page_belongs_to_the_market_it_was_asked_for() -> None:
               "size": 1.0, "timestamp": 1_795_305_600, "taker": True}
     page = RawPage(UNIFIED, "trades", "kalshi", DAY, datetime(2026, 11, 22, tzinfo=UTC), {"trades": [record]},
                    "trades", ("KX-1",))
-    rows = normalise_page(page, source="sandbox").rows
+    rows = normalize_page(page, source="sandbox").rows
     assert rows.select("market_id", "_served_market_id").row(0) == ("KX-1", "served-id")
 
 
 def test_a_stream_says_markets_are_done_as_pages_of_later_markets_arrive(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Trades of markets m1, m3 (m2 not asked): normalised in batches of at least 3 records across markets."""
-    monkeypatch.setattr(unified, "NORMALISE_CHUNK", 3)
+    """Trades of markets m1, m3 (m2 not asked): normalized in batches of at least 3 records across markets."""
+    monkeypatch.setattr(unified, "NORMALIZE_CHUNK", 3)
 
     def page(market: str, first: int, count: int) -> RawPage:
         trades = [{"trade_id": f"{market}-{n}", "market_id": market, "platform": "kalshi", "side": "buy",
@@ -182,7 +182,7 @@ def test_a_stream_says_markets_are_done_as_pages_of_later_markets_arrive(monkeyp
                        "trades", (market,))
 
     markets = pl.DataFrame({"id": ["m3", "m2", "m1"], "outcomes": [[{"id": "yes", "name": "Yes"}]] * 3})
-    stream = list(normalised_stream([page("m1", 0, 2), page("m1", 2, 2), page("m3", 0, 1), page("m3", 1, 4)],
+    stream = list(normalized_stream([page("m1", 0, 2), page("m1", 2, 2), page("m3", 0, 1), page("m3", 1, 4)],
                                     markets, source="sandbox"))
     shape = [item.through if isinstance(item, MarketsDone) else item.rows["market_id"].to_list() for item in stream]
     assert shape == [["m1"] * 4, ["m3"] * 5, "m2", "m3"]

@@ -6,20 +6,20 @@ from datetime import UTC, date, datetime
 
 import polars as pl
 
-from pipeline.engine.normalised import CONFLICTING_REPEAT, Normalised
 from pipeline.engine.normalize.partitions.unified import PointsOnce
+from pipeline.engine.normalized import CONFLICTING_REPEAT, Normalized
 from pipeline.engine.schema import TABLES
 
 SCHEMA = TABLES["price_history"].polars_schema
 NO_REJECTS = pl.DataFrame(schema={"raw": pl.String(), "reason": pl.String(), "_fetched_at": pl.Datetime("us", "UTC")})
 
 
-def _answer(*points: tuple[int, float]) -> Normalised:
+def _answer(*points: tuple[int, float]) -> Normalized:
     """An answer of market m's outcome yes: (hour, close) points."""
     rows = [{"platform": "kalshi", "date": date(2026, 11, 20), "market_id": "m", "outcome_id": "yes",
              "timestamp": datetime(2026, 11, 20, hour, tzinfo=UTC), "price": {"close": close},
              "_fetched_at": datetime(2026, 11, 21, tzinfo=UTC)} for hour, close in points]
-    return Normalised(pl.DataFrame(rows, schema=SCHEMA), NO_REJECTS)
+    return Normalized(pl.DataFrame(rows, schema=SCHEMA), NO_REJECTS)
 
 
 def test_a_point_two_answers_hold_lands_once_and_a_differing_repeat_is_rejected_as_such() -> None:

@@ -1,4 +1,4 @@
-"""Properties of the unified normaliser, for every table of `pipeline.engine.schema.TABLES`.
+"""Properties of the unified normalizer, for every table of `pipeline.engine.schema.TABLES`.
 
 Records are drawn from the schema's fields (wire names, kinds, types, required flags, enums), never from a list
 written here, so a field added to the schema is covered as soon as it exists:
@@ -13,7 +13,7 @@ written here, so a field added to the schema is covered as soon as it exists:
 - every record of a batch is a row or a reject, exactly once, in order, on both the fast and the slow path and
   across blocks.
 
-Values that the asset checks judge rather than the normaliser (`pipeline.engine.checks`: enums, prices outside [0, 1])
+Values that the asset checks judge rather than the normalizer (`pipeline.engine.checks`: enums, prices outside [0, 1])
 are part of what the spec allows here: they land as sent.
 
 Deterministic (`derandomize`, no example database) and sized to run in seconds; set PMW_PROPERTY_EXAMPLES to
@@ -37,9 +37,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.engine.normalised import Normalised
 from pipeline.engine.normalize import wire_frame
-from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.normalize.unified import normalize
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import OUTCOME_MAPS, TABLES, Field, Table
 from tests.support.wire_contract import all_wire_fields
 
@@ -58,8 +58,8 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 Record = dict[str, Any]
 
 
-def run(table: str, records: list[Any]) -> Normalised:
-    return normalise(table, records, platform="polymarket", day=DAY, source="api", fetched_at=FETCHED_AT)
+def run(table: str, records: list[Any]) -> Normalized:
+    return normalize(table, records, platform="polymarket", day=DAY, source="api", fetched_at=FETCHED_AT)
 
 
 # -- what the spec allows, drawn from the schema -----------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The unified-API normaliser: sandbox records become rows of the exact schema; anything else a clear reject."""
+"""The unified-API normalizer: sandbox records become rows of the exact schema; anything else a clear reject."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import orjson
 import polars as pl
 import pytest
 
-from pipeline.engine.normalised import Normalised
-from pipeline.engine.normalize.unified import normalise
+from pipeline.engine.normalize.unified import normalize
+from pipeline.engine.normalized import Normalized
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES, Platform
 from pmw_sandbox import Faults, SandboxApp, SandboxConfig, sandbox_client
 from tests.support.world import WORLD
@@ -47,8 +47,8 @@ def sandbox(shared_app: SandboxApp) -> dict[str, list[Record]]:
     return fetch(shared_app)
 
 
-def run(table: str, records: list[Any], platform: str = "polymarket") -> Normalised:
-    return normalise(table, records, platform=platform, day=DAY, source="sandbox", fetched_at=FETCHED_AT)
+def run(table: str, records: list[Any], platform: str = "polymarket") -> Normalized:
+    return normalize(table, records, platform=platform, day=DAY, source="sandbox", fetched_at=FETCHED_AT)
 
 
 def one_row(table: str, record: Record) -> Record:
@@ -209,7 +209,7 @@ def test_batches_larger_than_a_block_are_whole_and_in_order(sandbox: dict[str, l
     ]
 
 
-# -- what the normaliser keeps for the checks to judge ------------------------------------------------------
+# -- what the normalizer keeps for the checks to judge ------------------------------------------------------
 
 
 def test_values_for_the_checks_to_judge_are_kept(sandbox: dict[str, list[Record]]) -> None:
@@ -411,9 +411,9 @@ def test_an_unknown_table_is_refused_with_the_allowed_ones() -> None:
 
 def test_fetched_at_must_be_aware_and_is_stored_in_utc(sandbox: dict[str, list[Record]]) -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
-        normalise("trades", [], platform="kalshi", day=DAY, source="sandbox", fetched_at=datetime(2026, 11, 22))
+        normalize("trades", [], platform="kalshi", day=DAY, source="sandbox", fetched_at=datetime(2026, 11, 22))
     paris = FETCHED_AT.astimezone(timezone(timedelta(hours=1)))
-    rows = normalise("trades", sandbox["trades"][:1], platform="kalshi", day=DAY, source="api", fetched_at=paris).rows
+    rows = normalize("trades", sandbox["trades"][:1], platform="kalshi", day=DAY, source="api", fetched_at=paris).rows
     assert rows["_fetched_at"].to_list() == [FETCHED_AT] and rows["_source"].to_list() == ["api"]
 
 

@@ -13,11 +13,11 @@ import polars as pl
 import pytest
 
 from pipeline.engine.config import ConfigError, Settings
-from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
-from pipeline.engine.normalize.pages import concatenated, normalise_page
+from pipeline.engine.normalize.pages import concatenated, normalize_page
 from pipeline.engine.normalize.partitions.kalshi import KalshiPartitions
 from pipeline.engine.normalize.partitions.polymarket import PolymarketPartitions
 from pipeline.engine.normalize.partitions.sessions import open_source
+from pipeline.engine.normalized import CONFLICTING_REPEAT, MarketsDone, Normalized
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.kalshi import KalshiPages
 from pipeline.engine.sources.polymarket import DATA_API_OFFSET_CAP, DATA_PAGE, PolymarketPages
@@ -62,7 +62,7 @@ def test_a_market_deeper_than_the_data_api_pages_is_landed_as_far_as_reached_and
     chunks = list(source.trades(DAY, MARKET))
     offsets = [int(r.url.params["offset"]) for r in seen]
     assert max(offsets) <= DATA_API_OFFSET_CAP and offsets == sorted(set(offsets))
-    assert sum(c.rows.height for c in chunks if isinstance(c, Normalised)) == len(offsets) * DATA_PAGE
+    assert sum(c.rows.height for c in chunks if isinstance(c, Normalized)) == len(offsets) * DATA_PAGE
     assert chunks[-1] == MarketsDone("m1")
     coverage = source.coverage().as_metadata()
     reached = datetime.fromtimestamp(DAY_END - len(offsets) * DATA_PAGE, UTC)
@@ -79,7 +79,7 @@ def test_an_offset_refused_sooner_than_documented_ends_the_market_as_incomplete(
 
     source = polymarket(layer(capped))
     chunks = source.trades(DAY, MARKET)
-    assert sum(c.rows.height for c in chunks if isinstance(c, Normalised)) == DATA_PAGE
+    assert sum(c.rows.height for c in chunks if isinstance(c, Normalized)) == DATA_PAGE
     assert source.coverage().as_metadata()["complete"] is False
 
 
@@ -210,10 +210,10 @@ def test_a_kalshi_trade_both_tiers_send_with_other_values_lands_once_as_first_me
 
     source = KalshiPartitions(KalshiPages(layer(kalshi)))
     pages = list(source.pages.trade_pages(day, [trades[0]["ticker"]]))
-    result = concatenated("trades", [normalise_page(page, source="direct") for page in pages])
+    result = concatenated("trades", [normalize_page(page, source="direct") for page in pages])
 
     assert result.rows["trade_id"].sort().to_list() == sorted(t["trade_id"] for t in trades)
-    historical = normalise_page(pages[0], source="direct").rows  # the tier read first
+    historical = normalize_page(pages[0], source="direct").rows  # the tier read first
     assert pages[0].conflicting == [] and pages[1].conflicting == [changed]
     one = pl.col("trade_id") == trades[0]["trade_id"]
     assert result.rows.filter(one)["price"].to_list() == historical.filter(one)["price"].to_list(), "first met lands"

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import polars as pl
 
-from pipeline.engine.normalize.native import normalise_native
+from pipeline.engine.normalize.native import normalize_native
 from pipeline.engine.normalize.partitions.polymarket import PolymarketPartitions
 from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.liveness import live_on, live_records, partition_records, surely_not_live, unsure_records
@@ -21,7 +21,7 @@ LATE_CLOSE = "polymarket/gamma_market_closed_after_end_date.json"  # endDate 202
 
 
 def _markets(body: Any, fetched_at: datetime) -> pl.DataFrame:
-    result = normalise_native("polymarket", "markets", body, day=fetched_at.date(), fetched_at=fetched_at)["markets"]
+    result = normalize_native("polymarket", "markets", body, day=fetched_at.date(), fetched_at=fetched_at)["markets"]
     assert result.rejects.is_empty(), result.rejects["reason"].to_list()
     return result.rows
 

@@ -202,7 +202,7 @@ def test_unified_paging_gives_up_after_its_restarts() -> None:
     assert walk.http.stats.duplicates_dropped == 10  # the first page, met again on each restart
 
 
-def test_items_without_identity_pass_through_for_the_normaliser_to_reject() -> None:
+def test_items_without_identity_pass_through_for_the_normalizer_to_reject() -> None:
     items = [{"id": "a"}, {"no_id": 1}, {"id": ["unhashable"]}, {"id": "a"}, "not an object", {"id": 7}, {"id": 7}]
     walked = list(unified(unified_pages(items, 10), page_size=10).items())
     assert walked == [{"id": "a"}, {"no_id": 1}, {"id": ["unhashable"]}, "not an object", {"id": 7}]

@@ -18,9 +18,9 @@ from pipeline.engine.config import DIRECT_SANDBOX, Settings
 from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.stream import land_stream
-from pipeline.engine.normalised import MarketsDone, Normalised
 from pipeline.engine.normalize.partitions.protocol import WindowSource
 from pipeline.engine.normalize.partitions.sessions import open_source
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.schema import Platform, Source
 from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.liveness import live_on
@@ -65,7 +65,7 @@ def _markets(listed: pl.DataFrame, day: date) -> pl.DataFrame:
     return listed.filter(live_on(day)).unique("id", keep="first", maintain_order=True)
 
 
-def _land(lake: Lake, table: str, platform: str, day: date, stream: Iterator[Normalised | MarketsDone],
+def _land(lake: Lake, table: str, platform: str, day: date, stream: Iterator[Normalized | MarketsDone],
           markets: pl.DataFrame) -> None:
     landed = land_stream(lake, table, platform, day, stream, market_ids=frozenset(markets["id"].to_list()))
     assert all(o.passed for o in landed.outcomes), [o for o in landed.outcomes if not o.passed]
@@ -88,7 +88,7 @@ def _land_window(data_dir: Path, platform: str, window: Window, land: bool = Tru
                     _land(lake, table, platform, day, stream, markets)
                 else:
                     with cyclic_gc_per_chunk():  # as landing does
-                        assert sum(item.rows.height for item in stream if isinstance(item, Normalised)) >= 0
+                        assert sum(item.rows.height for item in stream if isinstance(item, Normalized)) >= 0
         return Counter(source.requests().by_endpoint)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.spool.window import Window, WindowSweeps
@@ -51,25 +51,25 @@ class FakeSource:
     def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
         return set(markets["id"].to_list())
 
-    def window_markets(self, first: date, last: date) -> Normalised:
-        return Normalised(pl.DataFrame({"id": ["a", "b"]}), pl.DataFrame(schema=REJECTS_SCHEMA))
+    def window_markets(self, first: date, last: date) -> Normalized:
+        return Normalized(pl.DataFrame({"id": ["a", "b"]}), pl.DataFrame(schema=REJECTS_SCHEMA))
 
     def window_trades(self, first: date, last: date,
-                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+                      markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         self.sweeps += 1
-        yield Normalised(_trades(("a", _at(2)), ("a", _at(1)), ("a", _at(0)), ("a", _at(-1))),
+        yield Normalized(_trades(("a", _at(2)), ("a", _at(1)), ("a", _at(0)), ("a", _at(-1))),
                          _rejects(f'{{"timestamp": {_at(1).timestamp():.0f}}}', '{"timestamp": "soon"}',
                                   f'{{"timestamp": {_at(-3).timestamp():.0f}}}'))
         if self.fail:
             self.fail = False
             raise ConnectionError("cut")
         yield MarketsDone("a")
-        yield Normalised(_trades(("b", _at(0, 3)), ("b", _at(0, 1))), _rejects('{"timestamp": "2026-11-19T05:00:00Z"}'))
+        yield Normalized(_trades(("b", _at(0, 3)), ("b", _at(0, 1))), _rejects('{"timestamp": "2026-11-19T05:00:00Z"}'))
         yield MarketsDone("b")
 
-    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         self.alone += 1
-        yield Normalised(_trades(*((m, _at((day - FIRST).days, 9)) for m in markets["id"])),
+        yield Normalized(_trades(*((m, _at((day - FIRST).days, 9)) for m in markets["id"])),
                          pl.DataFrame(schema=REJECTS_SCHEMA))
         yield MarketsDone(markets["id"][-1])
 
@@ -80,7 +80,7 @@ class FakeSource:
 def _serve(sweeps: WindowSweeps, source: FakeSource, day: date, markets: list[str]) -> tuple[pl.DataFrame, list[str]]:
     items = list(sweeps.day_stream(source, "trades", WINDOW, day,  # type: ignore[arg-type]
                                    pl.DataFrame({"id": markets}), Coverage()))
-    chunks = [item for item in items if isinstance(item, Normalised)]
+    chunks = [item for item in items if isinstance(item, Normalized)]
     rows = pl.concat([c.rows for c in chunks if c.rows.width], how="vertical")
     return rows, [raw for c in chunks for raw in c.rejects["raw"].to_list()]
 

@@ -1,8 +1,8 @@
 """How the platforms' own responses map onto the warehouse tables: the tables docs/schema.md renders.
 
-The status and market-type tables are read by the normalisers (pipeline.engine.normalize.polymarket, .kalshi), so
+The status and market-type tables are read by the normalizers (pipeline.engine.normalize.polymarket, .kalshi), so
 the docs cannot say one thing while the code does another; the column tables are held to what the
-normalisers fill by tests/engine/normalize/test_native.py. `python -m scripts.generate_docs` renders them.
+normalizers fill by tests/engine/normalize/test_native.py. `python -m scripts.generate_docs` renders them.
 One module per platform; `columns` holds the shape of a mapping and the notes that hold for every one.
 """
 

@@ -22,7 +22,7 @@ class EntityMapping:
     """What one native endpoint's records become: a table, column by column (unnamed columns stay null)."""
 
     platform: Platform
-    entity: str  # the `entity` of `normalise_native`
+    entity: str  # the `entity` of `normalize_native`
     endpoint: str
     table: str
     columns: tuple[ColumnSource, ...]

@@ -1,1 +1,1 @@
-"""A table's rows of a partition, in one place for every table: a source's answers through the table's normaliser."""
+"""A table's rows of a partition, in one place for every table: a source's answers through the table's normalizer."""

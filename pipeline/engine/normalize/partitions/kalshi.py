@@ -1,4 +1,4 @@
-"""Kalshi's own API (PMW_SOURCE=direct) as a partition source: `KalshiPages` read, then normalised.
+"""Kalshi's own API (PMW_SOURCE=direct) as a partition source: `KalshiPages` read, then normalized.
 
 Markets are nested under their events (`kalshi_markets`) and kept by the unified path's liveness rule
 (`liveness.live_on`); events and series are those asked for.
@@ -11,8 +11,8 @@ from datetime import date
 
 import polars as pl
 
-from pipeline.engine.normalised import MarketsDone, Normalised
-from pipeline.engine.normalize.pages import kalshi_markets, normalise_pages, normalised_stream
+from pipeline.engine.normalize.pages import kalshi_markets, normalize_pages, normalized_stream
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.schema import Source
 from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.http import RequestStats
@@ -23,7 +23,7 @@ DIRECT = Source.DIRECT.value
 
 
 class KalshiPartitions:
-    """A `PartitionSource` over Kalshi's public API v2: `KalshiPages`, normalised."""
+    """A `PartitionSource` over Kalshi's public API v2: `KalshiPages`, normalized."""
 
     platform = PLATFORM
 
@@ -36,35 +36,35 @@ class KalshiPartitions:
     def coverage(self) -> Coverage:
         return Coverage()
 
-    def markets(self, day: date) -> Normalised:
+    def markets(self, day: date) -> Normalized:
         listed = kalshi_markets(self.pages.market_pages(day), self.pages.event_pages(day))
-        return Normalised(listed.rows.filter(live_on(day)), listed.rejects)
+        return Normalized(listed.rows.filter(live_on(day)), listed.rejects)
 
-    def members(self, day: date, table: str, ids: set[str]) -> Normalised:
+    def members(self, day: date, table: str, ids: set[str]) -> Normalized:
         pages = self.pages.event_pages(day) if table == "events" else self.pages.series_pages(day)
-        listed = normalise_pages(table, pages, source=DIRECT)
-        return Normalised(listed.rows.filter(pl.col("id").is_in(sorted(ids))), listed.rejects)
+        listed = normalize_pages(table, pages, source=DIRECT)
+        return Normalized(listed.rows.filter(pl.col("id").is_in(sorted(ids))), listed.rejects)
 
-    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         tickers = markets["id"].sort().to_list()
-        yield from normalised_stream(self.pages.trade_pages(day, tickers), markets, source=DIRECT)
+        yield from normalized_stream(self.pages.trade_pages(day, tickers), markets, source=DIRECT)
 
-    def price_history(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        yield from normalised_stream(self.pages.candlestick_pages(day, markets), markets, source=DIRECT)
+    def price_history(self, day: date, markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
+        yield from normalized_stream(self.pages.candlestick_pages(day, markets), markets, source=DIRECT)
 
     def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
         return set(markets["id"].to_list())
 
-    def window_markets(self, first: date, last: date) -> Normalised:
+    def window_markets(self, first: date, last: date) -> Normalized:
         listed = kalshi_markets(self.pages.market_pages(first), self.pages.event_pages(first))
-        return Normalised(listed.rows.filter(live_on(first, last)), listed.rejects)
+        return Normalized(listed.rows.filter(live_on(first, last)), listed.rejects)
 
     def window_trades(self, first: date, last: date,
-                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+                      markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         """Each market's trades from `min_ts` at the window's start to `max_ts` at its end."""
         tickers = markets["id"].sort().to_list()
-        yield from normalised_stream(self.pages.trade_pages(first, tickers, last), markets, source=DIRECT)
+        yield from normalized_stream(self.pages.trade_pages(first, tickers, last), markets, source=DIRECT)
 
     def window_price_history(self, first: date, last: date,
-                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
-        yield from normalised_stream(self.pages.candlestick_pages(first, markets, last), markets, source=DIRECT)
+                             markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
+        yield from normalized_stream(self.pages.candlestick_pages(first, markets, last), markets, source=DIRECT)

@@ -1,12 +1,12 @@
 """A snapshot round's rows: every market's book taken from the unified API (`sources.orderbooks.take_round`),
-normalised into `orderbook_levels` and `orderbook_snapshots` (`normalize.orderbooks.normalise_round`)."""
+normalized into `orderbook_levels` and `orderbook_snapshots` (`normalize.orderbooks.normalize_round`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 
-from pipeline.engine.normalize.orderbooks import RoundRows, normalise_round
+from pipeline.engine.normalize.orderbooks import RoundRows, normalize_round
 from pipeline.engine.sources.http import HttpLayer
 from pipeline.engine.sources.orderbooks import take_round
 
@@ -15,4 +15,4 @@ def round_rows(http: HttpLayer, platform: str, day: date, round_at: datetime, ma
                platform_ids: Mapping[str, str], source: str) -> RoundRows:
     """The round's rows of the markets asked (`platform_ids`: their platform ids where known), in the partition
     (platform, day) under the round's time; `source` is the rows' lineage."""
-    return normalise_round(take_round(http, platform, market_ids, platform_ids), platform, day, round_at, source)
+    return normalize_round(take_round(http, platform, market_ids, platform_ids), platform, day, round_at, source)

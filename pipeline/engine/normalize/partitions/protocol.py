@@ -1,4 +1,4 @@
-"""What an ingestion asset asks of a source session for one platform's partitions: a table's rows, normalised."""
+"""What an ingestion asset asks of a source session for one platform's partitions: a table's rows, normalized."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 import polars as pl
 
-from pipeline.engine.normalised import MarketsDone, Normalised
+from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.sources.http import RequestStats
@@ -16,19 +16,19 @@ from pipeline.engine.sources.http import RequestStats
 
 class PartitionSource(Protocol):
     """A source session (one asset step) for one platform: its partitions' rows, table by table, each read from the
-    source and normalised, and what the reads cost."""
+    source and normalized, and what the reads cost."""
 
     platform: str
 
-    def markets(self, day: date) -> Normalised:
+    def markets(self, day: date) -> Normalized:
         """The markets live on the day (tradable at some moment of it)."""
         ...
 
-    def members(self, day: date, table: str, ids: set[str]) -> Normalised:
+    def members(self, day: date, table: str, ids: set[str]) -> Normalized:
         """The `events` or `series` with these ids."""
         ...
 
-    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         """Trades of the partition's markets (rows of the `markets` table), each row's `market_id` the id of the
         market it was asked for, with a `MarketsDone` once markets are complete (asked for in id order).
 
@@ -36,7 +36,7 @@ class PartitionSource(Protocol):
         """
         ...
 
-    def price_history(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+    def price_history(self, day: date, markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         """Price points of the partition's markets within the day, as `trades` delivers trades."""
         ...
 
@@ -59,17 +59,17 @@ class WindowSource(PartitionSource, Protocol):
         alone asks for."""
         ...
 
-    def window_markets(self, first: date, last: date) -> Normalised:
+    def window_markets(self, first: date, last: date) -> Normalized:
         """The markets live on some day from `first` to `last`: those of every day of the window, each once."""
         ...
 
     def window_trades(self, first: date, last: date,
-                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+                      markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         """Trades of `markets` (the markets of every day of the window) from `first` to `last`."""
         ...
 
     def window_price_history(self, first: date, last: date,
-                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+                             markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         """Price points of `markets` from `first` to `last`."""
         ...
 

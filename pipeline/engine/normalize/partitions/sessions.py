@@ -1,5 +1,5 @@
 """Opens the partition source that the settings ask for: the APIs' extraction (`pipeline.engine.sources.factory`)
-composed with the normalisers, for one platform's partitions or for the sports endpoints."""
+composed with the normalizers, for one platform's partitions or for the sports endpoints."""
 
 from __future__ import annotations
 

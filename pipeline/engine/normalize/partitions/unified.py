@@ -1,4 +1,4 @@
-"""The unified API (or the sandbox, which speaks it) as a partition source: `UnifiedSource`'s pages, normalised.
+"""The unified API (or the sandbox, which speaks it) as a partition source: `UnifiedSource`'s pages, normalized.
 
 Each answer's rows are attributed to the markets asked for, price points are kept once across the answers of a
 batch (`PointsOnce`), and the catalogue's and the answers' own figures are handed on for the reconciliations.
@@ -14,10 +14,10 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.config import PriceLabel
-from pipeline.engine.normalised import CONFLICTING_REPEAT, MarketsDone, Normalised
 from pipeline.engine.normalize.attribution import attribute
-from pipeline.engine.normalize.pages import normalise_pages, normalised_stream
+from pipeline.engine.normalize.pages import normalize_pages, normalized_stream
 from pipeline.engine.normalize.rows import rejects_frame
+from pipeline.engine.normalized import CONFLICTING_REPEAT, MarketsDone, Normalized
 from pipeline.engine.schema import TABLES
 from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.sources.coverage import Coverage
@@ -50,16 +50,16 @@ class UnifiedPartitions:
                  price_label: PriceLabel = PriceLabel.PERIOD_START) -> None:
         self.source, self.platform, self.lineage, self.price_label = source, platform, lineage, price_label
 
-    def markets(self, day: date) -> Normalised:
-        return normalise_pages("markets", self.source.market_pages(self.platform, day), source=self.lineage)
+    def markets(self, day: date) -> Normalized:
+        return normalize_pages("markets", self.source.market_pages(self.platform, day), source=self.lineage)
 
-    def members(self, day: date, table: str, ids: set[str]) -> Normalised:
-        return normalise_pages(table, self.source.member_pages(self.platform, day, table, ids), source=self.lineage)
+    def members(self, day: date, table: str, ids: set[str]) -> Normalized:
+        return normalize_pages(table, self.source.member_pages(self.platform, day, table, ids), source=self.lineage)
 
-    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+    def trades(self, day: date, markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         yield from self.window_trades(day, day, markets)
 
-    def price_history(self, day: date, markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+    def price_history(self, day: date, markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         yield from self.window_price_history(day, day, markets)
 
     def asked(self, table: str, markets: pl.DataFrame, day: date) -> set[str]:
@@ -67,22 +67,22 @@ class UnifiedPartitions:
         (`trade_markets`); price history: all."""
         return set(trade_markets(markets, *day_bounds(day)) if table == "trades" else markets["id"].to_list())
 
-    def window_markets(self, first: date, last: date) -> Normalised:
-        return normalise_pages("markets", self.source.market_pages(self.platform, first, last), source=self.lineage)
+    def window_markets(self, first: date, last: date) -> Normalized:
+        return normalize_pages("markets", self.source.market_pages(self.platform, first, last), source=self.lineage)
 
     def window_trades(self, first: date, last: date,
-                      markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+                      markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         """Each market's trades in turn, paged once back to the window's first day (except markets whose
-        record, synced after the window, says they last traded before it), normalised across markets, every
+        record, synced after the window, says they last traded before it), normalized across markets, every
         record attributed to the market it was asked for."""
         start, end = day_bounds(first)[0], day_bounds(last)[1]
         platform_ids = dict(markets.select("id", "platform_id").iter_rows())
         asked = trade_markets(markets, start, end)
         pages = self.source.trade_pages(self.platform, first, asked, (start, end), platform_ids)
-        yield from normalised_stream(pages, markets, source=self.lineage)
+        yield from normalized_stream(pages, markets, source=self.lineage)
 
     def window_price_history(self, first: date, last: date,
-                             markets: pl.DataFrame) -> Iterator[Normalised | MarketsDone]:
+                             markets: pl.DataFrame) -> Iterator[Normalized | MarketsDone]:
         """The markets' points over the window, 10 markets a call, cut in time where the cap requires; a point
         that several answers of a batch hold (a server may answer every period that overlaps the span asked, so
         the period at a cut comes in both halves) is kept once by its key (`PointsOnce`)."""
@@ -97,12 +97,12 @@ class UnifiedPartitions:
                 yield MarketsDone(call.markets["id"][-1])
 
     def _price_batch(self, day: date, markets: pl.DataFrame, start: int,
-                     end: int) -> Iterator[Normalised]:
+                     end: int) -> Iterator[Normalized]:
         """The batch's points between two moments, attributed; asked again in halves while some cannot be told
         apart."""
         pages = self.source.price_pages(self.platform, day, markets["id"].to_list(), start, end,
                                         markets["platform_id"].to_list())
-        attributed, unattributed = attribute(normalise_pages("price_history", pages, source=self.lineage), markets)
+        attributed, unattributed = attribute(normalize_pages("price_history", pages, source=self.lineage), markets)
         if unattributed and markets.height > 1:
             half = markets.height // 2
             yield from self._price_batch(day, markets.head(half), start, end)
@@ -110,7 +110,7 @@ class UnifiedPartitions:
             return
         if self.price_label == PriceLabel.PERIOD_END:
             period = timedelta(minutes=HOURLY)
-            attributed = Normalised(attributed.rows.with_columns(pl.col("timestamp") - period), attributed.rejects)
+            attributed = Normalized(attributed.rows.with_columns(pl.col("timestamp") - period), attributed.rejects)
         yield attributed
 
     def requests(self) -> RequestStats:
@@ -155,7 +155,7 @@ class PointsOnce:
         schema = TABLES["price_history"].polars_schema
         self.kept = pl.DataFrame(schema={**{name: schema[name] for name in POINT_KEY}, "_version": pl.UInt64()})
 
-    def keep(self, answer: Normalised) -> Normalised:
+    def keep(self, answer: Normalized) -> Normalized:
         values = [c for c in answer.rows.columns if c not in POINT_KEY and c != "_fetched_at"]
         rows = answer.rows.with_columns(pl.struct(values).hash().alias("_version"),
                                         pl.struct(POINT_KEY).is_first_distinct().alias("_first"))
@@ -171,4 +171,4 @@ class PointsOnce:
             fetched_at = conflicting["_fetched_at"][0] if "_fetched_at" in conflicting.columns else datetime.now(UTC)
             repeats = rejects_frame([(row, CONFLICTING_REPEAT) for row in conflicting.to_dicts()], fetched_at)
             rejects = pl.concat([rejects, repeats])
-        return Normalised(fresh.select(answer.rows.columns), rejects)
+        return Normalized(fresh.select(answer.rows.columns), rejects)

@@ -1,8 +1,8 @@
-"""Normalisation: raw JSON response bytes to Parquet, per table, on one core, against the naive baseline.
+"""Normalization: raw JSON response bytes to Parquet, per table, on one core, against the naive baseline.
 
 The responses are the sandbox's own (the bytes the unified API sends: trades pages of 1000, markets pages
 of 250, price history 10 markets a call). The pipeline's path is the assets' path: parse each body as the
-HTTP layer does, then ``land_stream`` (trades, price history) or ``normalise`` and ``Lake.write_partition``
+HTTP layer does, then ``land_stream`` (trades, price history) or ``normalize`` and ``Lake.write_partition``
 (markets). The baseline (benchmarks/baseline.py) reads the same bodies. Both run in one process pinned to
 one CPU, polars and pyarrow limited to one thread; each figure is the best of a few runs.
 
@@ -46,8 +46,8 @@ QUICK = Sizes(trades_per_platform=5_000, catalogue_series=2, repeats=1)
 def run(quick: bool, workdir: Path) -> Report:
     cpu = min(os.sched_getaffinity(0))
     figures = run_in_child(
-        "benchmarks.normalisation:measure",
-        {"quick": quick, "data_dir": str(workdir / "normalisation")},
+        "benchmarks.normalization:measure",
+        {"quick": quick, "data_dir": str(workdir / "normalization")},
         env={"POLARS_MAX_THREADS": "1"},
         cpus={cpu},
     )
@@ -80,7 +80,7 @@ def run(quick: bool, workdir: Path) -> Report:
     ]
     return Report(
         name="normalisation",
-        title=f"Normalisation: raw JSON responses to Parquet, one core (CPU {cpu}), best of {figures['repeats']}",
+        title=f"Normalization: raw JSON responses to Parquet, one core (CPU {cpu}), best of {figures['repeats']}",
         columns=["table", "records", "bytes/record", "pipeline rec/s", "baseline rec/s", "speed-up"],
         rows=rows,
         figures=figures,
@@ -136,16 +136,16 @@ def _pipeline(partitions: list[Responses], lake_dir: Path) -> None:
     """The assets' path from response bodies to the lake."""
     from pipeline.engine.lake.store import Lake
     from pipeline.engine.lake.stream import land_stream
-    from pipeline.engine.normalize.unified import normalise, normalised_chunks
+    from pipeline.engine.normalize.unified import normalize, normalized_chunks
 
     lake = Lake(_fresh(lake_dir))
     for p in partitions:
         if p.table == "markets":
             records = [record for body in p.bodies for record in _items(body, p.items_key)]
-            done = normalise(p.table, records, platform=p.platform, day=DAY, source="sandbox", fetched_at=FETCHED_AT)
+            done = normalize(p.table, records, platform=p.platform, day=DAY, source="sandbox", fetched_at=FETCHED_AT)
             lake.write_partition(p.table, p.platform, DAY, done.rows, done.rejects)
         else:
-            chunks = normalised_chunks(p.table, _parsed(p), platform=p.platform, day=DAY, source="sandbox",
+            chunks = normalized_chunks(p.table, _parsed(p), platform=p.platform, day=DAY, source="sandbox",
                                     fetched_at=FETCHED_AT)
             land_stream(lake, p.table, p.platform, DAY, _progressing(chunks, p.market_ids),
                         market_ids=frozenset(p.market_ids))
@@ -160,7 +160,7 @@ def _baseline(partitions: list[Responses], directory: Path) -> None:
 
 
 def _trade_stages(partitions: list[Responses], lake_dir: Path, repeats: int) -> dict[str, Any]:
-    """Where the trades pipeline's time goes: parsing and normalising timed inside the run itself (a few
+    """Where the trades pipeline's time goes: parsing and normalizing timed inside the run itself (a few
     hundred timed calls, no profiler overhead), the rest (sorting, checks, Parquet) is what remains; and
     the same pipeline at Python's default garbage-collector thresholds."""
     from pipeline.engine.lake import stream
@@ -183,21 +183,21 @@ def _trade_stages(partitions: list[Responses], lake_dir: Path, repeats: int) -> 
 
 
 def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, float]:
-    """One run of the trades pipeline, its parse and normalise calls timed as they happen."""
+    """One run of the trades pipeline, its parse and normalize calls timed as they happen."""
     from pipeline.engine.lake.store import Lake
     from pipeline.engine.lake.stream import land_stream
     from pipeline.engine.normalize import unified
-    from pipeline.engine.normalize.unified import normalised_chunks
+    from pipeline.engine.normalize.unified import normalized_chunks
 
-    spent = {"parse": 0.0, "normalise": 0.0}
-    normalise = unified.normalise
+    spent = {"parse": 0.0, "normalize": 0.0}
+    normalize = unified.normalize
 
-    def timed_normalise(*arguments: Any, **options: Any) -> Any:
+    def timed_normalize(*arguments: Any, **options: Any) -> Any:
         started = time.perf_counter()
         try:
-            return normalise(*arguments, **options)
+            return normalize(*arguments, **options)
         finally:
-            spent["normalise"] += time.perf_counter() - started
+            spent["normalize"] += time.perf_counter() - started
 
     def timed_records(p: Responses) -> Iterator[dict[str, Any]]:
         for body in p.bodies:
@@ -207,24 +207,24 @@ def _timed_stages(partitions: list[Responses], lake_dir: Path) -> dict[str, floa
             yield from items
 
     lake = Lake(_fresh(lake_dir))
-    unified.normalise = timed_normalise
+    unified.normalize = timed_normalize
     started = time.perf_counter()
     try:
         for p in partitions:
-            chunks = normalised_chunks(p.table, timed_records(p), platform=p.platform, day=DAY, source="sandbox",
+            chunks = normalized_chunks(p.table, timed_records(p), platform=p.platform, day=DAY, source="sandbox",
                                     fetched_at=FETCHED_AT)
             land_stream(lake, p.table, p.platform, DAY, _progressing(chunks, p.market_ids),
                         market_ids=frozenset(p.market_ids))
     finally:
-        unified.normalise = normalise
+        unified.normalize = normalize
     total = time.perf_counter() - started
-    return {**spent, "sort, check, write": total - spent["parse"] - spent["normalise"]}
+    return {**spent, "sort, check, write": total - spent["parse"] - spent["normalize"]}
 
 
 def _progressing(chunks: Iterable[Any], market_ids: list[str]) -> Iterator[Any]:
     """The chunks of markets read in id order, each followed by the `MarketsDone` the sources would have sent
     by then: every market before the chunk's last one is complete."""
-    from pipeline.engine.normalised import MarketsDone
+    from pipeline.engine.normalized import MarketsDone
 
     ordered = sorted(market_ids)
     for chunk in chunks:

@@ -1,4 +1,4 @@
-"""What normalisation hands on: a table's rows with the records that could not become rows (`Normalised`),
+"""What normalization hands on: a table's rows with the records that could not become rows (`Normalized`),
 and, in a stream of a partition's trades or price history, the news that markets are complete
 (`MarketsDone`), which the lake's streaming writer (`pipeline.engine.lake.stream`) waits for."""
 
@@ -13,7 +13,7 @@ CONFLICTING_REPEAT = "conflicting repeat: an item with this id came earlier with
 
 
 @dataclass(frozen=True)
-class Normalised:
+class Normalized:
     """The rows of one table (exactly its polars schema) and the records that could not become rows."""
 
     rows: pl.DataFrame
