@@ -20,12 +20,12 @@ from pipeline.cli.common.failures import CommandError
 from pipeline.cli.common.runs import materialise
 from pipeline.cli.common.settings import configured
 from pipeline.defs.ingestion.assets import ingestion_asset
-from pipeline.engine import schema
 from pipeline.engine.checks import Check, checks_for
-from pipeline.engine.normalize import native
+from pipeline.engine.normalize import mappings, native
 from pipeline.engine.normalize.partitions.protocol import PartitionSource
 from pipeline.engine.normalize.partitions.sessions import open_source
 from pipeline.engine.reconciliation import Reconciliation
+from pipeline.engine.schema import markets
 from pipeline.engine.schema.core import Platform
 from pipeline.engine.sources.factory import open_platform_pages
 from pipeline.engine.warehouse.project import DEFAULT_SQL_DIR
@@ -59,9 +59,9 @@ def _source(thing: object) -> str:
 # What each recipe must name: where the code keeps what the new thing joins, found from the code so that a move
 # shows. The recipe may name more; every path it names must exist.
 RECIPES = {
-    "Add a platform": [_source(Platform), _source(open_platform_pages), _source(native), _source(open_source),
-                       _source(SandboxApp)],
-    "Add a table": [_source(schema), _source(checks_for), _source(PartitionSource), _source(SandboxApp),
+    "Add a platform": [_source(Platform), _source(open_platform_pages), _source(native), _source(mappings),
+                       _source(open_source), _source(SandboxApp)],
+    "Add a table": [_source(markets), _source(checks_for), _source(PartitionSource), _source(SandboxApp),
                     _source(ingestion_asset), _relative(DEFAULT_SQL_DIR / "staging"), _source(generate_docs)],
     "Add a check": [_source(Check), _source(Reconciliation)],
     "Add a mart": [_relative(DEFAULT_SQL_DIR / "marts"), _relative(DEFAULT_SQL_DIR / "tests")],
