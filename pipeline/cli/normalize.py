@@ -2,18 +2,9 @@
 
     pmw normalize --platform kalshi --entity markets [--source direct|api] INPUT.json -o OUT.parquet
 
-INPUT.json is a response body as the API sent it, or a recording `{"_metadata": {...}, "response": body}`
-(tests/fixtures/kalshi): then the body is `response`, the metadata's scalar values are the context (e.g.
-`period_interval` of a candlestick recording) and `recorded_at` is the fetch time. `--source direct` reads a
-platform's own response (pipeline.engine.normalize.native); `--source api` a unified-API response, whose envelope
-holds the records (`{"markets": [...]}`, `{"data": [...]}` for price history).
-
-The rows of the entity's table go to OUT.parquet; a response that fills other tables too (events with
-their markets) writes them beside it as OUT.<table>.parquet. Rejects go to OUT.rejects.parquet (and
-OUT.<table>.rejects.parquet), and a stale rejects file of an earlier run is removed. The command prints the
-counts and every distinct reject reason. It exits 0 when the response was read (rejects included), 2 with
-a one-line message when it cannot be: missing or unreadable file, invalid or truncated JSON, a body of
-the wrong shape, a missing context value, an unwritable output.
+INPUT.json is a bare response body or a `{"_metadata": {...}, "response": body}` recording; the entity's rows go to
+OUT.parquet, other tables' beside it, rejects to OUT.rejects.parquet. It exits 0 when the response was read
+(rejects included), 2 with a one-line message when it cannot be. docs/operating.md says the rest.
 """
 
 from __future__ import annotations

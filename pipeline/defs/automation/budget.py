@@ -1,29 +1,7 @@
-"""The backfill sensor's arithmetic, free of Dagster so that it can be read and tested on its own.
+"""The backfill sensor's arithmetic: how much work one tick may queue within the API's request budget.
 
-The unified API allows `rate` requests per `window` seconds (PMW_RATE_LIMIT_PER_MIN per PMW_RATE_WINDOW_S:
-100 a minute unless configured otherwise), shared by everything on the machine. The sensor ticks every
-`interval` seconds and may queue, per tick, as much work as the API can serve before the queue would run
-dry again:
-
-    horizon   = interval + window * largest_partition / rate        (seconds)
-    capacity  = rate * horizon / window  =  rate * interval / window + largest_partition
-    available = capacity / 2**backoff - in_flight - reserve
-
-- `largest_partition` makes sure one partition always fits when nothing else is queued (a partition costs
-  more than one tick's worth of requests on a real API), and keeps one partition queued behind the running
-  one so that the API never idles between runs for longer than a tick.
-- `in_flight` is the estimated cost of queued runs plus the assets that started runs have not landed yet, snapshot
-  rounds' and traders' runs included (the same budget serves them).
-- `reserve` is the daily schedule's partitions when its next tick falls inside the horizon, so that the
-  daily run never waits behind backfill work queued just before it.
-- `backoff` rises by one on each tick that sees new materialisations reporting 429s (someone else is
-  spending the same key) and falls by one on each tick that does not.
-
-A partition's cost is the median of the `requests` recorded by recent materialisations of each of its
-assets on that platform, summed over the assets; an asset without history counts `DEFAULT_PARTITION_COST`
-divided by the number of assets. Trades and price history landed from a window (the consecutive days of a
-platform that one tick asks for, read in one sweep: pipeline.engine.spool.window) cost their share of the sweep,
-so that the estimate is that of a day within a window, not of a lone day.
+Free of Dagster so that it can be read and tested on its own. The formula (horizon, capacity, backoff, reserve)
+and a partition's estimated cost are explained in docs/design.md, "The request budget".
 """
 
 from __future__ import annotations

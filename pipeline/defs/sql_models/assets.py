@@ -1,23 +1,8 @@
 """dbt_like_sql in Dagster: an asset per SQL model, a blocking asset check per SQL test.
 
-All models are one subsettable multi-asset, as dbt projects usually are in Dagster: a run builds the
-selected models in one step, in dependency order, in one DuckDB session and under one writer lock (see
-``pipeline.engine.warehouse.build``). Each model is still its own asset, keyed by folder and name
-(``["marts", "market_daily"]``), whose dependencies come from its SQL; ``raw.<table>`` is the ingestion
-asset ``<table>``, so lineage runs from the API to the marts. A failed test fails its check and the
-models downstream of the model it checks are not built in that run.
-
-The ingestion checks gate the models too, without failing anything: before building, the step reads the
-check results of its own run, and a model that reads (directly or through other models) a table whose
-blocking check (``Check.blocking``, severity ERROR) failed in this run is held back: not built, not
-materialised (its spec is skippable), the SQL tests reading it not run, and a warning names the checks and
-partitions. The other models build as usual.
-
-The models keep themselves fresh: the sensor in ``rebuild_sensor.py`` rebuilds them once after ingestion has landed.
-
-The lake is checked before anything builds: a partition that Dagster recorded as landed whose file is gone
-or does not read, or a partition the lake cannot list or open, fails the step naming it, since every model
-reading its table would quietly leave its rows out.
+All models are one subsettable multi-asset built in one step (pipeline.engine.warehouse.build); a model reading a
+table whose blocking ingestion check failed in the run is held back, and a landed partition missing from the lake
+fails the step. Why, in docs/design.md, "The SQL models' checks".
 
 (No ``from __future__ import annotations`` here: Dagster reads the op's annotations at definition time.)
 """

@@ -1,26 +1,9 @@
 """Where the lake lives (PMW_LAKE_URL): a folder on local disk, or a bucket of an object store.
 
-`open_store` resolves the URL into a `LakeStore`, and `pipeline.engine.lake.store.Lake` is written against that
-interface alone: objects are named by keys relative to the lake's root (``trades/platform=kalshi/date=.../
-data.parquet``), and each store says how to read, list, publish and copy them.
-
-- `LocalStore` (no PMW_LAKE_URL, or ``file:///ABSOLUTE/PATH``) is the lake as it always was: a new file is written
-  under a hidden temporary name beside its target, fsynced and renamed over it; versions are hard links.
-- `ObjectStore` (``s3://bucket/prefix``, ``gs://...``, ``az://container/prefix``) goes through fsspec (s3fs, gcsfs,
-  adlfs), which reads the usual credential and endpoint variables (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, ...). A new
-  object is written whole to a local temporary file first, exactly as a local lake writes it, then uploaded in one
-  PUT (or one multipart upload): an object store shows the old object or the new one, never a part. Reads take an
-  object in one GET (a local temporary copy), so a read never pairs the footer of one version with the pages of
-  another. Versions are server-side copies.
-
-Both keep what only one host needs on local disk, under `local`: the temporaries being written, the partition locks
-(an exclusive flock per partition directory) and the streaming writer's spill. Locks are per host: two hosts never
-write one partition at once because Dagster runs one run per partition, not because of the lake.
-
-fsspec over obstore: DuckDB's httpfs extension is downloaded from DuckDB's own site, which CI cannot reach (its
-PyPI build, duckdb-extension-httpfs, is built for DuckDB 1.5 and refuses DuckDB 2.0), and
-`DuckDBPyConnection.register_filesystem` takes an fsspec file system: with fsspec one library writes the lake,
-reads it and serves it to the warehouse's views (`attach`, each DuckDB connection with a `_Snapshot` of its own).
+`open_store` resolves the URL into a `LakeStore` (`LocalStore`, or `ObjectStore` through fsspec), the one
+interface `pipeline.engine.lake.store.Lake` is written against: objects by key, each published whole, with locks
+and temporaries on the writing host's disk. Why fsspec, and how each store publishes, in docs/design.md,
+"The lake's storage".
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Landing a stream of raw records too long to hold in memory (a busy day's trades) as one lake partition.
 
-Records arrive normalized a chunk at a time and the day's rows go to the lake's batch writer in the file's
-order (market, then time, then id), so memory holds a chunk of records and a bounded part of the markets
-still arriving, never the partition.
-
-Arrival order does not matter: rows of any market may come in any order and interleaved with other markets'
-(a price-history answer for 10 markets may be ordered by time). Rows are held per market until the source
-says the market is complete (a `MarketsDone` item in the stream: every market whose id sorts at or before
-it has delivered all its rows), and then go out in id order. Sources ask for markets in id order, so markets
-complete in that order and go out as soon as their request is answered; a stream without such items is
-landed all the same, its markets going out at its end. While they wait, markets are held in memory up to
-``HELD_ROWS`` rows in all; beyond that the largest is set aside on disk in sorted runs (see :class:`_Market`).
-
-Checks see every row: the row checks run on each batch and are added up; the unique key, whose duplicates
-may lie far apart in a large market, is checked on an 8-byte hash of every row's key, and only the rows
-whose hash repeats are read back from the written file to be compared exactly.
+Normalized chunks go to the lake's batch writer in the file's order (market, then time, then id), each market
+held until a `MarketsDone` says it is complete, spilled to disk past ``HELD_ROWS``; the checks see every row.
+Memory holds a chunk and a bounded part of the markets still arriving, never the partition. How, in
+docs/design.md, "Streaming writes".
 """
 
 from __future__ import annotations

@@ -1,40 +1,9 @@
 """Kalshi's own responses (public API v2) -> the warehouse tables, with `_source` = `direct`.
 
-Endpoints read: `/series` (and `/series/{ticker}`), `/events` (with nested markets or not, and
-`/events/{ticker}`), `/markets` (and `/markets/{ticker}`), `/markets/trades`, and candlesticks from
-`/series/{series}/markets/{ticker}/candlesticks`, the batch `/markets/candlesticks` and
-`/series/{series}/events/{ticker}/candlesticks`.
-
-Prices (read by `pipeline.engine.normalize.kalshi_wire`, with the fields, times and bodies): since 2026 Kalshi
-sends fixed-point dollar strings (`yes_bid_dollars: "0.4200"`) and fixed-point counts (`volume_fp`, `count_fp`)
-beside the deprecated integer cents and integer counts. The new fields are read first, the old ones only when a
-new one is absent; a new field that is no number rejects its record rather than fall back silently. Prices are
-stored in dollars (0..1; cents rounded to 6 decimals, so that 35 cents is exactly 0.35), counts in contracts.
-
-What the values mean, beyond their types: a `last_price` of 0 is "never traded" (no price); a book side of 0
-or 1 is no quote, and a market whose result is known has no bid or ask (what Kalshi still sends is the dead book
-of the close); a candle period without trades closes at `price.previous`; `liquidity_dollars` is deprecated and
-always "0.0000" (stored null); a settled scalar's Yes price is its `settlement_value_dollars`; a leg's candidate
-is its `yes_sub_title` (`outcome_label`), its title being the event's question; the taker's side is
-`taker_outcome_side` (else `taker_book_side`, else the deprecated `taker_side`).
-
-Which native field feeds which column, and the status and market-type tables, are in
-`pipeline.engine.normalize.mappings` (rendered in docs/schema.md); the status and market-type tables are read from
-there. Columns those tables do not name stay null, because Kalshi does not send them:
-- series: slug, description, image_url, event_count, market_count, total_volume.
-- events: slug, description, image_url, resolution_source_url, event_start_at (Kalshi documents no start
-  time), event_end_at, total_volume.
-- markets: event_slug, slugs, description, subcategory, tags, volume_7d, unique_traders, fee_rate and the
-  other fee columns (Kalshi's fees are the series': `series.fee_type`, `fee_multiplier`), URLs,
-  resolution_source, price changes, last_trades, neg_risk_market_id, event_start_at, and the currency columns
-  volume_24h, volume_total and open_interest (Kalshi counts contracts: the *_contracts columns);
-  event_name, series_id, category and mutually_exclusive are filled only for markets that come with their
-  event (`/events`); resolved_at, settlement_value and expiration_value only once settled.
-- trades: transaction_hash and user (Kalshi trades are anonymous).
-- price_history: every column; Kalshi candles price the Yes side, so every outcome_id is `yes`.
-
-Multivariate (MVE: `KXMVE...` tickers, `mve_collection_ticker`) markets are normalized like any other: the
-caller keeps them out with `mve_filter=exclude`.
+Series, events, markets, trades and candlesticks; prices in dollars and counts in contracts, read by
+`pipeline.engine.normalize.kalshi_wire`; the field, status and market-type tables in
+`pipeline.engine.normalize.mappings`. What Kalshi's values mean and which columns stay null, in docs/design.md,
+"Kalshi's records".
 """
 
 from __future__ import annotations

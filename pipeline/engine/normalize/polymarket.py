@@ -1,27 +1,9 @@
 """Polymarket's own responses -> the warehouse tables, with `_source` = `direct`.
 
-Endpoints read: Gamma `/markets`, `/events`, `/series` (a bare array, one object for `/markets/{id}` and the
-like, or a page wrapping its array: `{data, pagination}`, `{events | markets | series, next_cursor}`), CLOB
-`/prices-history` (`{"history": [{"t", "p"}]}` for one token) and Data API `/trades` (a camelCase bare array, or
-the newer snake_case `{data, pagination}` envelope). Gamma's markets, alone or nested in events, are read by
-`pipeline.engine.normalize.polymarket_markets`, which says what their fields mean.
-
-Which native field feeds which column, the status rules and the market-type rules are the tables of
-`pipeline.engine.normalize.mappings` (rendered in docs/schema.md); the status rules are read from there. Columns
-those tables do not name stay null, because Gamma, the CLOB and the Data API do not send them:
-- series: market_count, fee_type, fee_multiplier.
-- events: nothing (but Gamma may leave a field empty).
-- markets: subcategory, liquidity_score, open_interest, unique_traders, trading_fee, withdrawal_fee, source_url,
-  resolution_criteria (the description holds the rules), price changes, last_trades, subtitle, strike_type,
-  the *_contracts columns (Polymarket counts USDC), expiration_value; metadata's amm_type, format_type and score.
-- trades: taker when the trades were not asked taker-only (the Data API does not say which row took).
-- price_history: open, high, low, volume, open_interest, bid_ask (a CLOB point is a price, not a candle).
-
-Trade ids: the Data API sends none. `trade_id` is `{transactionHash}-{asset}-{n}`, n counting from 0 the
-trades of that transaction and token in the order of the response (among the records whose JSON types are
-right). It is stable as long as the fills of one transaction are normalized in one call: a caller paging
-through a market's trades normalizes the pages together. Data API fill prices are rounded to 6 decimals
-(`exact_price`).
+Gamma's series, events and markets (the markets read by `pipeline.engine.normalize.polymarket_markets`), the
+CLOB's price history and the Data API's trades; the field, status and market-type tables in
+`pipeline.engine.normalize.mappings`. Which columns stay null and how trade ids are made, in docs/design.md,
+"Polymarket's records".
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
 """JSON records -> exactly typed polars frames (the wire frame), or rejects with the reason of a wrong JSON type.
 
-`normalize.unified` reads the unified API's records with them, `normalize.polymarket` and `normalize.kalshi`
-the platforms' own responses. A reader describes the records it expects as a tuple
-of `pipeline.engine.schema.Field` (the unified reader uses a table's fields, the native readers their platform's), and
-gets back the records whose JSON types are right, their frame, and the others with the reason.
-
-Why the columns are built one by one after an exact check of JSON types: polars 2.1 does not type-check
-Python objects, whatever `strict` says. `pl.DataFrame(records, schema=..., strict=True)` stores `True` as
-1.0, the string "0.5" as 0.5, the number 7 as the string "7", and a 3-item list as a 3-field struct, all
-without a word (pyarrow's `Table.from_pylist` also stores `True` as 1.0). A normalizer trusting it would
-keep wrong values instead of rejecting them. So each column is pulled out of the records by C-level passes
-(`map(dict.get, records, repeat(name))`), its JSON types are checked exactly (`set(map(type, values))`:
-`bool` is not a number), and the polars column is built from that same list. No Python bytecode runs per
-record on that path, except to stand `{}` in for the nulls of a column of objects or arrays that has some.
-Free-form objects (a trade's `metadata`) become JSON text through `orjson.dumps` called by `map`: nothing in
-polars writes a Python object back as the JSON it came from (an inferred struct plus `json_encode` would add
-the keys other records have, reorder them, and turn 1 into 1.0).
-
-If any value has the wrong JSON type, the batch takes the slow path: each record is diagnosed alone
-(`_record_problem`), the wrong ones are rejected with the reason, and the others are built as above.
-Problems of values rather than types (a required field missing or null, a time that does not parse) are
-found on the built frame by polars expressions, with the reason of each row (pipeline.engine.normalize.rows).
+Every normalizer reads its records through it: a reader gives the `pipeline.engine.schema.Field`s it expects and
+gets back the records whose JSON types are right, their frame, and the others with the reason. Columns are built
+one by one after an exact type check because polars does not type-check Python objects, whatever `strict` says:
+docs/design.md, "Exact JSON types".
 """
 
 from __future__ import annotations

@@ -1,25 +1,8 @@
 """Kalshi's public API v2 as a source (PMW_SOURCE=direct); market data needs no key.
 
-- markets live on the day: `/markets?mve_filter=exclude` narrowed by `min_close_ts`, cursor-paged at the
-  largest page, each market nested under its event from `/events` (so that it carries its event's title,
-  series and category, as Kalshi's own `with_nested_markets` shape does), then the unified path's liveness
-  rule (`liveness.live_on`). `close_time` is read as Kalshi has it when fetched: Kalshi moves it (an extension,
-  or an early close where `can_close_early`), and a market past it is `closed` (no orders: docs.kalshi.com,
-  Market Lifecycle), so `min_close_ts` leaves out no market that traded on the day; one still `active` past it
-  stays live by its status;
-- events and series: `/events` (cursor-paged) and `/series`, keeping the ids asked for;
-- trades: `/markets/trades` per market with `min_ts`/`max_ts` of the day;
-- price history: hourly candlesticks of each market over the day (`period_interval=60`), from the batch
-  `/markets/candlesticks` (up to 100 markets and 10,000 candles a request, as Kalshi documents it).
-
-`KalshiPages` reads these as raw pages; `pipeline.engine.normalize.partitions.kalshi` normalizes them into the
-rows the assets land.
-
-Data older than `/historical/cutoff` is served only by the `/historical/...` endpoints: a day before the
-cutoff also reads `/historical/markets` and `/historical/trades`. A market settled before the cutoff
-(`resolved_at`, read from Kalshi's `settlement_ts`) has its candlesticks asked at
-`/historical/markets/{ticker}/candlesticks`, and so has one that neither the batch answer nor the live tier's
-`/series/{series}/markets/{ticker}/candlesticks` knows (404). Kalshi allows about 20 reads a second.
+`KalshiPages` reads markets live on the day, events, series, trades and hourly candlesticks as raw pages (the
+`/historical/...` tier for days before the cutoff); `pipeline.engine.normalize.partitions.kalshi` normalizes them.
+Which endpoints, and why they suffice, in docs/design.md, "Kalshi as a source".
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
-"""Which markets belong to a day's partition: those tradable at some moment of the day. One rule, `live_on`,
-a polars expression over the markets table's columns; `live_records` applies it to the unified API's raw
-market records, whose times are read as the normalizer reads them.
+"""Which markets belong to a day's partition: those tradable at some moment of the day.
 
-A market whose start or end is unknown (or cannot be read) counts as live, so that it reaches the
-normalizer, and the rejects area if it must, instead of vanishing here.
-
-The end of trading a record gives is a schedule while the market is open: Gamma keeps a market open past its
-`endDate` until it closes it, Kalshi moves `close_time`, and the unified API's `trading_end_at` is what the
-service was told. A record whose `status` is open says the market was still trading when it was synced
-(`last_synced_at`): it is live on every day from its start to that sync, whatever its end of trading says. A
-closed record's end of trading is its close.
-
-A record is a copy the service synced at `last_synced_at` (a record without a readable one: as of its listing's
-`meta.data_freshness`, the oldest its pages gave), and what it says of the future may have changed since. A
-market left out by `live_on` is left out for sure (`surely_not_live`) only when its record was synced after the
-days ended, or saw the end of trading it gives pass (synced after it). Any other (`unsure_records`) is asked
-about again (`pipeline.engine.sources.unified.UnifiedSource.market_pages`), and stays in the partition
-(`partition_records`) unless the answer leaves it out for sure.
+One rule, `live_on`, a polars expression over the markets table's columns; `live_records` applies it to the unified
+API's raw market records. An unknown end counts as live, an open record is live up to its sync, and a market left
+out on a record that may be stale is asked about again (`unsure_records`, `partition_records`). Why, in
+docs/design.md, "Liveness".
 """
 
 from __future__ import annotations

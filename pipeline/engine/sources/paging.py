@@ -1,27 +1,8 @@
 """Paging: one walking loop, and one paginator class per paging style the sources meet.
 
-- `UnifiedCursor`: the unified API, `{<items>: [...], pagination: {has_more, next_cursor}}`; restarts from the
-  first page when the server says a cursor is invalid or expired, and asks again at a smaller page size when
-  it refuses `limit`.
-- `KalshiCursor`: Kalshi's API v2, `{<items>: [...], cursor}`; an empty cursor ends the list.
-- `GammaOffset`: Polymarket's Gamma, a bare array paged by `limit`/`offset`; a short page ends the list, and
-  Gamma pages no deeper than an offset cap (a list longer than that is an error, not a silent cut).
-- `DataApiOffset`: Polymarket's Data API, a bare array (or `{data, pagination}`) paged by `limit`/`offset`
-  up to a cap past which it refuses to page: reaching the cap ends the list, and `capped` says so.
-
-Every paginator walks with `Paginator.pages`, so that each one drops the items it has met before (by a key
-function, with `SeenKeys`) and sets aside, as `Page.conflicting`, those met again with other values under an
-identity already kept (the first version is the one kept: a stream cannot take back what it has given; the
-normalizer rejects the later versions with a reason, so none is lost and the `repeats_agree` check counts
-them), refuses to loop (a cursor given twice in one pass, or an offset page identical to
-the one before), counts duplicates and restarts in the HTTP layer's `RequestStats`, and stops where its API
-says the list is done or where the caller's `stop` rule says the rest cannot matter. Two bounds catch a server
-that never says it is done however its cursor changes: at most `PMW_MAX_PAGES` pages a listing (more when
-the list's own count of its items needs more: a count only ever raises the bound, so a wrong one cannot cut
-a listing short), and at most `STALE_PAGES` pages in a row that bring no item not already given; each fails
-the listing naming the endpoint, the bound and what was reached; so does a run of `EMPTY_PAGES` empty pages
-in a row that each say there are more. `stop` sees only the items a page brings for the first time. A long
-walk logs its progress every `PROGRESS_EVERY` pages.
+`UnifiedCursor`, `KalshiCursor`, `GammaOffset` and `DataApiOffset` each walk with `Paginator.pages`, which drops
+items met before, sets conflicting repeats aside, refuses loops, and fails a listing that never ends
+(`PMW_MAX_PAGES`, `STALE_PAGES`, `EMPTY_PAGES`). The styles and the guarantees, in docs/design.md, "Paging".
 """
 
 from __future__ import annotations

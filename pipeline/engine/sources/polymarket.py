@@ -1,25 +1,9 @@
 """Polymarket's public APIs as a source (PMW_SOURCE=direct): Gamma, the CLOB and the Data API; no key needed.
 
-- markets live on the day: Gamma `/markets` narrowed by `end_date_min`/`start_date_max`; and, `endDate` being a
-  schedule that a market outlives until Gamma closes it, the markets still open (`closed=false`) whose `endDate`
-  came before the day (few: 26 of 500 open markets in the recorded captures), and the closed ones whose
-  `endDate` came up to `LATE_CLOSE` before it (those that closed late, at `closedTime`, maybe on the day).
-  Three offset-paged listings at Gamma's largest page, then the same liveness rule as the unified path
-  (`liveness.live_on`: an open market is live up to its fetch, a closed one up to its `closedTime`). Gamma has
-  no filter on `closedTime`: a market that closed more than `LATE_CLOSE` after its `endDate`, before the fetch,
-  is listed on the days up to `LATE_CLOSE` after its `endDate` only;
-- events and series: Gamma `/events` and `/series` by id, `MEMBERS_PER_REQUEST` ids a request (a series that
-  markets name by its slug, their event's `seriesSlug`, by `slug`);
-- trades: Data API `/trades` by condition id, taker rows only (`takerOnly=true`, the documented default: with
-  false the Data API adds the makers' rows of each match, without saying which row took, and a match would be
-  counted once per row), newest first, offset-paged until a page reaches back before the day. The Data API
-  refuses offsets past about `DATA_API_OFFSET_CAP`: a market whose day lies deeper
-  stops there and is reported in the partition's coverage (incomplete, with the oldest trade reached);
-- price history: CLOB `/prices-history` of each outcome token over the day, hourly.
-
-Each host has its own HTTP layer and request budget (sliding windows of 10 s, docs/api-contract.md).
-`PolymarketPages` reads the answers as raw pages; `pipeline.engine.normalize.partitions.polymarket` normalizes
-them into the rows the assets land.
+`PolymarketPages` reads markets live on the day, events, series, taker trades and hourly price history as raw
+pages, each host with its own HTTP layer and request budget; `pipeline.engine.normalize.partitions.polymarket`
+normalizes them. Which endpoints, and the limits of Gamma and the Data API, in docs/design.md,
+"Polymarket as a source".
 """
 
 from __future__ import annotations

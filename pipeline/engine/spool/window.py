@@ -1,23 +1,8 @@
 """A window of consecutive days of one platform, read in one sweep and landed day by day.
 
-When several days of a platform land together (a `pmw backfill` range, the daily run's yesterday and look-back
-days, a batch of the backfill sensor), each (table, platform, day) partition is still its own run, landed and
-checked on its own. What they share is the reading: the first of them to need a table's rows sweeps the API once
-over the window (each market's trades paged once back to the window's first day; price history 10 markets a call
-over the whole window) and spools the rows to disk, split by day; each partition then lands its day from the
-spool. A partition lands exactly what a run of its day alone lands: its markets (from its own `markets`
-partition, as always), the day's rows of those markets, and, for a market the sweep did not cover (the listing
-changed meanwhile), a read of that market for the day alone.
-
-The spool of a (platform, window, table) is a directory under `Settings.windows_dir`: one file of Arrow IPC
-segments per day (appended a normalized chunk at a time, so memory holds a chunk, never the window) and, once
-the sweep is complete, a manifest. A file lock makes the sweep happen once whatever runs ask for it at the same
-time; a sweep cut short leaves no manifest and is redone. The spool goes once every day of the window has been
-served, and any spool older than ``SPOOL_TTL_S`` is removed when a sweep starts (the rows of a window are the
-API's answers at the sweep's time: a later window re-reads them).
-
-A reject (a record that could not become a row) goes to the day of its time when it has a readable one inside
-the window, else to the window's last day: each reject lands once.
+The first run to need a table's rows sweeps the window once (under a file lock) and spools the normalized rows to
+disk by day (`Settings.windows_dir`); each (table, platform, day) partition lands its day from the spool, exactly
+what a run of its day alone lands. The spool's rules, in docs/design.md, "The window spool".
 """
 
 from __future__ import annotations

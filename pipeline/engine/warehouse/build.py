@@ -1,23 +1,8 @@
 """Build dbt_like_sql models and run their tests, without ever holding the warehouse file for long.
 
-An analyst may keep ``warehouse.duckdb`` open read-only while pipelines run, and DuckDB then refuses any
-read-write open of it. So nothing is computed inside the file:
-
-- A build works in a private in-memory DuckDB session that holds the same ``raw`` views as the file
-  (over the lake) and a view per model, so the SQL files run unchanged.
-- A ``table`` model is written as one Parquet file, ``<lake>/_models/<schema>/<name>.parquet``: to a
-  temporary file first, then renamed over the old one (uploaded whole, on an object store), so a reader sees the
-  old table or the new one. The
-  tables are renamed into place one at a time, in dependency order, so between two of them (during a build,
-  or after a build killed there) a reader can see some marts of the new build beside others of the one
-  before; the next complete build brings them together, and its exit status says when that is.
-- The file holds views only: ``raw.*``, the ``view`` models, and for each ``table`` model a view over its
-  Parquet file. After a build, :func:`pipeline.engine.warehouse.views.sync_views` writes those definitions to the file
-  only if they changed; when the file is held elsewhere it warns and the run carries on, and the views
-  already there serve the new Parquet files.
-
-Builds take turns on a file lock in ``<lake>/_models`` (of the lake's local folder, `Lake.root`), so one model build
-of a host writes at a time.
+A build works in a private in-memory DuckDB session, writes each `table` model as a Parquet file renamed into
+place, and leaves only views in ``warehouse.duckdb`` (synced if they changed), so an analyst's read-only session
+never blocks it; builds of a host take turns on a file lock. Why, in docs/design.md, "The SQL build".
 """
 
 from __future__ import annotations
