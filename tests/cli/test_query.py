@@ -16,6 +16,7 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.cli.shell import run_shell, statements
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse import views
 from tests.support.frames import DAY, trades_frame
@@ -218,6 +219,7 @@ def checksums(folder: Path) -> dict[Path, str]:
         ("SELECT * FROM read_text('/etc/passwd')", 'Cannot access file "/etc/passwd"'),
         ("SELECT * FROM read_blob('{outside}')", "Cannot access file"),
         ("ATTACH '{outside}' AS other", "reads only"),
+        ("IMPORT DATABASE '{lake}'", "PRAGMA statement refused: a query reads only"),
         ("SET enable_external_access = true", "the configuration has been locked"),
         ("SET allowed_directories = ['/']", "the configuration has been locked"),
     ],
@@ -235,7 +237,8 @@ def test_a_query_reads_the_lake_and_never_writes_it_nor_reads_elsewhere(
     assert captured.out == "" and said in captured.err and captured.err.count("\n") == 1, captured.err
     assert checksums(landed.root) == before
     assert outside.read_text() == "not the lake's\n"
-    assert main(["query", "--format", "csv", "SELECT platform, count(*) AS n FROM raw.trades GROUP BY ALL ORDER BY 1"]) == 0
+    counted = "SELECT platform, count(*) AS n FROM raw.trades GROUP BY ALL ORDER BY 1"
+    assert main(["query", "--format", "csv", counted]) == 0
     assert capsys.readouterr().out == "platform,n\nkalshi,7\npolymarket,7\n"
 
 
@@ -274,3 +277,24 @@ def test_a_partition_that_cannot_be_listed_makes_the_query_fail_naming_it(landed
     assert child.returncode == 1, child.stdout
     assert child.stdout == ""
     assert str(closed) in child.stderr and "cannot be read" in child.stderr and child.stderr.count("\n") == 1
+
+
+def test_a_lake_in_a_bucket_still_reads_and_is_never_written(
+    tmp_path: Path, s3_lake_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the file system pmw registers with the connection: the bucket's prefix is the allowed location."""
+    data = tmp_path / "bucket-data"
+    monkeypatch.setenv("PMW_DATA_DIR", str(data))
+    monkeypatch.setenv("PMW_LAKE_URL", s3_lake_url)
+    lake = Lake.of(Settings.from_env())
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 7))
+    views.ensure_raw_views(data / "warehouse.duckdb", lake)
+    key = f"{s3_lake_url}/trades/platform=kalshi/date={DAY}/data.parquet"
+    before = lake.store.stamp(f"trades/platform=kalshi/date={DAY}/data.parquet")
+    assert main(["query", f"COPY (SELECT 1 AS x) TO '{key}' (FORMAT parquet)"]) == 1
+    assert "COPY statement refused" in capsys.readouterr().err
+    assert main(["query", "SELECT * FROM read_text('/etc/passwd')"]) == 1
+    assert 'Cannot access file "/etc/passwd"' in capsys.readouterr().err
+    assert lake.store.stamp(f"trades/platform=kalshi/date={DAY}/data.parquet") == before
+    assert main(["query", "--format", "csv", "SELECT count(*) AS trades FROM raw.trades"]) == 0
+    assert capsys.readouterr().out == "trades\n7\n"

@@ -35,11 +35,10 @@ DEFAULT_MAX_ROWS = 100
 _COPY_OPTIONS = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY true", "parquet": "FORMAT parquet"}
 _BATCH_ROWS = 10_000
 _RESULT_NAME = "pmw_query_result"
-# The kinds of statement (as DuckDB's parser tells them) an analyst may run: they read, or change a setting of the
-# connection (all locked but the time zone). COPY, EXPORT, ATTACH, EXPLAIN (ANALYZE runs what it explains),
-# PREPARE/EXECUTE and the rest are refused.
-READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.SET, duckdb.StatementType.PRAGMA,
-                                duckdb.StatementType.CALL})
+# The kinds of statement (as DuckDB's parser tells them) an analyst may run: SELECT (with DESCRIBE, SHOW, SUMMARIZE
+# and FROM-first), and SET (a variable, or a setting: all locked but the time zone). COPY, EXPORT, ATTACH, EXPLAIN
+# (ANALYZE runs what it explains), PREPARE/EXECUTE, PRAGMA (IMPORT DATABASE is one), CALL and the rest are refused.
+READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.SET})
 
 
 class QueryError(CommandError):
