@@ -298,3 +298,18 @@ def test_a_lake_in_a_bucket_still_reads_and_is_never_written(
     assert lake.store.stamp(f"trades/platform=kalshi/date={DAY}/data.parquet") == before
     assert main(["query", "--format", "csv", "SELECT count(*) AS trades FROM raw.trades"]) == 0
     assert capsys.readouterr().out == "trades\n7\n"
+
+
+def test_every_readers_connection_reads_the_lake_and_nothing_else(landed: Lake, tmp_path: Path) -> None:
+    """connect_read_only, which the report and the demo open too: the lake reads; files elsewhere, writes
+    elsewhere and the settings that would undo it are refused by DuckDB itself."""
+    with views.connect_read_only(landed.root.parent / "warehouse.duckdb", landed) as db:
+        assert db.execute("SELECT count(*) FROM raw.trades").fetchone() == (14,)
+        with pytest.raises(duckdb.PermissionException, match="/etc/passwd"):
+            db.execute("SELECT * FROM read_text('/etc/passwd')")
+        with pytest.raises(duckdb.PermissionException, match="elsewhere.csv"):
+            db.execute(f"COPY (SELECT 1 AS x) TO '{tmp_path / 'elsewhere.csv'}'")
+        with pytest.raises(duckdb.InvalidInputException, match="locked"):
+            db.execute("SET allowed_directories = ['/']")
+        db.execute("SET TimeZone = 'Europe/Paris'")  # the one setting a reader may change
+    assert not (tmp_path / "elsewhere.csv").exists()
