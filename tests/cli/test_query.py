@@ -307,7 +307,7 @@ def test_every_readers_connection_reads_the_lake_and_nothing_else(landed: Lake, 
         assert db.execute("SELECT count(*) FROM raw.trades").fetchone() == (14,)
         with pytest.raises(duckdb.PermissionException, match="/etc/passwd"):
             db.execute("SELECT * FROM read_text('/etc/passwd')")
-        with pytest.raises(duckdb.PermissionException, match="elsewhere.csv"):
+        with pytest.raises(duckdb.PermissionException, match=r"elsewhere\.csv"):
             db.execute(f"COPY (SELECT 1 AS x) TO '{tmp_path / 'elsewhere.csv'}'")
         with pytest.raises(duckdb.InvalidInputException, match="locked"):
             db.execute("SET allowed_directories = ['/']")
