@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -15,9 +16,11 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.cli.shell import run_shell, statements
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse import views
 from tests.support.frames import DAY, trades_frame
+from tests.support.privileges import bound_by_permissions
 from tests.support.readme_sql import readme_sql
 
 ROWS = 250
@@ -88,7 +91,7 @@ def test_a_reader_that_stops_early_gets_no_traceback(warehouse: Path) -> None:
     [
         (["SELECT * FROM raw.nope"], 1, "Catalog Error: Table with name nope does not exist!"),
         (["SELEC 1"], 1, 'Parser Error: syntax error at or near "SELEC"'),
-        (["CREATE TABLE marts.mine AS SELECT 1"], 1, "read-only mode"),
+        (["CREATE TABLE marts.mine AS SELECT 1"], 1, "CREATE statement refused: a query reads only"),
         (["SELECT 1; SELECT 2"], 2, "expected one SQL statement, got 2"),
         (["--format", "parquet", "SELECT 1"], 2, "--format parquet writes a file: give it with -o FILE"),
         (["-o", "out.csv", "SELECT 1"], 2, "-o writes csv, json or parquet: give --format too"),
@@ -189,3 +192,124 @@ def test_a_moved_data_dir_is_queried_over_its_own_lake(
     monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "moved"))
     assert main(["query", "--format", "csv", "SELECT count(*) AS trades FROM raw.trades"]) == 0
     assert capsys.readouterr().out == "trades\n7\n"
+
+
+@pytest.fixture
+def landed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Lake:
+    """A data dir whose lake holds two partitions of trades and whose warehouse has its raw views."""
+    data = tmp_path / "landed"
+    lake = Lake(data / "lake")
+    for platform in ("kalshi", "polymarket"):
+        lake.write_partition("trades", platform, DAY, trades_frame(platform, DAY, 7))
+    views.ensure_raw_views(data / "warehouse.duckdb", lake)
+    monkeypatch.setenv("PMW_DATA_DIR", str(data))
+    return lake
+
+
+def checksums(folder: Path) -> dict[Path, str]:
+    return {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("sql", "said"),
+    [
+        ("COPY (SELECT 1 AS x) TO '{partition}' (FORMAT parquet)", "reads only"),
+        ("EXPLAIN ANALYZE COPY (SELECT 1 AS x) TO '{partition}' (FORMAT parquet)", "reads only"),
+        ("COPY (SELECT 1 AS x) TO '{lake}/trades/extra.parquet' (FORMAT parquet, USE_TMP_FILE false)", "reads only"),
+        ("SELECT * FROM read_text('/etc/passwd')", 'Cannot access file "/etc/passwd"'),
+        ("SELECT * FROM read_blob('{outside}')", "Cannot access file"),
+        ("ATTACH '{outside}' AS other", "reads only"),
+        ("IMPORT DATABASE '{lake}'", "PRAGMA statement refused: a query reads only"),
+        ("SET enable_external_access = true", "the configuration has been locked"),
+        ("SET allowed_directories = ['/']", "the configuration has been locked"),
+    ],
+)
+def test_a_query_reads_the_lake_and_never_writes_it_nor_reads_elsewhere(
+    landed: Lake, tmp_path: Path, capsys: pytest.CaptureFixture[str], sql: str, said: str
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the lake's\n")
+    before = checksums(landed.root)
+    partition = landed.partition_path("trades", "kalshi", DAY)
+    statement = sql.format(partition=partition, lake=landed.root, outside=outside)
+    assert main(["query", statement]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and said in captured.err and captured.err.count("\n") == 1, captured.err
+    assert checksums(landed.root) == before
+    assert outside.read_text() == "not the lake's\n"
+    counted = "SELECT platform, count(*) AS n FROM raw.trades GROUP BY ALL ORDER BY 1"
+    assert main(["query", "--format", "csv", counted]) == 0
+    assert capsys.readouterr().out == "platform,n\nkalshi,7\npolymarket,7\n"
+
+
+def test_the_shell_refuses_a_write_and_goes_on_reading(landed: Lake) -> None:
+    before = checksums(landed.root)
+    partition = landed.partition_path("trades", "kalshi", DAY)
+    typed = io.StringIO(f"COPY (SELECT 1 AS x) TO '{partition}' (FORMAT parquet);\n"
+                        "SELECT count(*) AS trades FROM raw.trades;\n")
+    out, err = io.StringIO(), io.StringIO()
+    warehouse = landed.root.parent / "warehouse.duckdb"
+    assert run_shell(warehouse, stdin=typed, out=out, err=err, history=warehouse.parent / "history") == 0
+    assert err.getvalue().startswith("Error: ") and "reads only" in err.getvalue(), err.getvalue()
+    assert re.search(r"trades.*\n.*\n.*\b14\b", out.getvalue())
+    assert checksums(landed.root) == before
+
+
+def test_an_output_file_in_the_lake_is_refused(landed: Lake, capsys: pytest.CaptureFixture[str]) -> None:
+    before = checksums(landed.root)
+    target = landed.partition_path("trades", "kalshi", DAY)
+    assert main(["query", "--format", "parquet", "-o", str(target), "SELECT 1 AS x"]) == 2
+    assert "is in the lake" in capsys.readouterr().err
+    assert checksums(landed.root) == before
+
+
+def test_a_partition_that_cannot_be_listed_makes_the_query_fail_naming_it(landed: Lake) -> None:
+    closed = landed.partition_path("trades", "polymarket", DAY).parent
+    closed.chmod(0)
+    try:
+        child = subprocess.run(
+            bound_by_permissions([sys.executable, "-m", "pipeline.cli.main", "query", "--format", "csv",
+                                  "SELECT count(*) AS trades FROM raw.trades"]),
+            capture_output=True, text=True, timeout=60,
+        )
+    finally:
+        closed.chmod(0o755)
+    assert child.returncode == 1, child.stdout
+    assert child.stdout == ""
+    assert str(closed) in child.stderr and "cannot be read" in child.stderr and child.stderr.count("\n") == 1
+
+
+def test_a_lake_in_a_bucket_still_reads_and_is_never_written(
+    tmp_path: Path, s3_lake_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the file system pmw registers with the connection: the bucket's prefix is the allowed location."""
+    data = tmp_path / "bucket-data"
+    monkeypatch.setenv("PMW_DATA_DIR", str(data))
+    monkeypatch.setenv("PMW_LAKE_URL", s3_lake_url)
+    lake = Lake.of(Settings.from_env())
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 7))
+    views.ensure_raw_views(data / "warehouse.duckdb", lake)
+    key = f"{s3_lake_url}/trades/platform=kalshi/date={DAY}/data.parquet"
+    before = lake.store.stamp(f"trades/platform=kalshi/date={DAY}/data.parquet")
+    assert main(["query", f"COPY (SELECT 1 AS x) TO '{key}' (FORMAT parquet)"]) == 1
+    assert "COPY statement refused" in capsys.readouterr().err
+    assert main(["query", "SELECT * FROM read_text('/etc/passwd')"]) == 1
+    assert 'Cannot access file "/etc/passwd"' in capsys.readouterr().err
+    assert lake.store.stamp(f"trades/platform=kalshi/date={DAY}/data.parquet") == before
+    assert main(["query", "--format", "csv", "SELECT count(*) AS trades FROM raw.trades"]) == 0
+    assert capsys.readouterr().out == "trades\n7\n"
+
+
+def test_every_readers_connection_reads_the_lake_and_nothing_else(landed: Lake, tmp_path: Path) -> None:
+    """connect_read_only, which the report and the demo open too: the lake reads; files elsewhere, writes
+    elsewhere and the settings that would undo it are refused by DuckDB itself."""
+    with views.connect_read_only(landed.root.parent / "warehouse.duckdb", landed) as db:
+        assert db.execute("SELECT count(*) FROM raw.trades").fetchone() == (14,)
+        with pytest.raises(duckdb.PermissionException, match="/etc/passwd"):
+            db.execute("SELECT * FROM read_text('/etc/passwd')")
+        with pytest.raises(duckdb.PermissionException, match=r"elsewhere\.csv"):
+            db.execute(f"COPY (SELECT 1 AS x) TO '{tmp_path / 'elsewhere.csv'}'")
+        with pytest.raises(duckdb.InvalidInputException, match="locked"):
+            db.execute("SET allowed_directories = ['/']")
+        db.execute("SET TimeZone = 'Europe/Paris'")  # the one setting a reader may change
+    assert not (tmp_path / "elsewhere.csv").exists()

@@ -21,7 +21,7 @@ def add_parser(subparsers: Subparsers) -> None:
                     "csv, json (an array of objects) or parquet. Times are shown in UTC.",
         epilog="exit status: 0 the statement ran; 1 it failed, or the warehouse is missing or held read-write "
                "by another process (one line on stderr says which); 2 bad arguments (also: not exactly one "
-               "statement, parquet without -o).",
+               "statement, parquet without -o, an output file in the lake).",
     )
     parser.add_argument("sql", help='the statement, e.g. "SELECT platform, count(*) FROM raw.trades GROUP BY ALL"')
     parser.add_argument("--format", choices=FORMATS, default="table",

@@ -3,9 +3,13 @@ what `pmw shell` runs its statements with.
 
 The warehouse is opened as analysts open it (:func:`connect_read_only`): the write lock is never taken, so a
 pipeline that finds the file held only skips rewriting its views; while a pipeline holds it read-write (for
-milliseconds, when its views change) the open waits a while, then fails naming the file. The files are
-DuckDB's own writers (COPY ... TO), and standard output gets exactly what the file would hold. Times are
-shown in UTC, as the marts count days and hours.
+milliseconds, when its views change) the open waits a while, then fails naming the file. Its connection reads the
+lake and nothing else (DuckDB's security settings, locked), and an analyst's statement is run only when DuckDB's
+parser calls it a reading one (:data:`READING_STATEMENTS`): DuckDB's allowed directories could be written too,
+and the lake's files are written by the pipeline alone. A lake with a partition that cannot be read is refused
+(the query would leave its rows out without a word). The files are DuckDB's own writers (COPY ... TO, in a
+connection of their own that runs nothing else), and standard output gets exactly what the file would hold.
+Times are shown in UTC, as the marts count days and hours.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import polars as pl
 
 from pipeline.cli.common.failures import FAILED, CommandError
 from pipeline.engine.config import ConfigError, Settings, lake_url_from_env
+from pipeline.engine.files import some_paths
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import lake_tables
 from pipeline.engine.warehouse.views import WarehouseHeld, connect_read_only, relocate_views
 
 FORMATS = ("table", "csv", "json", "parquet")
@@ -29,6 +35,10 @@ DEFAULT_MAX_ROWS = 100
 _COPY_OPTIONS = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json, ARRAY true", "parquet": "FORMAT parquet"}
 _BATCH_ROWS = 10_000
 _RESULT_NAME = "pmw_query_result"
+# The kinds of statement (as DuckDB's parser tells them) an analyst may run: SELECT (with DESCRIBE, SHOW, SUMMARIZE
+# and FROM-first), and SET (a variable, or a setting: all locked but the time zone). COPY, EXPORT, ATTACH, EXPLAIN
+# (ANALYZE runs what it explains), PREPARE/EXECUTE, PRAGMA (IMPORT DATABASE is one), CALL and the rest are refused.
+READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.SET})
 
 
 class QueryError(CommandError):
@@ -47,12 +57,15 @@ def warehouse_lake(path: Path) -> Lake:
     return Lake.of(Settings(data_dir=path.parent, lake_url=url))
 
 
-def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
-    """The warehouse, read-only, in UTC; QueryError when it is missing, held read-write elsewhere or unreadable.
+def open_warehouse(path: Path, lake: Lake | None = None) -> duckdb.DuckDBPyConnection:
+    """The warehouse, read-only, in UTC, reading `lake` (default `warehouse_lake`) and nothing else outside the
+    file; QueryError when it is missing, held read-write elsewhere or unreadable, or when a partition of the lake
+    cannot be read.
 
     When the data dir was moved or copied, its views are first pointed at its own lake (`relocate_views`)."""
     require_warehouse(path)
-    lake = warehouse_lake(path)
+    lake = warehouse_lake(path) if lake is None else lake
+    require_readable(lake)
     try:
         relocate_views(path, lake)
     except WarehouseHeld as error:
@@ -64,8 +77,16 @@ def open_warehouse(path: Path) -> duckdb.DuckDBPyConnection:
             raise QueryError(f"{path} is held read-write by another process (a pipeline writing its views, or a "
                              "session opened read-write); try again when it is done") from None
         raise QueryError(f"cannot open {path}: {one_line(error)}") from None
-    connection.execute("SET TimeZone = 'UTC'")
     return connection
+
+
+def require_readable(lake: Lake) -> None:
+    """QueryError naming the lake's partitions that cannot be read: DuckDB's globs pass over them in silence."""
+    unreadable = [location for table in lake_tables() for location in lake.unreadable(table)]
+    if unreadable:
+        raise QueryError(f"{len(unreadable)} partition path(s) of the lake cannot be read, so a query would leave "
+                         f"their rows out: {some_paths(unreadable)}; make them readable (permissions, disk) or rerun "
+                         "their partitions")
 
 
 def require_warehouse(path: Path) -> None:
@@ -96,7 +117,18 @@ def single_statement(sql: str) -> str:
     return statements[0]
 
 
+def require_reading(sql: str) -> None:
+    """QueryError naming the kind of `sql` (one statement) unless DuckDB's parser calls it a reading one."""
+    kind = duckdb.extract_statements(sql)[0].type
+    if kind not in READING_STATEMENTS:
+        raise QueryError(f"{kind.name} statement refused: a query reads only ("
+                         f"{', '.join(sorted(k.name for k in READING_STATEMENTS))}); the lake's files are written by "
+                         "the pipeline alone")
+
+
 def relation(connection: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
+    """The result of one statement, `sql`, once it is known to be a reading one."""
+    require_reading(sql)
     try:
         return connection.sql(sql)
     except duckdb.Error as error:
@@ -123,10 +155,10 @@ def print_table(result: duckdb.DuckDBPyRelation, max_rows: int, out: TextIO) -> 
           else f"{total:,} row{'' if total == 1 else 's'}", file=out)
 
 
-def write_file(connection: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRelation, file_format: str,
-               path: Path) -> None:
-    """The whole result written to `path` by DuckDB's COPY, streamed: never held in memory at once."""
-    with connection.cursor() as writer:
+def write_file(result: duckdb.DuckDBPyRelation, file_format: str, path: Path) -> None:
+    """The whole result written to `path` by DuckDB's COPY, streamed: never held in memory at once. The writer is
+    a connection of its own: the reader's may write no file."""
+    with duckdb.connect() as writer:
         try:
             writer.register(_RESULT_NAME, result.to_arrow_reader(_BATCH_ROWS))
             writer.execute(f"COPY {_RESULT_NAME} TO {_literal(str(path))} ({_COPY_OPTIONS[file_format]})")
@@ -134,12 +166,11 @@ def write_file(connection: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRel
             raise QueryError(one_line(error)) from None
 
 
-def write_stdout(connection: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRelation, file_format: str,
-                 out: TextIO) -> None:
+def write_stdout(result: duckdb.DuckDBPyRelation, file_format: str, out: TextIO) -> None:
     """What `write_file` would write, to `out`."""
     with tempfile.TemporaryDirectory(prefix="pmw-query-") as scratch:
         path = Path(scratch) / f"result.{file_format}"
-        write_file(connection, result, file_format, path)
+        write_file(result, file_format, path)
         with path.open(encoding="utf-8", newline="") as written:
             shutil.copyfileobj(written, out)
 
@@ -153,14 +184,18 @@ def run_query(path: Path, sql: str, file_format: str = "table", output: Path | N
     if file_format == "table" and output is not None:
         raise QueryError("-o writes csv, json or parquet: give --format too", status=2)
     statement = single_statement(sql)
-    with open_warehouse(path) as connection:
+    lake = warehouse_lake(path)
+    if output is not None and output.resolve().is_relative_to(lake.root):
+        raise QueryError(f"{output} is in the lake, whose files are written by the pipeline alone: write the "
+                         "result elsewhere", status=2)
+    with open_warehouse(path, lake) as connection:
         result = relation(connection, statement)
         if file_format == "table":
             print_table(result, max_rows, out)
         elif output is not None:
-            write_file(connection, result, file_format, output)
+            write_file(result, file_format, output)
         else:
-            write_stdout(connection, result, file_format, out)
+            write_stdout(result, file_format, out)
 
 
 def _literal(text: str) -> str:

@@ -26,7 +26,7 @@ import duckdb
 import polars as pl
 
 from pipeline.engine.lake.layout import table_glob
-from pipeline.engine.lake.storage import Location
+from pipeline.engine.lake.storage import Location, open_store
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import Table, lake_tables
 
@@ -37,6 +37,8 @@ OWNED_VIEW_COMMENT = "written by pm-warehouse; replaced or dropped by its builds
 # How long connect_read_only waits for a pipeline's brief read-write hold (ensure_raw_views) to end.
 READ_ONLY_CONNECT_TIMEOUT_S = 10.0
 _RETRY_INTERVAL_S = 0.05
+# The settings a reader's statements may still change once its connection is confined (times shown in a zone).
+READER_CONFIGS = ("TimeZone",)
 
 logger = logging.getLogger(__name__)
 
@@ -77,11 +79,13 @@ def ensure_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
 
 
 def connect_read_only(warehouse_path: Path, lake: Lake | None = None) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse read-only, as analysts do; with `lake`, able to read it wherever it lives (an object
-    store's file system registered with the connection).
+    """Open the warehouse read-only, as analysts do, in UTC, able to read `lake` wherever it lives (an object
+    store's file system registered with the connection; without `lake`, the local lake beside the file, where a
+    data dir keeps it by default) and nothing else outside the file.
 
     A pipeline holds the file read-write for the few milliseconds of ensure_raw_views, during which
-    DuckDB refuses other processes; retry for a while rather than fail on that.
+    DuckDB refuses other processes; retry for a while rather than fail on that. The connection is confined by
+    DuckDB's own security settings (:func:`confine`).
     """
     deadline = time.monotonic() + READ_ONLY_CONNECT_TIMEOUT_S
     while True:
@@ -94,7 +98,22 @@ def connect_read_only(warehouse_path: Path, lake: Lake | None = None) -> duckdb.
             continue
         if lake is not None:
             lake.store.attach(connection)
+        confine(connection, lake.url if lake is not None else open_store(None, warehouse_path.parent).url)
         return connection
+
+
+def confine(connection: duckdb.DuckDBPyConnection, lake_url: str) -> None:
+    """DuckDB's security settings on a reader's connection: no file, URL or extension outside the lake at
+    `lake_url` (``enable_external_access`` off, ``allowed_directories`` the lake's root, so the views' globs and
+    the marts' files still read), in UTC, and the configuration locked so that no statement undoes it (``SET
+    TimeZone`` excepted). DuckDB's allowed directories can be written as well as read: what keeps the lake's files
+    from being written is the reading statements `pmw query` and `pmw shell` accept
+    (:mod:`pipeline.cli.query.warehouse`)."""
+    connection.execute("SET TimeZone = 'UTC'")
+    connection.execute("SET allowed_directories = ?", [[f"{lake_url}/"]])
+    connection.execute("SET allowed_configs = ?", [list(READER_CONFIGS)])
+    connection.execute("SET enable_external_access = false")
+    connection.execute("SET lock_configuration = true")
 
 
 class WarehouseHeld(Exception):
