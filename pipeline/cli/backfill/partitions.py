@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import TextIO
 
 import dagster as dg
 
+from pipeline.cli.backfill.interrupts import Interrupts, exit_status
 from pipeline.cli.backfill.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
-from pipeline.cli.common.failures import root_cause
+from pipeline.cli.common.failures import CommandError, root_cause
 from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.common.runs import materialise
 from pipeline.defs.automation.holds import platform_holds
@@ -21,6 +23,7 @@ from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.ingestion.platform_status import TABLE as PLATFORM_STATUS
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import Settings
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.activity import PROCESS_ACTIVITY
 from pipeline.engine.spool.window import Window, windows_of
@@ -173,7 +176,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
                  resource: PipelineResource | None = None, say: Callable[[str], None] = print,
                  verbose: bool = False, progress_stream: TextIO | None = None,
                  progress_every_s: float = PLAIN_EVERY_S,
-                 instance: dg.DagsterInstance | None = None) -> list[PartitionReport]:
+                 instance: dg.DagsterInstance | None = None, missing: bool = False) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
     environment, parsed here once), one Dagster run each, the consecutive days of a platform read as one window
     (pipeline.engine.spool.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
@@ -182,34 +185,96 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     to `progress_stream` (default stderr; pipeline.cli.backfill.progress): a status line on a terminal, else plain
     lines every `progress_every_s` seconds. A platform the service holds (`/platforms` reports it unavailable:
     pipeline.defs.automation.holds) is not run: one HELD PLATFORM line names it with the service's status, and its
-    partitions are reported as not landed. The runs go to `instance` (default: pmw's, `pmw_instance`)."""
+    partitions are reported as not landed. The runs go to `instance` (default: pmw's, `pmw_instance`). With
+    `missing`, only the tables the lake lacks are run, and a partition that lacks none is skipped.
+
+    A first SIGINT or SIGTERM (pipeline.cli.backfill.interrupts) abandons the running partition's table, starts
+    nothing new, says a NOT FINISHED line per partition left and the command that lands them, and raises
+    BackfillInterrupted; a second raises StopNow at once."""
     keys = ingestion_keys(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
     days = list(days_between(start, end, resource.settings().first_day))
     instance = instance or pmw_instance()
-    holds = platform_holds(platforms, resource.settings())
-    reports = [PartitionReport(platform, day, success=False, error=holds.held[platform], held=True)
-               for platform in platforms if platform in holds.held for day in days]
-    for platform in (p for p in platforms if p in holds.held):
-        say(f"HELD PLATFORM {holds.line(platform)}; none of its {len(days)} partition(s) was run")
-    if holds.unasked:
-        say(holds.summary())
-    runnable = [platform for platform in platforms if platform not in holds.held]
-    total = len(days) * len(runnable)
-    progress, every_s = progress_for(progress_stream or sys.stderr, total, budget_rate(resource.settings()),
-                                     progress_every_s)
-    windows = {day: window for window in windows_of(days, uuid.uuid4().hex[:12]) for day in window.days}
-    done = 0
-    with logs_above(progress.display):
-        for day in days:
-            for platform in runnable:
-                with watching(progress, platform, day, every_s):
-                    report = materialise_partition(keys, platform, day, instance, resource, verbose, windows[day])
-                reports.append(report)
-                done += 1
-                say(f"[{done}/{total}] {report.line()}")
-    requests = sum((r.requests + r.status_requests for r in reports), holds.requests)
-    say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
-    for line in (line for report in reports for line in report.failure_lines()):
-        say(line)
+    with Interrupts() as interrupts:
+        holds = platform_holds(platforms, resource.settings())
+        reports = [PartitionReport(platform, day, success=False, error=holds.held[platform], held=True)
+                   for platform in platforms if platform in holds.held for day in days]
+        for platform in (p for p in platforms if p in holds.held):
+            say(f"HELD PLATFORM {holds.line(platform)}; none of its {len(days)} partition(s) was run")
+        if holds.unasked:
+            say(holds.summary())
+        planned = [Planned(platform, day, keys) for day in days for platform in platforms
+                   if platform not in holds.held]
+        if missing:
+            wanted = len(planned)
+            planned = not_landed(Lake.of(resource.settings()), planned)
+            say(f"--missing: {wanted - len(planned)} partition(s) already landed, skipped; {len(planned)} to run")
+        progress, every_s = progress_for(progress_stream or sys.stderr, len(planned),
+                                         budget_rate(resource.settings()), progress_every_s)
+        windows = {day: window for window in windows_of(days, uuid.uuid4().hex[:12]) for day in window.days}
+        finished: list[PartitionReport] = []
+        interrupted: PartitionReport | None = None
+        with logs_above(progress.display):
+            for plan in planned:
+                if interrupts.requested:
+                    break
+                with watching(progress, plan.platform, plan.day, every_s):
+                    report = materialise_partition(plan.keys, plan.platform, plan.day, instance, resource, verbose,
+                                                   windows[plan.day])
+                if interrupts.requested and not report.success:
+                    interrupted = report  # its running table was abandoned: a partition not finished, not failed
+                    break
+                finished.append(report)
+                say(f"[{len(finished)}/{len(planned)}] {report.line()}")
+        reports += finished
+        requests = sum((r.requests + r.status_requests for r in [*reports, *filter(None, [interrupted])]),
+                       holds.requests)
+        say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
+        for line in (line for report in reports for line in report.failure_lines()):
+            say(line)
+        if interrupts.requested:
+            _say_not_finished(planned[len(finished):], interrupted, say)
+            raise BackfillInterrupted(interrupts.requested, len(planned) - len(finished),
+                                      missing_command(platforms, start, end, asset_names))
     return reports
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A partition the backfill is to run, and the ingestion assets it runs of it."""
+
+    platform: str
+    day: date
+    keys: Sequence[dg.AssetKey]
+
+
+def not_landed(lake: Lake, planned: Sequence[Planned]) -> list[Planned]:
+    """Each planned partition with only its tables that have not landed in `lake`; those with none left out."""
+    landed = {key: set(lake.partitions(key.to_user_string())) for key in {k for p in planned for k in p.keys}}
+    left = [replace(p, keys=[k for k in p.keys if (p.platform, p.day) not in landed[k]]) for p in planned]
+    return [p for p in left if p.keys]
+
+
+def missing_command(platforms: Sequence[str], start: date, end: date, asset_names: Sequence[str] | None) -> str:
+    """The `pmw backfill` that lands what an interrupted one did not: the same partitions, with --missing."""
+    assets = f" --assets {','.join(asset_names)}" if asset_names else ""
+    return f"pmw backfill --platform {','.join(platforms)} --start {start} --end {end}{assets} --missing"
+
+
+class BackfillInterrupted(CommandError):
+    """The backfill stopped at a SIGINT or SIGTERM: its exit status is the signal's (130, 143)."""
+
+    def __init__(self, received: signal.Signals, unfinished: int, command: str) -> None:
+        super().__init__(f"stopped by {received.name}: {unfinished} partition(s) not finished; {command} lands them",
+                         exit_status(received))
+
+
+def _say_not_finished(left: Sequence[Planned], interrupted: PartitionReport | None,
+                      say: Callable[[str], None]) -> None:
+    for plan in left:
+        tables = [k.to_user_string() for k in plan.keys]
+        if interrupted is not None and (plan.platform, plan.day) == (interrupted.platform, interrupted.day):
+            tables = [t for t in tables if t not in interrupted.rows]
+            say(f"NOT FINISHED {plan.platform} {plan.day}: interrupted; {', '.join(tables)} not landed")
+        else:
+            say(f"NOT FINISHED {plan.platform} {plan.day}: not started")
