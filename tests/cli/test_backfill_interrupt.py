@@ -30,6 +30,9 @@ YESTERDAY = datetime.now(UTC).date() - timedelta(days=1)
 DAYS = (YESTERDAY - timedelta(days=1), YESTERDAY)
 PLATFORMS = ("polymarket", "kalshi")  # run day by day: polymarket then kalshi, whose first partition sweeps its days
 ARGS = ["backfill", "--platform", ",".join(PLATFORMS), "--start", DAYS[0].isoformat(), "--end", DAYS[1].isoformat()]
+# `pmw` over the tests' small sandbox world (as the pipeline_env fixture gives in-process)
+PMW = [sys.executable, "-c", "import sys; from pmw_sandbox import plug; from tests.support.world import pipeline_sandbox; "
+       "plug.sandbox_app = pipeline_sandbox; from pipeline.cli.main import main; sys.exit(main(sys.argv[1:]))"]
 STARTS_WITHIN_S = 90.0  # until the first partition has landed (imports and a sweep of the API, on a busy machine)
 STOPS_WITHIN_S = 10.0
 
@@ -60,7 +63,7 @@ def _ctrl_c_after_first_partition(env: dict[str, str]) -> tuple[int, str, float]
     the terminal showed, seconds from the Ctrl-C to the exit)."""
     pid, terminal = pty.fork()
     if pid == 0:  # the child: the backfill, with the pseudo-terminal as its controlling terminal
-        os.execve(sys.executable, [sys.executable, "-m", "pipeline.cli.main", *ARGS], env)
+        os.execve(sys.executable, [*PMW, *ARGS], env)
     try:
         shown = b""
         deadline = time.monotonic() + STARTS_WITHIN_S
@@ -89,7 +92,7 @@ def _files(lake_root: Path, platform: str, day: date) -> dict[Path, int]:
 
 def test_ctrl_c_stops_the_backfill_names_what_is_left_and_missing_lands_only_that(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    code, shown, stopped_after = _ctrl_c_after_first_partition(_env(data_dir, faults="latency_ms=10"))
+    code, shown, stopped_after = _ctrl_c_after_first_partition(_env(data_dir, faults="latency_ms=30"))
 
     assert code == 130, shown[-2000:]
     assert stopped_after < STOPS_WITHIN_S
@@ -109,7 +112,7 @@ def test_ctrl_c_stops_the_backfill_names_what_is_left_and_missing_lands_only_tha
     first = _files(data_dir / "lake", "polymarket", DAYS[0])
     assert len(first) >= len(TABLES)
 
-    rerun = subprocess.run([sys.executable, "-m", "pipeline.cli.main", *ARGS, "--missing"], env=_env(data_dir),
+    rerun = subprocess.run([*PMW, *ARGS, "--missing"], env=_env(data_dir),
                            capture_output=True, text=True, timeout=120)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "--missing: 1 partition(s) already landed, skipped; 3 to run" in rerun.stdout
