@@ -9,7 +9,6 @@ import os
 import pty
 import select
 import signal
-import subprocess
 import sys
 import time
 from datetime import UTC, date, datetime, timedelta
@@ -20,19 +19,23 @@ import pytest
 
 from pipeline.cli.backfill.interrupts import Interrupts, StopNow
 from pipeline.cli.backfill.partitions import BackfillInterrupted, Planned, not_landed
+from pipeline.cli.main import main
 from pipeline.cli.verify import run_verify
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
+from pmw_sandbox import plug
 from tests.support.paths import REPO_ROOT
+from tests.support.world import pipeline_sandbox
 
 YESTERDAY = datetime.now(UTC).date() - timedelta(days=1)
 DAYS = (YESTERDAY - timedelta(days=1), YESTERDAY)
 PLATFORMS = ("polymarket", "kalshi")  # run day by day: polymarket then kalshi, whose first partition sweeps its days
 ARGS = ["backfill", "--platform", ",".join(PLATFORMS), "--start", DAYS[0].isoformat(), "--end", DAYS[1].isoformat()]
 # `pmw` over the tests' small sandbox world (as the pipeline_env fixture gives in-process)
-PMW = [sys.executable, "-c", "import sys; from pmw_sandbox import plug; from tests.support.world import pipeline_sandbox; "
-       "plug.sandbox_app = pipeline_sandbox; from pipeline.cli.main import main; sys.exit(main(sys.argv[1:]))"]
+PMW = [sys.executable, "-c", "import sys; from pmw_sandbox import plug; from tests.support.world import "
+       "pipeline_sandbox; plug.sandbox_app = pipeline_sandbox; from pipeline.cli.main import main; "
+       "sys.exit(main(sys.argv[1:]))"]
 STARTS_WITHIN_S = 90.0  # until the first partition has landed (imports and a sweep of the API, on a busy machine)
 STOPS_WITHIN_S = 10.0
 
@@ -90,7 +93,9 @@ def _files(lake_root: Path, platform: str, day: date) -> dict[Path, int]:
             if f"platform={platform}" in path.parts and f"date={day}" in path.parts}
 
 
-def test_ctrl_c_stops_the_backfill_names_what_is_left_and_missing_lands_only_that(tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_backfill_names_what_is_left_and_missing_lands_only_that(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     data_dir = tmp_path / "data"
     code, shown, stopped_after = _ctrl_c_after_first_partition(_env(data_dir, faults="latency_ms=30"))
 
@@ -112,11 +117,16 @@ def test_ctrl_c_stops_the_backfill_names_what_is_left_and_missing_lands_only_tha
     first = _files(data_dir / "lake", "polymarket", DAYS[0])
     assert len(first) >= len(TABLES)
 
-    rerun = subprocess.run([*PMW, *ARGS, "--missing"], env=_env(data_dir),
-                           capture_output=True, text=True, timeout=120)
-    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert "--missing: 1 partition(s) already landed, skipped; 3 to run" in rerun.stdout
-    assert [line.split(":")[0] for line in rerun.stdout.splitlines() if line.startswith("[")] == [
+    for name in [name for name in os.environ if name.startswith(("PMW_", "DAGSTER_"))]:
+        monkeypatch.delenv(name)
+    for name, value in _env(data_dir).items():  # then the rerun in this process, saving a start
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(plug, "sandbox_app", pipeline_sandbox)
+    capsys.readouterr()
+    assert main([*ARGS, "--missing"]) == 0, capsys.readouterr()
+    rerun = capsys.readouterr().out
+    assert "--missing: 1 partition(s) already landed, skipped; 3 to run" in rerun
+    assert [line.split(":")[0] for line in rerun.splitlines() if line.startswith("[")] == [
         f"[1/3] kalshi {DAYS[0]}", f"[2/3] polymarket {DAYS[1]}", f"[3/3] kalshi {DAYS[1]}"]
     assert _files(data_dir / "lake", "polymarket", DAYS[0]) == first  # nothing landed twice
     lake = Lake.of(settings)
