@@ -20,7 +20,7 @@ def add_parser(subparsers: Subparsers) -> None:
                     "partition, then the requests per endpoint, then a FAILED PARTITION or FAILED CHECK line for "
                     "each failure (a failed check's partition still lands). Ctrl-C or SIGTERM abandons the running "
                     "partition's table (a file lands whole or not at all), starts nothing new and names each "
-                    "partition not finished; a second Ctrl-C stops at once.",
+                    "partition not finished.",
         epilog="exit status: 0 every partition landed and no check of severity ERROR failed; 1 a partition "
                "failed or a check of severity ERROR failed, or a platform was held (the service's /platforms "
                "reports it unavailable: one HELD PLATFORM line); 2 bad arguments or configuration; 130 stopped "
@@ -50,19 +50,13 @@ def run(args: argparse.Namespace) -> int:
     settings = configured(writes=True)
     if args.allow_shrink:
         settings = replace(settings, allow_shrink=True)
-    from pipeline.cli.backfill.interrupts import StopNow
-    from pipeline.cli.backfill.partitions import missing_command, run_backfill  # Dagster: after the check
+    from pipeline.cli.backfill.partitions import run_backfill  # Dagster and the code location: after the check
     from pipeline.defs.common.resources import PipelineResource
 
     try:
         reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets,
                                resource=PipelineResource(base_settings=settings), verbose=args.verbose,
                                progress_every_s=args.progress_every, missing=args.missing)
-    except StopNow as stop:  # a second interrupt: files land whole or not at all, so nothing is lost
-        end = args.end or args.start
-        raise CommandError(f"stopped at once by a second interrupt; "
-                           f"{missing_command(args.platform, args.start, end, args.assets)} lands the rest",
-                           stop.status) from None
     except ValueError as error:  # a day without a partition
         raise CommandError(str(error)) from None
     return 0 if all(r.ok for r in reports) else 1

@@ -1,5 +1,5 @@
-"""Ctrl-C (SIGINT) and SIGTERM during `pmw backfill`: the first stops the backfill after its running partition's
-current table, the second as soon as the backfill gets control back.
+"""Ctrl-C (SIGINT) and SIGTERM during `pmw backfill`: the first abandons the running partition's current table at
+once and stops the backfill, so that a second has nothing left to cut short.
 
 Dagster's in-process run of a partition records an interrupt (both signals alike) while its own code runs and
 raises it inside the running step, at once or as the next step starts; the step's table is abandoned (the lake
@@ -7,9 +7,9 @@ publishes a file whole, by rename, or not at all), the run fails and Dagster res
 Left alone, the backfill would take that for a failed partition and go on to the next; and a signal that came
 while Dagster prepared a run, outside its handlers, ended the process with a traceback. So the backfill runs
 inside `Interrupts`, which holds Dagster's own recording handler around the whole loop (as Dagster advises for
-a process that executes runs): a signal between runs is then raised in the next run's first step. Which signals
-came, and how many, is read from the wakeup fd (`signal.set_wakeup_fd`), where Python notes the number of every
-signal it handles, whoever's handler runs.
+a process that executes runs): a signal between runs is then raised in the next run's first step. Which signal
+came is read from the wakeup fd (`signal.set_wakeup_fd`), where Python notes the number of every signal it
+handles, whoever's handler runs: Dagster's handles both alike.
 """
 
 from __future__ import annotations
@@ -23,14 +23,6 @@ from types import TracebackType
 from dagster._utils.interrupts import capture_interrupts  # not exported: the handler whose records runs raise
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class StopNow(KeyboardInterrupt):
-    """A second interrupt: stop at once. `status` is the exit status of the first signal."""
-
-    def __init__(self, status: int) -> None:
-        super().__init__()
-        self.status = status
 
 
 class Interrupts:
@@ -63,15 +55,13 @@ class Interrupts:
 
     @property
     def requested(self) -> signal.Signals | None:
-        """The first interrupt received so far, or None; once a second one has come, raises StopNow."""
+        """The first interrupt received so far, or None."""
         if self._reader is not None:
             try:
                 notes = self._reader.recv(4096)
             except BlockingIOError:
                 notes = b""
             self.received.extend(signal.Signals(number) for number in notes if number in SIGNALS)
-        if len(self.received) > 1:
-            raise StopNow(exit_status(self.received[0]))
         return self.received[0] if self.received else None
 
 

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TextIO
 
 import dagster as dg
 
-from pipeline.cli.backfill.interrupts import Interrupts, exit_status
+from pipeline.cli.backfill.interrupts import Interrupts
 from pipeline.cli.backfill.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
-from pipeline.cli.common.failures import CommandError, root_cause
+from pipeline.cli.backfill.remaining import (
+    BackfillInterrupted,
+    Planned,
+    missing_command,
+    not_finished_lines,
+    not_landed,
+)
+from pipeline.cli.common.failures import root_cause
 from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.common.runs import materialise
 from pipeline.defs.automation.holds import platform_holds
@@ -189,8 +195,8 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     `missing`, only the tables the lake lacks are run, and a partition that lacks none is skipped.
 
     A first SIGINT or SIGTERM (pipeline.cli.backfill.interrupts) abandons the running partition's table, starts
-    nothing new, says a NOT FINISHED line per partition left and the command that lands them, and raises
-    BackfillInterrupted; a second raises StopNow at once."""
+    nothing new, says a NOT FINISHED line per partition left, and raises BackfillInterrupted, which names the
+    command that lands them."""
     keys = ingestion_keys(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
     days = list(days_between(start, end, resource.settings().first_day))
@@ -233,48 +239,8 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
         for line in (line for report in reports for line in report.failure_lines()):
             say(line)
         if interrupts.requested:
-            _say_not_finished(planned[len(finished):], interrupted, say)
+            for line in not_finished_lines(planned[len(finished):], interrupted):
+                say(line)
             raise BackfillInterrupted(interrupts.requested, len(planned) - len(finished),
                                       missing_command(platforms, start, end, asset_names))
     return reports
-
-
-@dataclass(frozen=True)
-class Planned:
-    """A partition the backfill is to run, and the ingestion assets it runs of it."""
-
-    platform: str
-    day: date
-    keys: Sequence[dg.AssetKey]
-
-
-def not_landed(lake: Lake, planned: Sequence[Planned]) -> list[Planned]:
-    """Each planned partition with only its tables that have not landed in `lake`; those with none left out."""
-    landed = {key: set(lake.partitions(key.to_user_string())) for key in {k for p in planned for k in p.keys}}
-    left = [replace(p, keys=[k for k in p.keys if (p.platform, p.day) not in landed[k]]) for p in planned]
-    return [p for p in left if p.keys]
-
-
-def missing_command(platforms: Sequence[str], start: date, end: date, asset_names: Sequence[str] | None) -> str:
-    """The `pmw backfill` that lands what an interrupted one did not: the same partitions, with --missing."""
-    assets = f" --assets {','.join(asset_names)}" if asset_names else ""
-    return f"pmw backfill --platform {','.join(platforms)} --start {start} --end {end}{assets} --missing"
-
-
-class BackfillInterrupted(CommandError):
-    """The backfill stopped at a SIGINT or SIGTERM: its exit status is the signal's (130, 143)."""
-
-    def __init__(self, received: signal.Signals, unfinished: int, command: str) -> None:
-        super().__init__(f"stopped by {received.name}: {unfinished} partition(s) not finished; {command} lands them",
-                         exit_status(received))
-
-
-def _say_not_finished(left: Sequence[Planned], interrupted: PartitionReport | None,
-                      say: Callable[[str], None]) -> None:
-    for plan in left:
-        tables = [k.to_user_string() for k in plan.keys]
-        if interrupted is not None and (plan.platform, plan.day) == (interrupted.platform, interrupted.day):
-            tables = [t for t in tables if t not in interrupted.rows]
-            say(f"NOT FINISHED {plan.platform} {plan.day}: interrupted; {', '.join(tables)} not landed")
-        else:
-            say(f"NOT FINISHED {plan.platform} {plan.day}: not started")
