@@ -21,7 +21,6 @@ from pipeline.cli.backfill import partitions
 from pipeline.cli.backfill.partitions import PartitionReport
 from pipeline.cli.backfill.remaining import Planned, not_landed
 from pipeline.cli.main import main
-from pipeline.cli.verify import run_verify
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
@@ -111,26 +110,24 @@ def test_ctrl_c_stops_the_backfill_names_what_is_left_and_missing_lands_only_tha
     assert not any(line.startswith("FAILED") for line in lines), shown[-2000:]
     assert "Traceback" not in shown
 
-    settings = Settings.from_env(_env(data_dir))
-    said: list[str] = []
-    assert run_verify(settings, said.append), said
+    for name in [name for name in os.environ if name.startswith(("PMW_", "DAGSTER_"))]:
+        monkeypatch.delenv(name)
+    for name, value in _env(data_dir).items():  # then `pmw verify` and the rerun in this process, saving starts
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(plug, "sandbox_app", pipeline_sandbox)
+    capsys.readouterr()
+    assert main(["verify"]) == 0, capsys.readouterr().out
     assert not list(data_dir.rglob("*.tmp")), "an interrupted write left its temporary"
     first = _files(data_dir / "lake", "polymarket", DAYS[0])
     assert len(first) >= len(TABLES)
 
-    for name in [name for name in os.environ if name.startswith(("PMW_", "DAGSTER_"))]:
-        monkeypatch.delenv(name)
-    for name, value in _env(data_dir).items():  # then the rerun in this process, saving a start
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(plug, "sandbox_app", pipeline_sandbox)
-    capsys.readouterr()
     assert main([*ARGS, "--missing"]) == 0, capsys.readouterr()
     rerun = capsys.readouterr().out
     assert "--missing: 1 partition(s) already landed, skipped; 3 to run" in rerun
     assert [line.split(":")[0] for line in rerun.splitlines() if line.startswith("[")] == [
         f"[1/3] kalshi {DAYS[0]}", f"[2/3] polymarket {DAYS[1]}", f"[3/3] kalshi {DAYS[1]}"]
     assert _files(data_dir / "lake", "polymarket", DAYS[0]) == first  # nothing landed twice
-    lake = Lake.of(settings)
+    lake = Lake.of(Settings.from_env())
     for table in TABLES:
         assert {(p, d) for p, d in lake.partitions(table)} == {(p, d) for p in PLATFORMS for d in DAYS}, table
 
