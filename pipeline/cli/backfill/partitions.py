@@ -217,7 +217,8 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
             say(f"--missing: {wanted - len(planned)} partition(s) already landed, skipped; {len(planned)} to run")
         progress, every_s = progress_for(progress_stream or sys.stderr, len(planned),
                                          budget_rate(resource.settings()), progress_every_s)
-        windows = {day: window for window in windows_of(days, uuid.uuid4().hex[:12]) for day in window.days}
+        token = uuid.uuid4().hex[:12]  # the days to run, not those --missing skips, are swept
+        windows = {day: window for window in windows_of((p.day for p in planned), token) for day in window.days}
         finished: list[PartitionReport] = []
         interrupted: PartitionReport | None = None
         with logs_above(progress.display):
