@@ -18,10 +18,13 @@ def add_parser(subparsers: Subparsers) -> None:
         help="materialise (platform, day) partitions through Dagster",
         description="Materialise (platform, day) partitions through Dagster, with their checks; a line per "
                     "partition, then the requests per endpoint, then a FAILED PARTITION or FAILED CHECK line for "
-                    "each failure (a failed check's partition still lands).",
+                    "each failure (a failed check's partition still lands). Ctrl-C or SIGTERM abandons the running "
+                    "partition's table (a file lands whole or not at all), starts nothing new and names each "
+                    "partition not finished.",
         epilog="exit status: 0 every partition landed and no check of severity ERROR failed; 1 a partition "
                "failed or a check of severity ERROR failed, or a platform was held (the service's /platforms "
-               "reports it unavailable: one HELD PLATFORM line); 2 bad arguments or configuration.",
+               "reports it unavailable: one HELD PLATFORM line); 2 bad arguments or configuration; 130 stopped "
+               "by Ctrl-C (SIGINT), 143 by SIGTERM.",
     )
     parser.add_argument("--platform", required=True, type=_platform_list,
                         help="comma list of platforms, e.g. polymarket,kalshi")
@@ -29,6 +32,9 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument("--end", type=day, default=None, help="last day (default: the start day)")
     parser.add_argument("--assets", type=_asset_list, default=None,
                         help="comma list of assets (default: all five)")
+    parser.add_argument("--missing", action="store_true",
+                        help="run only the partitions' tables that have not landed (after an interrupted backfill); "
+                             "say how many partitions were skipped")
     parser.add_argument("--allow-shrink", action="store_true",
                         help="let reruns replace landed partitions with fewer rows, or none (a deliberate "
                              "correction; as PMW_ALLOW_SHRINK=1)")
@@ -50,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets,
                                resource=PipelineResource(base_settings=settings), verbose=args.verbose,
-                               progress_every_s=args.progress_every)
+                               progress_every_s=args.progress_every, missing=args.missing)
     except ValueError as error:  # a day without a partition
         raise CommandError(str(error)) from None
     return 0 if all(r.ok for r in reports) else 1

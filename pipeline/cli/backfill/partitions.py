@@ -12,7 +12,15 @@ from typing import TextIO
 
 import dagster as dg
 
+from pipeline.cli.backfill.interrupts import Interrupts
 from pipeline.cli.backfill.progress import PLAIN_EVERY_S, logs_above, progress_for, watching
+from pipeline.cli.backfill.remaining import (
+    BackfillInterrupted,
+    Planned,
+    missing_command,
+    not_finished_lines,
+    not_landed,
+)
 from pipeline.cli.common.failures import root_cause
 from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.common.runs import materialise
@@ -21,6 +29,7 @@ from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.ingestion.platform_status import TABLE as PLATFORM_STATUS
 from pipeline.defs.ingestion.windows import WINDOW_TAG
 from pipeline.engine.config import Settings
+from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.activity import PROCESS_ACTIVITY
 from pipeline.engine.spool.window import Window, windows_of
@@ -173,7 +182,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
                  resource: PipelineResource | None = None, say: Callable[[str], None] = print,
                  verbose: bool = False, progress_stream: TextIO | None = None,
                  progress_every_s: float = PLAIN_EVERY_S,
-                 instance: dg.DagsterInstance | None = None) -> list[PartitionReport]:
+                 instance: dg.DagsterInstance | None = None, missing: bool = False) -> list[PartitionReport]:
     """Materialise every (platform, day) partition with `resource` (default: one holding the settings of the
     environment, parsed here once), one Dagster run each, the consecutive days of a platform read as one window
     (pipeline.engine.spool.window: one sweep of the API per window, up to MAX_WINDOW_DAYS days), saying a line per
@@ -182,34 +191,57 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     to `progress_stream` (default stderr; pipeline.cli.backfill.progress): a status line on a terminal, else plain
     lines every `progress_every_s` seconds. A platform the service holds (`/platforms` reports it unavailable:
     pipeline.defs.automation.holds) is not run: one HELD PLATFORM line names it with the service's status, and its
-    partitions are reported as not landed. The runs go to `instance` (default: pmw's, `pmw_instance`)."""
+    partitions are reported as not landed. The runs go to `instance` (default: pmw's, `pmw_instance`). With
+    `missing`, only the tables the lake lacks are run, and a partition that lacks none is skipped.
+
+    A first SIGINT or SIGTERM (pipeline.cli.backfill.interrupts) abandons the running partition's table, starts
+    nothing new, says a NOT FINISHED line per partition left, and raises BackfillInterrupted, which names the
+    command that lands them."""
     keys = ingestion_keys(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
     days = list(days_between(start, end, resource.settings().first_day))
     instance = instance or pmw_instance()
-    holds = platform_holds(platforms, resource.settings())
-    reports = [PartitionReport(platform, day, success=False, error=holds.held[platform], held=True)
-               for platform in platforms if platform in holds.held for day in days]
-    for platform in (p for p in platforms if p in holds.held):
-        say(f"HELD PLATFORM {holds.line(platform)}; none of its {len(days)} partition(s) was run")
-    if holds.unasked:
-        say(holds.summary())
-    runnable = [platform for platform in platforms if platform not in holds.held]
-    total = len(days) * len(runnable)
-    progress, every_s = progress_for(progress_stream or sys.stderr, total, budget_rate(resource.settings()),
-                                     progress_every_s)
-    windows = {day: window for window in windows_of(days, uuid.uuid4().hex[:12]) for day in window.days}
-    done = 0
-    with logs_above(progress.display):
-        for day in days:
-            for platform in runnable:
-                with watching(progress, platform, day, every_s):
-                    report = materialise_partition(keys, platform, day, instance, resource, verbose, windows[day])
-                reports.append(report)
-                done += 1
-                say(f"[{done}/{total}] {report.line()}")
-    requests = sum((r.requests + r.status_requests for r in reports), holds.requests)
-    say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
-    for line in (line for report in reports for line in report.failure_lines()):
-        say(line)
+    with Interrupts() as interrupts:
+        holds = platform_holds(platforms, resource.settings())
+        reports = [PartitionReport(platform, day, success=False, error=holds.held[platform], held=True)
+                   for platform in platforms if platform in holds.held for day in days]
+        for platform in (p for p in platforms if p in holds.held):
+            say(f"HELD PLATFORM {holds.line(platform)}; none of its {len(days)} partition(s) was run")
+        if holds.unasked:
+            say(holds.summary())
+        planned = [Planned(platform, day, keys) for day in days for platform in platforms
+                   if platform not in holds.held]
+        if missing:
+            wanted = len(planned)
+            planned = not_landed(Lake.of(resource.settings()), planned)
+            say(f"--missing: {wanted - len(planned)} partition(s) already landed, skipped; {len(planned)} to run")
+        progress, every_s = progress_for(progress_stream or sys.stderr, len(planned),
+                                         budget_rate(resource.settings()), progress_every_s)
+        token = uuid.uuid4().hex[:12]  # the days to run, not those --missing skips, are swept
+        windows = {day: window for window in windows_of((p.day for p in planned), token) for day in window.days}
+        finished: list[PartitionReport] = []
+        interrupted: PartitionReport | None = None
+        with logs_above(progress.display):
+            for plan in planned:
+                if interrupts.requested:
+                    break
+                with watching(progress, plan.platform, plan.day, every_s):
+                    report = materialise_partition(plan.keys, plan.platform, plan.day, instance, resource, verbose,
+                                                   windows[plan.day])
+                if interrupts.requested and not report.success:
+                    interrupted = report  # its running table was abandoned: a partition not finished, not failed
+                    break
+                finished.append(report)
+                say(f"[{len(finished)}/{len(planned)}] {report.line()}")
+        reports += finished
+        requests = sum((r.requests + r.status_requests for r in [*reports, *filter(None, [interrupted])]),
+                       holds.requests)
+        say(f"requests by endpoint: {', '.join(f'{k} {v}' for k, v in sorted(requests.items())) or 'none'}")
+        for line in (line for report in reports for line in report.failure_lines()):
+            say(line)
+        if interrupts.requested:
+            for line in not_finished_lines(planned[len(finished):], interrupted):
+                say(line)
+            raise BackfillInterrupted(interrupts.requested, len(planned) - len(finished),
+                                      missing_command(platforms, start, end, asset_names))
     return reports
