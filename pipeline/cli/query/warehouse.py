@@ -124,14 +124,17 @@ def print_table(result: duckdb.DuckDBPyRelation, max_rows: int, out: TextIO) -> 
 
 
 def write_file(connection: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRelation, file_format: str,
-               path: Path) -> None:
-    """The whole result written to `path` by DuckDB's COPY, streamed: never held in memory at once."""
+               path: Path) -> int:
+    """The whole result written to `path` by DuckDB's COPY, streamed: never held in memory at once; returns the
+    rows written."""
     with connection.cursor() as writer:
         try:
             writer.register(_RESULT_NAME, result.to_arrow_reader(_BATCH_ROWS))
-            writer.execute(f"COPY {_RESULT_NAME} TO {_literal(str(path))} ({_COPY_OPTIONS[file_format]})")
+            [(rows,)] = writer.execute(
+                f"COPY {_RESULT_NAME} TO {_literal(str(path))} ({_COPY_OPTIONS[file_format]})").fetchall()
         except duckdb.Error as error:
             raise QueryError(one_line(error)) from None
+    return int(rows)
 
 
 def write_stdout(connection: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyRelation, file_format: str,
@@ -145,8 +148,9 @@ def write_stdout(connection: duckdb.DuckDBPyConnection, result: duckdb.DuckDBPyR
 
 
 def run_query(path: Path, sql: str, file_format: str = "table", output: Path | None = None,
-              max_rows: int = DEFAULT_MAX_ROWS, out: TextIO | None = None) -> None:
-    """Run `sql` on the warehouse at `path` and print or write its result; QueryError says why it could not."""
+              max_rows: int = DEFAULT_MAX_ROWS, out: TextIO | None = None) -> int | None:
+    """Run `sql` on the warehouse at `path` and print or write its result; returns the rows written to `output`,
+    None when the result was printed. QueryError says why it could not run."""
     out = sys.stdout if out is None else out
     if file_format == "parquet" and output is None:
         raise QueryError("--format parquet writes a file: give it with -o FILE", status=2)
@@ -158,9 +162,10 @@ def run_query(path: Path, sql: str, file_format: str = "table", output: Path | N
         if file_format == "table":
             print_table(result, max_rows, out)
         elif output is not None:
-            write_file(connection, result, file_format, output)
+            return write_file(connection, result, file_format, output)
         else:
             write_stdout(connection, result, file_format, out)
+    return None
 
 
 def _literal(text: str) -> str:
