@@ -50,3 +50,14 @@ def test_the_helm_values_name_real_settings_and_keep_the_secrets_out() -> None:
     assert named <= documented, named - documented
     assert not named & SECRET_SETTINGS, "the API key and the budget's URL (a password) belong in a Secret"
     assert deployment["envSecrets"] and deployment["includeConfigInLaunchedRuns"] == {"enabled": True}
+
+
+def test_the_pods_that_write_the_shared_volume_get_the_image_users_group() -> None:
+    """The image runs as a non-root user; a volume a cluster mounts belongs to root unless the pod's fsGroup gives
+    it to that user's group: both the code location's pod and each run's pod write /data."""
+    gid = re.search(r"useradd [^\n]*--gid (\d+) pmw", (DEPLOY / "Dockerfile").read_text())
+    assert gid is not None
+    values = _values()
+    (deployment,) = values["dagster-user-deployments"]["deployments"]
+    run_pods = values["runLauncher"]["config"]["k8sRunLauncher"]["runK8sConfig"]["podSpecConfig"]
+    assert deployment["podSecurityContext"]["fsGroup"] == run_pods["securityContext"]["fsGroup"] == int(gid[1])

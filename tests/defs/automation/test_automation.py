@@ -518,6 +518,7 @@ def test_dagster_yaml_gives_every_api_pool_its_limit_and_turns_on_run_monitoring
         assert instance.run_monitoring_settings["free_slots_after_run_end_seconds"] > 0
         assert instance.run_monitoring_max_runtime_seconds > 0
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+        assert not instance.telemetry_enabled  # no banner in the middle of `pmw demo`
 
 
 @pytest.mark.parametrize(
