@@ -27,6 +27,7 @@ from pipeline.defs.common.tags import TRIGGER_TAG
 from pipeline.engine.config import Settings
 
 SENSOR_NAME = "sql_models_after_ingestion"
+MODELS_JOB = "sql_models"  # the job of every model's build: the sensor's, and `pmw sql`'s (listed under it in the UI)
 TRIGGER = "after_ingestion"
 UNFINISHED = (
     dg.DagsterRunStatus.NOT_STARTED,
@@ -112,7 +113,8 @@ def rebuild_sensor(assets: Sequence[dg.AssetsDefinition], settings: Settings) ->
 
     @dg.sensor(
         name=SENSOR_NAME,
-        target=dg.AssetSelection.assets(*assets),
+        job=dg.define_asset_job(MODELS_JOB, selection=dg.AssetSelection.assets(*assets),
+                                description="Builds the SQL models (staging views, marts tables) in one run."),
         minimum_interval_seconds=settings.automation.marts_interval_s,
         default_status=dg.DefaultSensorStatus.RUNNING,
         description="Rebuilds every SQL model once, after ingestion tables have landed and no run or backfill that "
