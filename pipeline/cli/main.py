@@ -7,6 +7,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from types import ModuleType
 
 from pipeline.cli import bench, normalize, restore, shell, verify
@@ -20,6 +21,7 @@ from pipeline.cli.sandbox import command as sandbox
 from pipeline.cli.sql import command as sql
 from pipeline.cli.status import command as status
 
+DISTRIBUTION = "pm-warehouse"  # the package's name in pyproject.toml, under which its version is installed
 # Each command's module, by the name its parser is added under (the order of `pmw --help`).
 COMMANDS: dict[str, ModuleType] = {
     "sandbox": sandbox, "backfill": backfill, "demo": demo, "sql": sql, "restore": restore, "verify": verify,
@@ -29,6 +31,7 @@ COMMANDS: dict[str, ModuleType] = {
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pmw", description="pm-warehouse: prediction-market data pipeline")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version(DISTRIBUTION)}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=CommandParser)
     for command in COMMANDS.values():
         command.add_parser(subparsers)

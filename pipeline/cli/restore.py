@@ -7,10 +7,11 @@ from collections.abc import Callable
 from datetime import date
 
 from pipeline.cli.common.arguments import Subparsers, day
+from pipeline.cli.common.failures import CommandError
 from pipeline.cli.common.settings import configured
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import MARKET_PLATFORMS, TABLES
+from pipeline.engine.schema import lake_tables
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -19,14 +20,16 @@ def add_parser(subparsers: Subparsers) -> None:
         help="put back a version of a partition that a later write replaced (PMW_KEEP_VERSIONS are kept)",
         epilog="exit status: 0 restored (or listed); 1 no such kept version; 2 bad arguments or configuration.",
     )
-    parser.add_argument("--table", required=True, choices=list(TABLES))
-    parser.add_argument("--platform", required=True, choices=[p.value for p in MARKET_PLATFORMS])
+    parser.add_argument("--table", required=True, choices=list(lake_tables()))
+    parser.add_argument("--platform", required=True,
+                        help="the partition's platform, or its league for a sports table (leagues, teams, ...)")
     parser.add_argument("--date", required=True, type=day, help="the partition's day, YYYY-MM-DD")
     parser.add_argument("--version", default=None, help="the stamp of the version to restore (default: the newest)")
     parser.add_argument("--list", action="store_true", help="list the kept versions instead")
 
 
 def run(args: argparse.Namespace) -> int:
+    _check_partition_value(args.table, args.platform)
     settings = configured(writes=True)
     return 0 if run_restore(settings, args.table, args.platform, args.date, args.version, args.list) else 1
 
@@ -50,6 +53,15 @@ def run_restore(settings: Settings, table: str, platform: str, day: date, stamp:
     say(f"pmw restore: {table} {platform} {day} is the version replaced at {restored.stamp} again "
         f"({_rows(restored.rows)}; it was {_rows(current)}, now kept as a version: pmw restore undoes it)")
     return True
+
+
+def _check_partition_value(table: str, value: str) -> None:
+    """CommandError (exit 2) unless `value` is one the table is partitioned by (a platform, or a league)."""
+    spec = lake_tables()[table]
+    allowed = [str(v) for v in spec.partition_values]
+    if value not in allowed:
+        raise CommandError(f"table {table} is partitioned by {spec.partitioned_by}: --platform "
+                           f"{', '.join(allowed[:-1])} or {allowed[-1]}, not {value!r}")
 
 
 def _rows(rows: int | None) -> str:

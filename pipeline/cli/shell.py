@@ -51,7 +51,7 @@ def add_parser(subparsers: Subparsers) -> None:
                     "Ctrl-D leaves. On a terminal, lines are edited with readline and kept in ~/.pmw_history; "
                     "statements can also be piped in.",
         epilog="exit status: 0 the input ended (a failed statement is said on stderr and the prompt goes on); "
-               "1 the warehouse is missing; 2 bad arguments.",
+               "1 the warehouse is missing, or a statement piped in failed (the rest still ran); 2 bad arguments.",
     )
     parser.add_argument("--max-rows", type=positive, default=DEFAULT_MAX_ROWS,
                         help=f"rows each result shows (default {DEFAULT_MAX_ROWS})")
@@ -131,14 +131,16 @@ def run_statement(path: Path, statement: str, max_rows: int, out: TextIO) -> Non
 
 def run_shell(path: Path, stdin: TextIO | None = None, out: TextIO | None = None, err: TextIO | None = None,
               history: Path = HISTORY_FILE, max_rows: int = DEFAULT_MAX_ROWS) -> int:
-    """The prompt until its input ends, then 0. A failed statement is said on `err` and the prompt goes on;
-    QueryError when there is no warehouse to query."""
+    """The prompt until its input ends, then 0; 1 when the input was piped in (not a terminal) and a statement of
+    it failed. A failed statement is said on `err` and the prompt goes on; QueryError when there is no warehouse
+    to query."""
     stdin, out, err = stdin or sys.stdin, out or sys.stdout, err or sys.stderr
     require_warehouse(path)
     interactive = stdin.isatty()
     if interactive:
         print(f"pmw shell: {path}, read-only; statements end with ';', .help for help, Ctrl-D to leave", file=out)
     read = terminal_reader(history) if interactive else stream_reader(stdin)
+    failed = False
     for statement in statements(read):
         if statement in (".quit", ".exit"):
             break
@@ -146,6 +148,8 @@ def run_shell(path: Path, stdin: TextIO | None = None, out: TextIO | None = None
             run_statement(path, statement, max_rows, out)
         except QueryError as error:
             print(f"Error: {error}", file=err)
+            failed = True
         except KeyboardInterrupt:
             print("Interrupted", file=err)
-    return 0
+            failed = True
+    return 1 if failed and not interactive else 0

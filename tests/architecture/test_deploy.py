@@ -1,5 +1,5 @@
 """deploy/ says what the rest of the project says: the image holds what the wheel ships, the Helm values serve the
-code location that workspace.yaml names with the pools of dagster.yaml, name only settings that exist, and keep the
+code location that workspace.yaml names with deploy/dagster.yaml's pools, name only settings that exist, and keep the
 secrets out of the values file. (The image and the chart themselves need a registry and a cluster; the wheel is
 tested by test_wheel_install.py, the PostgreSQL storage section by tests/defs/automation/test_daemon.py.)"""
 
@@ -36,7 +36,7 @@ def test_the_helm_values_serve_the_code_location_with_the_projects_pools() -> No
     assert deployment["dagsterApiGrpcArgs"] == ["-m", workspace["load_from"][0]["python_module"]["module_name"]]
     assert values["runLauncher"]["type"] == "K8sRunLauncher"
     assert values["dagsterDaemon"]["runCoordinator"]["type"] == "QueuedRunCoordinator"
-    pools = yaml.safe_load((REPO_ROOT / "dagster.yaml").read_text())["concurrency"]["pools"]
+    pools = yaml.safe_load((DEPLOY / "dagster.yaml").read_text())["concurrency"]["pools"]
     assert values["concurrency"]["pools"] == {"granularity": pools["granularity"],
                                               "defaultLimit": pools["default_limit"]}
     storage = yaml.safe_load((DEPLOY / "dagster-storage.yaml").read_text())["storage"]["postgres"]["postgres_db"]
@@ -50,3 +50,21 @@ def test_the_helm_values_name_real_settings_and_keep_the_secrets_out() -> None:
     assert named <= documented, named - documented
     assert not named & SECRET_SETTINGS, "the API key and the budget's URL (a password) belong in a Secret"
     assert deployment["envSecrets"] and deployment["includeConfigInLaunchedRuns"] == {"enabled": True}
+
+
+def test_the_pods_that_write_the_shared_volume_get_the_image_users_group() -> None:
+    """The image runs as a non-root user; a volume a cluster mounts belongs to root unless the pod's fsGroup gives
+    it to that user's group: both the code location's pod and each run's pod write /data."""
+    gid = re.search(r"useradd [^\n]*--gid (\d+) pmw", (DEPLOY / "Dockerfile").read_text())
+    assert gid is not None
+    values = _values()
+    (deployment,) = values["dagster-user-deployments"]["deployments"]
+    run_pods = values["runLauncher"]["config"]["k8sRunLauncher"]["runK8sConfig"]["podSpecConfig"]
+    assert deployment["podSecurityContext"]["fsGroup"] == run_pods["securityContext"]["fsGroup"] == int(gid[1])
+
+
+def test_the_instance_settings_are_not_where_dagster_dev_warns_about_them() -> None:
+    """`dagster dev` run from the repository's root (as `pmw demo` says to) warns about a dagster.yaml there that
+    DAGSTER_HOME does not hold: the project's instance settings live in deploy/, copied into each home."""
+    assert not (REPO_ROOT / "dagster.yaml").exists() and not (REPO_ROOT / "dagster.yml").exists()
+    assert yaml.safe_load((DEPLOY / "dagster.yaml").read_text())["telemetry"] == {"enabled": False}

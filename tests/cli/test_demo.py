@@ -35,12 +35,14 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
     no DAGSTER_HOME: the runs are kept in a Dagster home under the data directory, which it names for
     `dagster dev` with the world's variables (its partitions are the world's days)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMW_", "DAGSTER_"))}
-    env.update({"PMW_DATA_DIR": str(tmp_path / "data"), "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite")})
+    env.update({"PMW_DATA_DIR": str(tmp_path / "data"), "PMW_RATE_LIMIT_DB": str(tmp_path / "budget.sqlite"),
+                "HOME": str(tmp_path)})  # a new user's: no ~/.dagster whose telemetry id silences Dagster's banner
     run = subprocess.run([sys.executable, "-m", "pipeline.cli.main", "demo", "--days", "1",
                           "--end", "2026-11-21"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert "the unified API" in lines[0]
+    assert "Telemetry:" not in run.stdout + run.stderr  # Dagster's banner: the demo's instance has telemetry off
     _assert_every_table_shown(run.stdout)
     for table, platforms in WATCHLIST_PLATFORMS.items():  # one snapshot round, and the example watch lists
         for platform in platforms:
@@ -51,7 +53,7 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
         assert re.search(rf"^\s+platform_status\s+{platform}\s+1\s+1$", run.stdout, re.MULTILINE), platform
     home = tmp_path / "data" / "dagster_home"
     assert lines[-1].endswith(f"DAGSTER_HOME={home} PMW_SANDBOX_END=2026-11-21 dagster dev -m pipeline.definitions")
-    assert (home / "dagster.yaml").read_text() == (Path(__file__).parents[2] / "dagster.yaml").read_text()
+    assert (home / "dagster.yaml").read_text() == (Path(__file__).parents[2] / "deploy" / "dagster.yaml").read_text()
     with dg.DagsterInstance.from_config(str(home)) as instance:
         landed = {run.tags.get("dagster/partition") for run in instance.get_runs()
                   if run.status == dg.DagsterRunStatus.SUCCESS}

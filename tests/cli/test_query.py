@@ -58,7 +58,7 @@ def test_a_table_shows_the_first_rows_and_says_how_many_there_are(
     assert capsys.readouterr().out.rstrip().endswith("\n3 rows")
 
 
-def test_csv_and_json_go_to_standard_output_or_a_file_and_parquet_to_a_file(
+def test_csv_and_json_go_to_standard_output_or_a_file_and_parquet_to_a_file_saying_so(
     warehouse: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sql = "SELECT id, text FROM marts.tiny"
@@ -69,7 +69,7 @@ def test_csv_and_json_go_to_standard_output_or_a_file_and_parquet_to_a_file(
     for file_format in ("csv", "json", "parquet"):
         target = tmp_path / f"numbers.{file_format}"
         assert main(["query", "--format", file_format, "-o", str(target), "FROM raw.numbers"]) == 0
-        assert capsys.readouterr().out == ""
+        assert capsys.readouterr().out == f"pmw query: {ROWS} rows -> {target}\n", file_format
         frame = {"csv": pl.read_csv, "json": pl.read_json, "parquet": pl.read_parquet}[file_format](target)
         assert frame.height == ROWS and frame.columns == ["n", "label", "seen_at"], file_format
 
@@ -156,7 +156,7 @@ def test_the_shell_runs_statements_across_lines_and_goes_on_after_an_error(wareh
     typed = io.StringIO("SELECT count(*) AS how_many\n  FROM raw.numbers\n  WHERE n < 7;\n\nSELECT * FROM nope;\n"
                         ".tables\n.frobnicate\nSELECT 'one' AS first; SELECT 'last' AS word\n")
     out, err = io.StringIO(), io.StringIO()
-    assert run_shell(warehouse, stdin=typed, out=out, err=err, history=warehouse.parent / "history") == 0
+    assert run_shell(warehouse, stdin=typed, out=out, err=err, history=warehouse.parent / "history") == 1
     shown = out.getvalue()
     assert re.search(r"how_many.*\n.*\n.*\b7\b", shown)
     assert "marts.tiny" in shown and "raw.numbers" in shown
@@ -166,6 +166,14 @@ def test_the_shell_runs_statements_across_lines_and_goes_on_after_an_error(wareh
     assert said[0].startswith("Error: Catalog Error: Table with name nope does not exist!")
     assert said[1] == "Error: unknown command .frobnicate; .help lists them"
     assert not (warehouse.parent / "history").exists()  # history is kept for a terminal only
+
+
+def test_piped_statements_end_in_exit_1_when_one_failed(warehouse: Path) -> None:
+    """`pmw shell < file.sql`: every statement runs, and the exit status says one of them failed."""
+    out, err = io.StringIO(), io.StringIO()
+    assert run_shell(warehouse, stdin=io.StringIO("SELECT * FROM nope;\nSELECT 42 AS answer;\n"), out=out, err=err) == 1
+    assert "42" in out.getvalue() and err.getvalue().startswith("Error: Catalog Error")
+    assert run_shell(warehouse, stdin=io.StringIO("SELECT 1;\n.tables\n"), out=io.StringIO()) == 0
 
 
 def test_ctrl_c_drops_the_statement_being_typed_and_quit_ends_the_input() -> None:

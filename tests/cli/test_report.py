@@ -7,13 +7,16 @@ import re
 from dataclasses import replace
 from datetime import date
 from functools import cache
+from html import unescape
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from pipeline.cli.main import main
-from pipeline.cli.report.charts import DOWN, UP
+from pipeline.cli.report.charts import DOWN, TITLE_CHARS, UP, candles_figures, short_title
+from pipeline.cli.report.data import load_report_data
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.views import ensure_raw_views
 from pmw_sandbox import SandboxApp, SandboxConfig, plug
@@ -56,11 +59,18 @@ def test_the_report_draws_every_chart_offline_without_an_error(landed: Path, tmp
     charts = _charts(rendered.dom)
     assert list(charts) == ["platform-daily", "movers", "candles-0", "candles-1", "candles-2", "candles-3",
                             "category-volume", "rejects"]
+    lines = {name for name, chart in charts.items() if name.startswith("candles") and "polymarket " in chart}
+    assert lines == {"candles-2", "candles-3"}  # Polymarket's close-only histories: lines; Kalshi's: candles
     for name, chart in charts.items():
         assert 'class="main-svg"' in chart, name
-        drawn = '<path class="box" d="M' if name.startswith("candles") else '<g class="point"><path d="M'
-        assert drawn in chart, name  # a candle, or a bar, with its outline
+        drawn = '<g class="point"><path d="M'  # a bar with its outline
+        if name.startswith("candles"):
+            drawn = '<path class="js-line" d="M' if name in lines else '<path class="box" d="M'
+        assert drawn in chart, name
     assert 'class="trace scatter' in charts["platform-daily"]  # the trades lines
+    categories = set(load_report_data(landed / "warehouse.duckdb", Lake(landed / "lake"), 7)
+                     .category_volume["category"])
+    assert set(_legend(charts["category-volume"])) == categories  # every platform's categories named
     assert "<td>trades</td><td>kalshi</td><td>2026-11-21</td><td>4</td>" in rendered.dom
     assert "pmw status</code> lists them" in rendered.dom
     _assert_drawn(read_png(rendered.screenshot))
@@ -78,6 +88,34 @@ def test_no_marts_yet_say_what_to_run_and_exit_1(pipeline_env: Path, tmp_path: P
     assert len(lines) == 2 and all("run `pmw demo`, or `pmw backfill` then `pmw sql`, first" in line for line in lines)
     assert "no warehouse" in lines[0] and "a mart is missing" in lines[1]
     assert not page.exists()
+
+
+def test_titles_are_cut_at_a_word_with_an_ellipsis() -> None:
+    title = "Will the Federal Reserve announce an emergency interest rate cut before the December meeting?"
+    cut = short_title(title)
+    assert cut == "Will the Federal Reserve announce an emergency interest…"
+    assert len(cut) <= TITLE_CHARS and title.startswith(cut[:-1]) and title[len(cut) - 1] == " "
+    assert short_title("A short title") == "A short title"
+    assert short_title("x" * 80) == "x" * (TITLE_CHARS - 1) + "…"  # one long word: cut inside it, no other way
+
+
+def test_close_only_histories_are_drawn_as_lines_the_others_as_candles() -> None:
+    hours = [date(2026, 11, 21)] * 2
+    candles = pl.DataFrame({
+        "platform": ["polymarket"] * 2 + ["kalshi"] * 2, "market_id": ["p1", "p1", "k1", "k1"],
+        "title": ["P", "P", "K", "K"], "trades": [5, 5, 9, 9], "hour": hours * 2,
+        "open_price": [0.4, 0.5, 0.4, 0.5], "high_price": [0.4, 0.5, 0.6, 0.7],
+        "low_price": [0.4, 0.5, 0.3, 0.4], "close_price": [0.4, 0.5, 0.5, 0.6],
+    })
+    close_only, candled = candles_figures(candles)
+    assert [trace.type for trace in close_only.data] == ["scatter"]
+    assert list(close_only.data[0].y) == [0.4, 0.5]
+    assert [trace.type for trace in candled.data] == ["candlestick"]
+
+
+def _legend(chart: str) -> list[str]:
+    """The labels of a rendered chart's legend."""
+    return [unescape(label) for label in re.findall(r'<text class="legendtext"[^>]*>([^<]*)</text>', chart)]
 
 
 def _charts(dom: str) -> dict[str, str]:

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 import dagster as dg
+import polars as pl
 import pytest
 
 from pipeline.cli.main import main
 from pipeline.cli.status.facts import day_ranges
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import TABLES, lake_tables
 from tests.support.frames import rejects_frame, sample_frame
 
 YESTERDAY = datetime.now(UTC).date() - timedelta(days=1)
@@ -85,7 +86,7 @@ def test_json_status_has_the_same_facts(lake: Lake, capsys: pytest.CaptureFixtur
     assert len(tables) == 2 * len(TABLES)
     assert tables["trades", "kalshi"] == {
         "table": "trades", "platform": "kalshi", "partitions": 2, "first_day": str(DAYS[0]),
-        "last_day": str(DAYS[3]), "missing_days": [f"{GAP[0]}..{GAP[1]}"], "missing_count": 2, "rows": 4,
+        "last_day": str(DAYS[3]), "daily": True, "missing_days": [f"{GAP[0]}..{GAP[1]}"], "missing_count": 2, "rows": 4,
         "rejects": 0, "incomplete": None, "unreadable": [],
     }
     assert tables["markets", "polymarket"]["rejects"] == 3
@@ -200,3 +201,21 @@ def test_without_dagster_home_the_data_dirs_own_home_is_read(
     assert opened == [home.resolve()] and code == 1
     assert f"FAILED CHECK trades.sizes_positive kalshi {YESTERDAY} (ERROR): said so" in out.splitlines()
     assert json.loads(status(capsys, "--json")[1])["dagster_home"] == str(home.resolve())
+
+
+def test_every_table_of_the_lake_is_listed_where_it_landed(lake: Lake, capsys: pytest.CaptureFixture[str]) -> None:
+    """Order books, traders and sports too, on the platforms (or leagues) they landed for; they land from watch
+    lists and rounds, not every day, so no day of theirs is counted missing, nor yesterday's verdict changed."""
+    landed = {"orderbook_snapshots": "limitless", "profiles": "kalshi", "futures": "nfl"}
+    for table, value in landed.items():
+        empty = pl.DataFrame(schema=lake_tables()[table].polars_schema)
+        if lake_tables()[table].rounds:
+            lake.write_round(table, value, DAYS[2], datetime.combine(DAYS[2], time(12), UTC), empty)
+        else:
+            lake.write_partition(table, value, DAYS[2], empty)
+    code, out = status(capsys)
+    assert code == 0
+    for table, value in landed.items():
+        assert row_of(out, table, value) == [table, value, "1", str(DAYS[2]), str(DAYS[2]), "0", "0", "?", "0", "-"]
+    assert not any(line.split()[:1] == ["orderbook_levels"] for line in out.splitlines())  # never landed
+    assert out.splitlines()[-1] == f"yesterday ({YESTERDAY}): landed for every table on polymarket, kalshi"

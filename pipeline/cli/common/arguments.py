@@ -4,12 +4,14 @@ parser class of a command."""
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, TypeAlias
 
 # What `add_subparsers` returns: where each command adds its parser.
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+DAY_FORM = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -31,9 +33,12 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def day(text: str) -> date:
+    """A day written YYYY-MM-DD; a date of that form that the calendar lacks (2026-11-31) is refused as such."""
     try:
         return date.fromisoformat(text)
-    except ValueError:
+    except ValueError as error:
+        if DAY_FORM.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{text} is not a day of the calendar ({error})") from None
         raise argparse.ArgumentTypeError(f"expected a day as YYYY-MM-DD, got {text!r}") from None
 
 

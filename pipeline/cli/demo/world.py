@@ -16,7 +16,7 @@ from pipeline.cli.common.instance import INIT_LOCK
 from pipeline.engine.config import dagster_home
 from pmw_sandbox.catalogue import WorldConfig
 
-PROJECT_INSTANCE_SETTINGS = Path(__file__).resolve().parents[3] / "dagster.yaml"
+PROJECT_INSTANCE_SETTINGS = Path(__file__).resolve().parents[3] / "deploy" / "dagster.yaml"
 
 
 def demo_world(world: WorldConfig, days: int, say: Callable[[str], None] = print) -> WorldConfig:
@@ -35,7 +35,7 @@ def world_env(world: WorldConfig) -> dict[str, str]:
 
 def demo_dagster_home(data_dir: Path) -> Path:
     """DAGSTER_HOME when set, else <data_dir>/dagster_home, made once (under pmw's instance lock) with the
-    project's instance settings (dagster.yaml, when this is a checkout of the project)."""
+    project's instance settings (deploy/dagster.yaml, when this is a checkout of the project)."""
     home = dagster_home()
     if home is not None:
         return home

@@ -36,7 +36,9 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = configured(credentials=False)
     try:
-        run_query(settings.warehouse_path, args.sql, args.format, args.output, args.max_rows)
+        written = run_query(settings.warehouse_path, args.sql, args.format, args.output, args.max_rows)
+        if written is not None:
+            print(f"pmw query: {written} rows -> {args.output}")
     except BrokenPipeError:  # the reader had enough (`| head`): no traceback, nor one when stdout is flushed at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -155,15 +155,17 @@ def print_table(result: duckdb.DuckDBPyRelation, max_rows: int, out: TextIO) -> 
           else f"{total:,} row{'' if total == 1 else 's'}", file=out)
 
 
-def write_file(result: duckdb.DuckDBPyRelation, file_format: str, path: Path) -> None:
-    """The whole result written to `path` by DuckDB's COPY, streamed: never held in memory at once. The writer is
-    a connection of its own: the reader's may write no file."""
+def write_file(result: duckdb.DuckDBPyRelation, file_format: str, path: Path) -> int:
+    """The whole result written to `path` by DuckDB's COPY, streamed: never held in memory at once; returns the
+    rows written. The writer is a connection of its own: the reader's may write no file."""
     with duckdb.connect() as writer:
         try:
             writer.register(_RESULT_NAME, result.to_arrow_reader(_BATCH_ROWS))
-            writer.execute(f"COPY {_RESULT_NAME} TO {_literal(str(path))} ({_COPY_OPTIONS[file_format]})")
+            [(rows,)] = writer.execute(
+                f"COPY {_RESULT_NAME} TO {_literal(str(path))} ({_COPY_OPTIONS[file_format]})").fetchall()
         except duckdb.Error as error:
             raise QueryError(one_line(error)) from None
+    return int(rows)
 
 
 def write_stdout(result: duckdb.DuckDBPyRelation, file_format: str, out: TextIO) -> None:
@@ -176,8 +178,9 @@ def write_stdout(result: duckdb.DuckDBPyRelation, file_format: str, out: TextIO)
 
 
 def run_query(path: Path, sql: str, file_format: str = "table", output: Path | None = None,
-              max_rows: int = DEFAULT_MAX_ROWS, out: TextIO | None = None) -> None:
-    """Run `sql` on the warehouse at `path` and print or write its result; QueryError says why it could not."""
+              max_rows: int = DEFAULT_MAX_ROWS, out: TextIO | None = None) -> int | None:
+    """Run `sql` on the warehouse at `path` and print or write its result; returns the rows written to `output`,
+    None when the result was printed. QueryError says why it could not run."""
     out = sys.stdout if out is None else out
     if file_format == "parquet" and output is None:
         raise QueryError("--format parquet writes a file: give it with -o FILE", status=2)
@@ -193,9 +196,10 @@ def run_query(path: Path, sql: str, file_format: str = "table", output: Path | N
         if file_format == "table":
             print_table(result, max_rows, out)
         elif output is not None:
-            write_file(result, file_format, output)
+            return write_file(result, file_format, output)
         else:
             write_stdout(result, file_format, out)
+    return None
 
 
 def _literal(text: str) -> str:

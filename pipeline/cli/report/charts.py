@@ -32,7 +32,8 @@ def platform_daily_figure(daily: pl.DataFrame) -> go.Figure:
 def movers_figure(movers: pl.DataFrame) -> go.Figure:
     """The last day's movers as horizontal bars of their price change (points of the first outcome's price)."""
     shown = movers.reverse()  # plotly draws the first bar at the bottom: the biggest mover goes on top
-    labels = [f"{platform}: {_short(title)}" for platform, title in zip(shown["platform"], shown["title"], strict=True)]
+    labels = [f"{platform}: {short_title(title)}"
+              for platform, title in zip(shown["platform"], shown["title"], strict=True)]
     changes = shown["change"].to_list()
     hover = [f"{o:.2f} → {c:.2f}, {t} trades" for o, c, t in
              zip(shown["open_price"], shown["close_price"], shown["trades"], strict=True)]
@@ -45,21 +46,33 @@ def movers_figure(movers: pl.DataFrame) -> go.Figure:
 
 
 def candles_figures(candles: pl.DataFrame) -> list[go.Figure]:
-    """A candlestick chart of the first outcome's hourly price per market, the busiest first."""
+    """A candlestick chart of the first outcome's hourly price per market, the busiest first; a line of the hourly
+    closes for a market whose history holds closes only (every hour's open, high, low and close alike, as
+    Polymarket's price history), which candles would draw flat."""
     figures = []
     for (platform, market_id, title, trades), hours in candles.group_by(
         "platform", "market_id", "title", "trades", maintain_order=True
     ):
-        figure = go.Figure(go.Candlestick(
-            x=hours["hour"].to_list(), open=hours["open_price"].to_list(), high=hours["high_price"].to_list(),
-            low=hours["low_price"].to_list(), close=hours["close_price"].to_list(), name=str(market_id),
-            increasing_line_color=UP, decreasing_line_color=DOWN,
-        ))
+        figure = go.Figure(_price_trace(hours, name=str(market_id)))
         figure.update_layout(template=TEMPLATE, height=340, xaxis_rangeslider_visible=False, margin={"t": 40},
-                             title=f"{platform} {market_id}: {_short(str(title))} ({trades} trades)",
+                             title=f"{platform} {market_id}: {short_title(str(title))} ({trades} trades)",
                              yaxis_title="price, first outcome")
         figures.append(figure)
     return figures
+
+
+def _price_trace(hours: pl.DataFrame, name: str) -> go.Candlestick | go.Scatter:
+    x, close = hours["hour"].to_list(), hours["close_price"].to_list()
+    if _close_only(hours):
+        return go.Scatter(x=x, y=close, name=name, mode="lines+markers", line_color=UP)
+    return go.Candlestick(x=x, open=hours["open_price"].to_list(), high=hours["high_price"].to_list(),
+                          low=hours["low_price"].to_list(), close=close, name=name,
+                          increasing_line_color=UP, decreasing_line_color=DOWN)
+
+
+def _close_only(hours: pl.DataFrame) -> bool:
+    prices = [pl.col(f"{side}_price") for side in ("open", "high", "low")]
+    return hours.select(pl.all_horizontal(price.eq_missing(pl.col("close_price")) for price in prices).all()).item()
 
 
 def category_figure(weeks: pl.DataFrame) -> go.Figure:
@@ -67,13 +80,15 @@ def category_figure(weeks: pl.DataFrame) -> go.Figure:
     platforms = weeks["platform"].unique(maintain_order=True).to_list()
     figure = make_subplots(rows=1, cols=len(platforms), subplot_titles=platforms)
     categories = sorted(weeks["category"].unique().to_list())
+    named: set[str] = set()  # a category is named once in the legend, by its first bar, whichever the panel
     for column, platform in enumerate(platforms, start=1):
         for category in categories:
             rows = weeks.filter((pl.col("platform") == platform) & (pl.col("category") == category))
             if rows.height:
                 figure.add_trace(go.Bar(x=rows["week_start"].to_list(), y=rows["volume"].to_list(), name=category,
-                                        legendgroup=category, showlegend=column == 1,
+                                        legendgroup=category, showlegend=category not in named,
                                         marker_color=_colour(categories.index(category))), row=1, col=column)
+                named.add(category)
     figure.update_layout(template=TEMPLATE, height=420, barmode="stack", margin={"t": 40})
     figure.update_xaxes(title_text="week starting (Monday, UTC)")
     _day_ticks(figure, weeks["week_start"], step=7)
@@ -100,8 +115,14 @@ def _day_ticks(figure: go.Figure, days: pl.Series, step: int = 1) -> None:
     figure.update_xaxes(type="date", tickformat="%Y-%m-%d", dtick=every * DAY_MS, tick0=first)
 
 
-def _short(title: str) -> str:
-    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
+def short_title(title: str) -> str:
+    """`title` if it fits in TITLE_CHARS, else cut at the last word that fits, with an ellipsis (inside a word
+    only when its first word alone does not fit)."""
+    if len(title) <= TITLE_CHARS:
+        return title
+    kept = title[:TITLE_CHARS]  # the ellipsis takes the place of the space (or the character) after the cut
+    words = kept.rsplit(" ", 1)[0] if " " in kept else kept[: TITLE_CHARS - 1]
+    return words.rstrip(" ,;:-") + "…"
 
 
 def _colour(index: int) -> str:

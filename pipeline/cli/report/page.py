@@ -60,7 +60,8 @@ def render_report(data: ReportData, warehouse_path: Path) -> str:
         _movers_section(data),
         _section(f"Hourly candles of the busiest markets ({BUSIEST_PER_PLATFORM} per platform)",
                  "The most traded markets of each platform over the window (marts.market_daily), with the hourly "
-                 "candles of their first outcome's price (marts.price_candles_hourly).",
+                 "candles of their first outcome's price (marts.price_candles_hourly); a line of the hourly closes "
+                 "where the history holds closes only (Polymarket's).",
                  [(f"candles-{n}", figure) for n, figure in enumerate(candles_figures(data.candles))],
                  empty="No price history in the window."),
         _section("Volume by category and week", "From marts.category_volume; notional in each platform's currency.",

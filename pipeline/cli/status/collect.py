@@ -18,27 +18,31 @@ from pipeline.cli.status.facts import Recorded, Status, TableStatus
 from pipeline.engine.config import Settings, dagster_home
 from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
-from pipeline.engine.schema import TABLES
+from pipeline.engine.schema import TABLES, lake_tables
 
 
 def collect_status(settings: Settings, days: int | None, today: date) -> Status:
-    """The facts of the window ending the day before `today`: `days` long, or from the first landed day."""
+    """The facts of the window ending the day before `today`: `days` long, or from the first landed day of the
+    daily tables. Every daily table (TABLES) is listed on every platform, its missing days counted; the lake's
+    other tables (order books, traders, platform status, sports), which land from watch lists and rounds rather
+    than every day, on the platforms (or leagues) they landed for, without missing days."""
     lake = Lake.of(settings)
     yesterday = today - timedelta(days=1)
     configured = tuple(p.value for p in settings.platforms)
-    landed = {table: lake.partitions(table) for table in TABLES}
-    first = _window_start(landed, yesterday, days, settings.first_day)
-    platforms = list(dict.fromkeys([*configured, *sorted({p for found in landed.values() for p, _ in found})]))
+    landed = {table: lake.partitions(table) for table in lake_tables()}
+    daily = {table: landed[table] for table in TABLES}
+    first = _window_start(daily, yesterday, days, settings.first_day)
+    platforms = list(dict.fromkeys([*configured, *sorted({p for found in daily.values() for p, _ in found})]))
     own_home = data_dir_home(settings.data_dir)
     found = dagster_home() or own_home
     home = str(found) if found else None
     recorded = _recorded(own_home, first, yesterday) if home else None
     window = _window(first, yesterday)
     tables = []
-    for table in TABLES:
+    for table, found in landed.items():
         unreadable = lake.unreadable(table)
-        for platform in platforms:
-            listed = [d for p, d in landed[table] if p == platform and first <= d <= yesterday]
+        for platform in platforms if table in TABLES else sorted({p for p, _ in found}):
+            listed = [d for p, d in found if p == platform and first <= d <= yesterday]
             tables.append(_table_status(lake, table, platform, listed, window, unreadable, recorded))
     return Status(lake.url, first, yesterday, configured, tables, home,
                   None if recorded is None else recorded.failed_checks)
@@ -67,7 +71,8 @@ def _recorded(own_home: Path | None, first: date, last: date) -> Recorded:
 
 def _table_status(lake: Lake, table: str, platform: str, listed: list[date], window: list[date],
                   unreadable: list[Location], recorded: Recorded | None) -> TableStatus:
-    status = TableStatus(table, platform)
+    """A table on a platform (or league); a day of the window it lacks is missing for a daily table only."""
+    status = TableStatus(table, platform, daily=table in TABLES)
     for day in listed:
         rows, rejects = lake.row_count(table, platform, day), lake.rejects_count(table, platform, day)
         if rejects is None:
@@ -79,20 +84,23 @@ def _table_status(lake: Lake, table: str, platform: str, listed: list[date], win
         status.rows += rows
         status.rejects += rejects or 0
     readable = set(status.landed)
-    status.missing = [day for day in window if day not in readable]
-    status.unreadable = sorted({*status.unreadable, *_unreadable_paths(lake, unreadable, platform, window)})
+    status.missing = [day for day in window if day not in readable] if status.daily else []
+    status.unreadable = sorted({*status.unreadable, *_unreadable_paths(lake, table, unreadable, platform, window)})
     if recorded is not None:
         status.incomplete = {day: markets for (t, p, day), markets in recorded.incomplete.items()
                              if t == table and p == platform and day in readable}
     return status
 
 
-def _unreadable_paths(lake: Lake, unreadable: list[Location], platform: str, window: Sequence[date]) -> Iterable[str]:
-    """Of a table's `Lake.unreadable` paths, the platform's partitions in the window and the directories above."""
+def _unreadable_paths(lake: Lake, table: str, unreadable: list[Location], platform: str,
+                      window: Sequence[date]) -> Iterable[str]:
+    """Of a table's `Lake.unreadable` paths, the platform's (or league's) partitions in the window and the
+    directories above."""
     days = {f"date={day.isoformat()}" for day in window}
+    directory = f"{lake_tables()[table].partitioned_by}={platform}"
     for path in unreadable:
-        parts = Path(_relative(lake, path)).parts  # table, platform=<p>, date=<d>, data.parquet
-        if len(parts) < 2 or (parts[1] == f"platform={platform}" and (len(parts) < 3 or parts[2] in days)):
+        parts = Path(_relative(lake, path)).parts  # table, platform=<p> (or league=<l>), date=<d>, data.parquet
+        if len(parts) < 2 or (parts[1] == directory and (len(parts) < 3 or parts[2] in days)):
             yield _relative(lake, path)
 
 

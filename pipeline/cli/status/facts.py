@@ -47,10 +47,11 @@ class Recorded:
 
 @dataclass
 class TableStatus:
-    """One table on one platform, over the window."""
+    """One table on one platform (or league), over the window."""
 
     table: str
     platform: str
+    daily: bool = True  # landed every day (TABLES), so its missing days count; else (watch lists, rounds) not
     landed: list[date] = field(default_factory=list)  # readable partitions, sorted
     missing: list[date] = field(default_factory=list)
     rows: int = 0
@@ -63,7 +64,8 @@ class TableStatus:
             "table": self.table, "platform": self.platform, "partitions": len(self.landed),
             "first_day": iso(self.landed[0] if self.landed else None),
             "last_day": iso(self.landed[-1] if self.landed else None),
-            "missing_days": day_ranges(self.missing), "missing_count": len(self.missing),
+            "daily": self.daily, "missing_days": day_ranges(self.missing) if self.daily else None,
+            "missing_count": len(self.missing) if self.daily else None,
             "rows": self.rows, "rejects": self.rejects,
             "incomplete": None if self.incomplete is None else [
                 {"day": day.isoformat(), "markets": markets} for day, markets in sorted(self.incomplete.items())],
@@ -83,7 +85,8 @@ class Status:
 
     @property
     def yesterday_missing(self) -> list[TableStatus]:
-        return [s for s in self.tables if s.platform in self.platforms and self.yesterday not in s.landed]
+        return [s for s in self.tables
+                if s.daily and s.platform in self.platforms and self.yesterday not in s.landed]
 
     @property
     def ok(self) -> bool:

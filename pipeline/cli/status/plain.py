@@ -38,7 +38,7 @@ def _row(s: TableStatus) -> tuple[str, ...]:
     return (s.table, s.platform, str(len(s.landed)), iso(s.landed[0] if s.landed else None) or "-",
             iso(s.landed[-1] if s.landed else None) or "-", f"{s.rows:,}", f"{s.rejects:,}",
             "?" if s.incomplete is None else str(len(s.incomplete)), str(len(s.unreadable)),
-            f"{len(s.missing)}: {shown}" if s.missing else "0")
+            "-" if not s.daily else f"{len(s.missing)}: {shown}" if s.missing else "0")
 
 
 def _check_lines(failed: list[FailedCheck] | None) -> list[str]:

@@ -9,6 +9,7 @@ import dagster as dg
 import pytest
 
 from pipeline.definitions import defs
+from pipeline.defs.common.tags import TRIGGER_TAG
 from pipeline.defs.sql_models.assets import load_sql_assets
 from pipeline.defs.sql_models.rebuild_sensor import SENSOR_NAME, Observed, decide, observe
 from pipeline.engine.config import Settings
@@ -25,7 +26,8 @@ MARTS = [dg.AssetKey(["marts", "platform_daily"]), dg.AssetKey(["staging", "stg_
         (Observed(newest_landed=7, oldest_build=9, ingesting=0), "the models are newer than everything"),
         (Observed(newest_landed=9, oldest_build=7, ingesting=2), "waiting: 2 run(s) or backfill(s)"),
         (Observed(newest_landed=9, oldest_build=None, ingesting=1), "waiting: 1 run(s)"),
-        (Observed(newest_landed=9, oldest_build=3, ingesting=0, quiet_s=30), "landed 30 s ago"),
+        (Observed(newest_landed=9, oldest_build=3, ingesting=0, quiet_s=30, fed_by_backfill_sensor=True),
+         "landed 30 s ago"),
     ],
 )
 def test_the_sensor_waits_for_news_and_for_quiet(observed: Observed, skip: str) -> None:
@@ -38,6 +40,27 @@ def test_new_rows_and_quiet_ask_for_one_rebuild_keyed_by_what_landed(oldest_buil
     decision = decide(Observed(newest_landed=9, oldest_build=oldest_build, ingesting=0, quiet_s=121), settle_s=120)
     assert isinstance(decision, dg.RunRequest)
     assert decision.run_key == "after_ingestion:9"  # the same landed state is never rebuilt twice
+
+
+def test_what_the_backfill_sensor_did_not_land_is_rebuilt_without_waiting_for_its_ticks() -> None:
+    """The backfill sensor is off unless switched on: a landing of the schedule, `pmw backfill` or the UI is
+    rebuilt as soon as nothing more is landing, not two ticks of a sensor that may not run."""
+    decision = decide(Observed(newest_landed=9, oldest_build=3, ingesting=0, quiet_s=1), settle_s=120)
+    assert isinstance(decision, dg.RunRequest)
+
+
+def test_the_newest_landing_is_known_to_come_from_the_backfill_sensor_by_its_runs_tag() -> None:
+    @dg.asset(key=TRADES)
+    def trades() -> None:
+        """A stand-in for the ingestion table: what matters is the run that records its materialisation."""
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        for trigger in ("daily", "backfill_sensor"):
+            assert dg.materialize([trades], instance=instance, tags={TRIGGER_TAG: trigger}).success
+            assert observe(instance, [TRADES], MARTS, time.time()).fed_by_backfill_sensor == (
+                trigger == "backfill_sensor")
+        instance.report_runless_asset_event(dg.AssetMaterialization(TRADES))  # reported by no run
+        assert not observe(instance, [TRADES], MARTS, time.time()).fed_by_backfill_sensor
 
 
 def test_it_reads_the_newest_landing_the_oldest_build_and_the_runs_under_way() -> None:

@@ -78,3 +78,16 @@ def test_pmw_restore_lists_and_restores(
     assert "is the version replaced at" in capsys.readouterr().out and _rows(lake) == 4
     assert main(["restore", "--table", "trades", "--platform", "polymarket", "--date", DAY.isoformat()]) == 1
     assert "no kept version" in capsys.readouterr().out
+
+
+def test_pmw_restore_knows_every_table_of_the_lake(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Order books, traders and sports too (a sports table's partition is a league), each with its own values."""
+    monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "data"))
+    for table, value in (("orderbook_snapshots", "limitless"), ("profiles", "kalshi"), ("futures", "nfl")):
+        assert main(["restore", "--table", table, "--platform", value, "--date", DAY.isoformat(), "--list"]) == 0
+        assert capsys.readouterr().out.startswith(f"{table} {value} {DAY}: now no readable file; 0 kept version(s)")
+    assert main(["restore", "--table", "futures", "--platform", "kalshi", "--date", DAY.isoformat()]) == 2
+    assert capsys.readouterr().err == (
+        "pmw restore: table futures is partitioned by league: --platform nfl, nba, nhl or mlb, not 'kalshi'\n")
