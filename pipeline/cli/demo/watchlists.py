@@ -44,7 +44,7 @@ def land_watchlists(world: WorldConfig, first: date, resource: PipelineResource,
         say("orderbooks and traders: not taken (they read the unified API; this demo reads the platforms' own APIs)")
         return True
     app = InProcessSandbox.of(settings).app
-    instance = instance or pmw_instance()
+    instance = instance or pmw_instance(settings.data_dir)
     orderbook_round, trader_profiles = orderbook_round_asset(settings), trader_profiles_asset(settings)
     round_at = datetime.combine(world.end_day, time(23), UTC)
     app.live_at = round_at
