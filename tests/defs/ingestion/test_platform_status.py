@@ -14,7 +14,6 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from pipeline.cli.backfill import partitions as backfill
 from pipeline.cli.main import main
 from pipeline.defs.automation.holds import Holds, platform_holds
 from pipeline.defs.automation.schedule import daily_ingestion_schedule
