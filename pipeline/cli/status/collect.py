@@ -2,7 +2,7 @@
 
 The lake answers for what landed (partition listings, rows and rejects from the Parquet footers, unreadable
 files); what only Dagster recorded (incomplete partitions, failed checks) comes from the instance of
-DAGSTER_HOME, or without it of the data dir's own home that `pmw demo` makes, and is said to be unknown without
+DAGSTER_HOME, or without it of the data dir's own home that `pmw` commands make, and is said to be unknown without
 either. Dagster is imported only then: it costs more to import
 than the whole answer takes otherwise.
 """
