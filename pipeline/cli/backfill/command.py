@@ -21,10 +21,10 @@ def add_parser(subparsers: Subparsers) -> None:
                     "each failure (a failed check's partition still lands). The runs are recorded in DAGSTER_HOME's "
                     "instance, else in PMW_DATA_DIR/dagster_home. Then, unless a Dagster daemon runs on that "
                     "instance (its sensor rebuilds them), the SQL models that read what landed are rebuilt.",
-        epilog="exit status: 0 every partition landed, no check of severity ERROR failed and the models were "
-               "rebuilt; 1 a partition failed or a check of severity ERROR failed, or a platform was held (the "
-               "service's /platforms reports it unavailable: one HELD PLATFORM line), or a model failed; 2 bad "
-               "arguments or configuration.",
+        epilog="exit status: 0 every partition landed and no check of severity ERROR failed (and the models "
+               "rebuilt, when they were); 1 a partition failed or a check of severity ERROR failed, or a platform "
+               "was held (the service's /platforms reports it unavailable: one HELD PLATFORM line), or a model "
+               "failed; 2 bad arguments or configuration.",
     )
     parser.add_argument("--platform", required=True, type=_platform_list,
                         help="comma list of platforms, e.g. polymarket,kalshi")
@@ -55,12 +55,12 @@ def run(args: argparse.Namespace) -> int:
     from pipeline.cli.sql.models import rebuild_fed_models
     from pipeline.defs.common.resources import PipelineResource
 
-    resource, instance = PipelineResource(base_settings=settings), pmw_instance(settings.data_dir)
+    resource = PipelineResource(base_settings=settings)
     try:
         reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets, resource=resource,
-                               verbose=args.verbose, progress_every_s=args.progress_every, instance=instance)
+                               verbose=args.verbose, progress_every_s=args.progress_every)
         landed = {table for report in reports for table in report.rows}
-        models_built = args.no_models or rebuild_fed_models(landed, resource, instance)
+        models_built = args.no_models or rebuild_fed_models(landed, resource, pmw_instance(settings.data_dir))
     except ValueError as error:  # a day without a partition, or an unusable SQL file (SqlProjectError)
         raise CommandError(str(error)) from None
     return 0 if all(r.ok for r in reports) and models_built else 1
