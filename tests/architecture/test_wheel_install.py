@@ -1,5 +1,6 @@
 """A non-editable install works: the wheel that `pip install .` builds (what a Docker image or a server installs)
-ships the SQL project, and from outside the source tree it loads the Dagster code location and builds the marts.
+ships the SQL project and what the demo reads, and from outside the source tree it loads the Dagster code location,
+builds the marts, and `pmw demo` lands everything, the example watch lists' traders and order books included.
 
 Kept cheap: the wheel is built with the environment's own setuptools (no isolated build environment), and
 installed without its dependencies into a fresh virtual environment that reads the test environment's
@@ -8,6 +9,7 @@ site-packages for them (never the checkout: the editable install's path hook is 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +34,9 @@ SMOKE = textwrap.dedent("""
     print("assets", len(list(pipeline.definitions.defs.resolve_all_asset_keys())))
     sys.exit(main(["sql"]))
 """)
+# What the demo lands from the example watch lists it finds in the wheel (a row per table and platform: one day).
+WATCHLIST_TABLES = {"orderbook_snapshots": ("polymarket", "kalshi", "limitless", "manifold"),
+                    "profiles": ("polymarket", "kalshi")}
 
 
 def _build_wheel(source: Path, out: Path) -> Path:
@@ -81,3 +86,13 @@ def test_the_wheel_ships_the_sql_project_and_runs_outside_the_source_tree(tmp_pa
     assert int(lines[2].removeprefix("assets ")) > 0
     assert "pass test platform_daily_unique_key on marts.platform_daily" in run.stdout
     assert (away / "data" / "warehouse.duckdb").is_file()
+    empty = tmp_path / "empty"  # `pmw demo` as a new user runs it: from an empty folder, its data dir the default
+    empty.mkdir()
+    env.pop("PMW_DATA_DIR")
+    env["PMW_RATE_LIMIT_DB"] = str(tmp_path / "budget.sqlite")
+    demo = subprocess.run([tmp_path / "venv" / "bin" / "pmw", "demo", "--days", "1"], cwd=empty, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    for table, platforms in WATCHLIST_TABLES.items():
+        for platform in platforms:
+            assert re.search(rf"^\s+{table}\s+{platform}\s+1\s+[1-9]\d*$", demo.stdout, re.MULTILINE), (table, platform)

@@ -50,15 +50,15 @@ def _backfill(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str
     """`pmw backfill` of the partition against the sandbox behind `fault`: (exit code, lines printed, the
     Dagster instance its runs were recorded in)."""
     app = SandboxApp(SandboxConfig(world=WORLD, api_keys=(KEY,)))
-    instance = dg.DagsterInstance.ephemeral()  # what the command uses without DAGSTER_HOME, kept to read back
-    monkeypatch.setattr(backfill, "pmw_instance", lambda: instance)
+    instance = dg.DagsterInstance.ephemeral()  # stands for the data dir's instance (cheaper), kept to read back
+    monkeypatch.setattr(backfill, "pmw_instance", lambda data_dir: instance)
     for name, value in {"PMW_SOURCE": "api", "PMW_API_KEY": KEY, "PMW_DATA_DIR": str(data_dir),
                         "PMW_RATE_LIMIT_PER_MIN": "1000000"}.items():
         monkeypatch.setenv(name, value)
     capsys.readouterr()
     with HostileServer(app, fault) as server:
         monkeypatch.setenv("PMW_API_URL", server.url)
-        code = main(["backfill", "--platform", PLATFORM, "--start", DAY.isoformat()])
+        code = main(["backfill", "--platform", PLATFORM, "--start", DAY.isoformat(), "--no-models"])
     return code, capsys.readouterr().out.splitlines(), instance
 
 

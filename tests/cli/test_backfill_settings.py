@@ -26,7 +26,7 @@ def test_the_settings_are_parsed_once_for_the_whole_backfill(
     monkeypatch.setattr(Settings, "from_env", counted)
     start = DAY - timedelta(days=1)
     code = main(["backfill", "--platform", "polymarket,kalshi", "--start", start.isoformat(),
-                 "--end", DAY.isoformat(), "--assets", "markets"])
+                 "--end", DAY.isoformat(), "--assets", "markets", "--no-models"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 0, lines
     assert sum(line.startswith("[") for line in lines) == 4  # two days of two platforms: four runs

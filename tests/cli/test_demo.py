@@ -81,7 +81,8 @@ def test_the_direct_demo_lands_every_table_and_leaves_the_environment_as_it_foun
     assert lines[1].startswith("pmw demo: sandbox world (seed 5), the platforms' own APIs -> " + str(pipeline_env))
     assert (pipeline_env / "warehouse.duckdb").exists()
     _assert_every_table_shown("\n".join(lines), days=2)
-    assert lines[-1] == "Dagster's runs went to a throwaway instance (DAGSTER_HOME is not set)."
+    assert lines[-1].startswith(f"See the runs in Dagster's UI (http://127.0.0.1:3000): "
+                                f"DAGSTER_HOME={pipeline_env / 'dagster_home'} ")
 
 
 def _assert_every_table_shown(out: str, days: int = 1) -> None:

@@ -35,12 +35,12 @@ PAGE = (1280, 4400)  # CSS pixels: the whole report
 @pytest.fixture
 def landed(pipeline_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """One day of both platforms from a small world, landed and its marts built as a user's day does it (`pmw
-    backfill`, then `pmw sql`), and rejects in the lake for two partitions. Returns the data dir."""
+    backfill`, which rebuilds the marts without a daemon), and rejects in the lake for two partitions. Returns the
+    data dir."""
     world = strict_budget_world(DAY)
     monkeypatch.setattr(plug, "sandbox_app", cache(lambda seed, end, faults, readings, days: SandboxApp(
         SandboxConfig(world=replace(world, seed=seed, end=end, days=days), faults=Faults.parse(faults)))))
     assert main(["backfill", "--platform", "polymarket,kalshi", "--start", DAY.isoformat()]) == 0
-    assert main(["sql"]) == 0
     lake = Lake(pipeline_env / "lake")
     for table, platform, count in REJECTED:
         lake.rejects_path(table, platform, DAY).parent.mkdir(parents=True, exist_ok=True)

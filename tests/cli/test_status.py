@@ -132,8 +132,7 @@ def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
     `pmw_instance` opening DAGSTER_HOME's is tested in test_instance.py)."""
     instance = dg.DagsterInstance.ephemeral()
     monkeypatch.setenv("DAGSTER_HOME", "/nonexistent/stand-in")
-    monkeypatch.setattr("pipeline.cli.status.records.pmw_instance", lambda: instance)
-    monkeypatch.setattr("pipeline.cli.status.records.instance_at", lambda home: instance)
+    monkeypatch.setattr("pipeline.cli.status.records.pmw_instance", lambda data_dir: instance)
     key = f"{YESTERDAY}|polymarket"
     instance.report_runless_asset_event(dg.AssetMaterialization(
         "trades", partition=key, metadata={"complete": False, "incomplete_markets": 4}))
@@ -155,7 +154,7 @@ def test_failed_checks_and_incomplete_partitions_come_from_the_instance(
     assert trades["incomplete"] == [{"day": str(YESTERDAY), "markets": 4}]
     assert next(t for t in document["tables"] if t["table"] == "series")["incomplete"] == []
     warned = dg.DagsterInstance.ephemeral()  # a failed warning alone is listed, and does not fail the status
-    monkeypatch.setattr("pipeline.cli.status.records.pmw_instance", lambda: warned)
+    monkeypatch.setattr("pipeline.cli.status.records.pmw_instance", lambda data_dir: warned)
     warned.report_runless_asset_event(dg.AssetCheckEvaluation(
         dg.AssetKey("trades"), "repeats_agree", False, partition=key, description="1 conflicting repeat",
         severity=dg.AssetCheckSeverity.WARN))
@@ -169,7 +168,7 @@ def test_a_failed_reconciliation_is_listed_naming_the_markets_concerned(
 ) -> None:
     instance = dg.DagsterInstance.ephemeral()
     monkeypatch.setenv("DAGSTER_HOME", "/nonexistent/stand-in")
-    monkeypatch.setattr("pipeline.cli.status.records.pmw_instance", lambda: instance)
+    monkeypatch.setattr("pipeline.cli.status.records.pmw_instance", lambda data_dir: instance)
     description = "every market whose record says it traded on the day has trades landed. FAILED for 2: m1, m2"
     instance.report_runless_asset_event(dg.AssetCheckEvaluation(
         dg.AssetKey("trades"), "traded_markets_have_trades", False, partition=f"{YESTERDAY}|kalshi",
@@ -194,7 +193,7 @@ def test_without_dagster_home_the_data_dirs_own_home_is_read(
     home.mkdir()
     instance = dg.DagsterInstance.ephemeral()
     opened: list[Path] = []
-    monkeypatch.setattr("pipeline.cli.status.records.instance_at", lambda at: opened.append(at) or instance)
+    monkeypatch.setattr("pipeline.cli.common.instance.instance_at", lambda at: opened.append(at) or instance)
     instance.report_runless_asset_event(dg.AssetCheckEvaluation(
         dg.AssetKey("trades"), "sizes_positive", False, partition=f"{YESTERDAY}|kalshi", description="said so"))
     code, out = status(capsys)

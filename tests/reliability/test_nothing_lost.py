@@ -40,7 +40,7 @@ def _backfill(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str
     with HostileServer(SandboxApp(SandboxConfig(world=WORLD, api_keys=(KEY,))), fault) as server:
         monkeypatch.setenv("PMW_API_URL", server.url)
         code = main(["backfill", "--platform", ",".join(PLATFORMS), "--start", days[0].isoformat(),
-                     "--end", days[-1].isoformat(), *options])
+                     "--end", days[-1].isoformat(), "--no-models", *options])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
 

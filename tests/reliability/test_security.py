@@ -204,7 +204,7 @@ def test_hostile_identifiers_from_the_api_land_as_data_never_as_paths_or_sql(tmp
 
     assert not assert_lake_consistent(hostile_dir)
     layout = re.compile(
-        r"data-budget\.sqlite.*|data/("
+        r"data-budget\.sqlite.*|data/(dagster_home/.+|"  # the runs' Dagster home: the data dir's own
         r"lake/(_rejects/)?(series|events|markets|trades|price_history)/platform=(polymarket|kalshi)/date=2026-11-21/"
         r"(data|rejects)\.parquet|cache/catalogue/[0-9a-f]+\.json(\.lock)?|warehouse\.duckdb(\.wal)?|"
         r"lake/platform_status/platform=(polymarket|kalshi)/date=\d{4}-\d\d-\d\d/round-\d{8}T\d{6}Z\.parquet)"

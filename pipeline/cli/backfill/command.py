@@ -18,13 +18,15 @@ def add_parser(subparsers: Subparsers) -> None:
         help="materialise (platform, day) partitions through Dagster",
         description="Materialise (platform, day) partitions through Dagster, with their checks; a line per "
                     "partition, then the requests per endpoint, then a FAILED PARTITION or FAILED CHECK line for "
-                    "each failure (a failed check's partition still lands). Ctrl-C or SIGTERM abandons the running "
-                    "partition's table (a file lands whole or not at all), starts nothing new and names each "
-                    "partition not finished.",
-        epilog="exit status: 0 every partition landed and no check of severity ERROR failed; 1 a partition "
-               "failed or a check of severity ERROR failed, or a platform was held (the service's /platforms "
-               "reports it unavailable: one HELD PLATFORM line); 2 bad arguments or configuration; 130 stopped "
-               "by Ctrl-C (SIGINT), 143 by SIGTERM.",
+                    "each failure (a failed check's partition still lands). The runs are recorded in DAGSTER_HOME's "
+                    "instance, else in PMW_DATA_DIR/dagster_home. Then, unless a Dagster daemon runs on that "
+                    "instance (its sensor rebuilds them), the SQL models that read what landed are rebuilt. Ctrl-C "
+                    "or SIGTERM abandons the running partition's table (a file lands whole or not at all), starts "
+                    "nothing new and names each partition not finished.",
+        epilog="exit status: 0 every partition landed and no check of severity ERROR failed (and the models "
+               "rebuilt, when they were); 1 a partition failed or a check of severity ERROR failed, or a platform "
+               "was held (the service's /platforms reports it unavailable: one HELD PLATFORM line), or a model "
+               "failed; 2 bad arguments or configuration; 130 stopped by Ctrl-C (SIGINT), 143 by SIGTERM.",
     )
     parser.add_argument("--platform", required=True, type=_platform_list,
                         help="comma list of platforms, e.g. polymarket,kalshi")
@@ -44,6 +46,9 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument("--progress-every", type=seconds, default=PLAIN_EVERY_S, metavar="SECONDS",
                         help="when stderr is not a terminal, print a progress line this often (default "
                              f"{PLAIN_EVERY_S:g}); on a terminal a status line is redrawn in place instead")
+    parser.add_argument("--no-models", action="store_true",
+                        help="do not rebuild the SQL models afterwards (when no Dagster daemon runs, they are "
+                             "rebuilt as `pmw sql` does)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,15 +56,19 @@ def run(args: argparse.Namespace) -> int:
     if args.allow_shrink:
         settings = replace(settings, allow_shrink=True)
     from pipeline.cli.backfill.partitions import run_backfill  # Dagster and the code location: after the check
+    from pipeline.cli.common.instance import pmw_instance
+    from pipeline.cli.sql.models import rebuild_fed_models
     from pipeline.defs.common.resources import PipelineResource
 
+    resource = PipelineResource(base_settings=settings)
     try:
-        reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets,
-                               resource=PipelineResource(base_settings=settings), verbose=args.verbose,
-                               progress_every_s=args.progress_every, missing=args.missing)
-    except ValueError as error:  # a day without a partition
+        reports = run_backfill(args.platform, args.start, args.end or args.start, args.assets, resource=resource,
+                               verbose=args.verbose, progress_every_s=args.progress_every, missing=args.missing)
+        landed = {table for report in reports for table in report.rows}
+        models_built = args.no_models or rebuild_fed_models(landed, resource, pmw_instance(settings.data_dir))
+    except ValueError as error:  # a day without a partition, or an unusable SQL file (SqlProjectError)
         raise CommandError(str(error)) from None
-    return 0 if all(r.ok for r in reports) else 1
+    return 0 if all(r.ok for r in reports) and models_built else 1
 
 
 def _platform_list(text: str) -> list[str]:

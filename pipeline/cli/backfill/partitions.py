@@ -200,7 +200,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
     keys = ingestion_keys(asset_names)
     resource = resource or PipelineResource(base_settings=Settings.from_env())
     days = list(days_between(start, end, resource.settings().first_day))
-    instance = instance or pmw_instance()
+    instance = instance or pmw_instance(resource.settings().data_dir)
     with Interrupts() as interrupts:
         holds = platform_holds(platforms, resource.settings())
         reports = [PartitionReport(platform, day, success=False, error=holds.held[platform], held=True)

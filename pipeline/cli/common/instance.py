@@ -1,35 +1,43 @@
-"""The Dagster instance that `pmw` commands record their runs in."""
+"""The Dagster instance that `pmw` commands record their runs in, and whether a daemon is at work on it."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import dagster as dg
 from filelock import FileLock
 
-from pipeline.engine.config import dagster_home
+from pipeline.cli.common.dagster_home import INIT_LOCK, pmw_dagster_home
 
-INIT_LOCK = ".pmw-instance.lock"  # in DAGSTER_HOME
+SENSOR_DAEMON = "SENSOR"  # the daemon type whose heartbeats say that sensors (the marts' rebuild) are evaluated
+DAEMON_ALIVE_S = 120.0  # a heartbeat this recent means a running daemon (it beats every 30 s)
 
 
-def pmw_instance() -> dg.DagsterInstance:
-    """DAGSTER_HOME's instance when it is set (runs then show in the UI), else a throwaway one.
+def pmw_instance(data_dir: Path) -> dg.DagsterInstance:
+    """DAGSTER_HOME's instance when it is set, else the data dir's own (`pmw_dagster_home`, made on first use), so
+    that Dagster's UI, its sensors and `pmw status` see every run.
 
     Dagster creates an instance's SQLite storages when the instance is first opened, and two processes doing
-    that at once on a fresh DAGSTER_HOME can leave `runs.db` with two alembic heads, after which every `pmw`
-    and `dagster` command on that home fails (a known race of Dagster's SQLite storage). So `pmw` opens the
-    instance under a file lock in DAGSTER_HOME: the first opener creates the storages while the others wait,
+    that at once on a fresh home can leave `runs.db` with two alembic heads, after which every `pmw` and
+    `dagster` command on that home fails (a known race of Dagster's SQLite storage). So `pmw` opens the
+    instance under a file lock in the home: the first opener creates the storages while the others wait,
     then find them made. (A DAGSTER_HOME that is not a directory is left to Dagster to report.)
     """
-    home = dagster_home()
-    if home is None:
-        return dg.DagsterInstance.ephemeral()
+    home = pmw_dagster_home(data_dir)
     if not home.is_dir():
         return dg.DagsterInstance.get()
     return instance_at(home)
 
 
 def instance_at(home: Path) -> dg.DagsterInstance:
-    """The instance of the Dagster home directory `home` (not DAGSTER_HOME's), opened under the same lock."""
+    """The instance of the Dagster home directory `home`, opened under pmw's lock."""
     with FileLock(home / INIT_LOCK):
         return dg.DagsterInstance.from_config(str(home))
+
+
+def sensor_daemon_running(instance: dg.DagsterInstance, now: float | None = None) -> bool:
+    """Whether a Dagster daemon evaluates the sensors of `instance`: its sensor daemon's latest heartbeat is
+    younger than DAEMON_ALIVE_S seconds at `now` (default: the present)."""
+    heartbeat = instance.get_daemon_heartbeats().get(SENSOR_DAEMON)
+    return heartbeat is not None and (now or time.time()) - heartbeat.timestamp < DAEMON_ALIVE_S

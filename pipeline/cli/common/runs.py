@@ -19,7 +19,7 @@ from pipeline.engine.config import Settings
 
 # Dagster's console logger: silent by default, since each command says what went wrong in a line per run where
 # Dagster would print each error with its stack trace, 90 lines a run; `verbose` prints its warnings and errors.
-# With DAGSTER_HOME set, every run's full events are kept in the instance (the UI) either way.
+# Every run's full events are kept in pmw's instance (the UI's, pipeline.cli.common.instance) either way.
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 VERBOSE_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 

@@ -25,11 +25,11 @@ def _world_options(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = configured(credentials=False, writes=True)
     from pipeline.cli.demo.end_to_end import run_demo
-    from pipeline.cli.demo.world import demo_dagster_home, demo_world
+    from pipeline.cli.demo.world import demo_world
     from pipeline.cli.sandbox.options import world_config
 
     world = demo_world(world_config(args), args.days)
     try:
-        return run_demo(world, days=args.days, base=settings, home=demo_dagster_home(settings.data_dir))
+        return run_demo(world, days=args.days, base=settings)
     except ValueError as error:  # a setting (ConfigError) or a day without a partition
         raise CommandError(str(error)) from None

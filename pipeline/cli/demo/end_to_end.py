@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 
 from pipeline.cli.backfill.partitions import run_backfill
-from pipeline.cli.common.instance import instance_at, pmw_instance
+from pipeline.cli.common.dagster_home import pmw_dagster_home
+from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.demo.sports import land_sports_day, say_widest_spreads
 from pipeline.cli.demo.watchlists import example_watchlists, land_watchlists
 from pipeline.cli.demo.world import ui_command, world_env
 from pipeline.cli.sql.models import run_sql
 from pipeline.defs.common.resources import PipelineResource
-from pipeline.engine.config import DIRECT_SANDBOX, Settings, dagster_home
+from pipeline.engine.config import DIRECT_SANDBOX, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import MARKET_PLATFORMS, Source, lake_tables
 from pipeline.engine.warehouse.views import connect_read_only, ensure_raw_views
@@ -43,14 +43,13 @@ def demo_settings(world: WorldConfig, base: Settings) -> Settings:
     return Settings.from_env(overrides=demo)
 
 
-def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print, base: Settings | None = None,
-             home: Path | None = None) -> int:
+def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print, base: Settings | None = None) -> int:
     """The pipeline end to end, offline, with the settings of `demo_settings` (over `base`, the environment's),
     parsed once for the backfill, the snapshots, sports and the SQL models alike, each built from them; the runs
-    recorded in the Dagster home `home` (default: pmw's instance, DAGSTER_HOME's or a throwaway one)."""
+    recorded in pmw's instance (DAGSTER_HOME's, else the data dir's own: pipeline.cli.common.instance)."""
     settings = demo_settings(world, base or Settings.from_env(credentials=False))
     resource = PipelineResource(base_settings=settings)
-    instance = instance_at(home) if home is not None else pmw_instance()
+    instance = pmw_instance(settings.data_dir)
     last = world.end_day
     first = last - timedelta(days=days - 1)
     apis = "the platforms' own APIs" if settings.source == Source.DIRECT else "the unified API"
@@ -89,13 +88,8 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print, 
             say_widest_spreads(db, last, say)
     say(f"\nQuery it yourself (read-only, {settings.warehouse_path}): pmw query \"SELECT count(*) FROM raw.trades\", "
         "or pmw shell for a prompt")
-    say(ui_hint(world, home or dagster_home()))
+    say(f"See the runs in Dagster's UI (http://127.0.0.1:3000): "
+        f"{ui_command(world, pmw_dagster_home(settings.data_dir))}")
     failed = [r for r in reports if not r.success]
     return 1 if failed or sports_failed or not models_built or not snapshots_landed else 0
 
-
-def ui_hint(world: WorldConfig, home: Path | None) -> str:
-    """Where the demo's Dagster runs can be seen: the UI on their Dagster home, or nowhere when they had none."""
-    if home is None:
-        return "Dagster's runs went to a throwaway instance (DAGSTER_HOME is not set)."
-    return f"See the runs in Dagster's UI (http://127.0.0.1:3000): {ui_command(world, home)}"

@@ -51,7 +51,7 @@ def land_sports_day(day: date, resource: PipelineResource, say: Callable[[str], 
                     instance: dg.DagsterInstance | None = None) -> list[LeagueDay]:
     """Every league's (league, day) partition, one Dagster run each (in `instance`, default pmw's), a line said per
     league."""
-    instance = instance or pmw_instance()
+    instance = instance or pmw_instance(resource.settings().data_dir)
     reports = []
     for league in League:
         key = dg.MultiPartitionKey({"league": league.value, "date": day.isoformat()})

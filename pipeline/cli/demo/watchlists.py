@@ -1,16 +1,17 @@
 """`pmw demo`'s watch-list tables: one orderbook round of every platform with books at the world's last hour,
 and the watched traders of every day the demo landed.
 
-The demo reads the example watch lists shipped in `examples/` unless PMW_ORDERBOOK_WATCHLIST and
-PMW_TRADER_WATCHLIST name others, and the in-process sandbox serves its live answers (books, profiles) as of the
-moment asked for (its world's clock is set to it): the round's time, and the midnight after each trader day.
+The demo reads the example watch lists shipped in the package (`examples/`, beside this module) unless
+PMW_ORDERBOOK_WATCHLIST and PMW_TRADER_WATCHLIST name others, and the in-process sandbox serves its live answers
+(books, profiles) as of the moment asked for (its world's clock is set to it): the round's time, and the midnight
+after each trader day.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
-from pathlib import Path
+from importlib import resources
 
 import dagster as dg
 
@@ -25,14 +26,14 @@ from pipeline.engine.schema import Source
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.plug import InProcessSandbox
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = resources.files(__package__) / "examples"  # package data: in a checkout and in an installed wheel alike
 EXAMPLE_WATCHLISTS = {"PMW_ORDERBOOK_WATCHLIST": EXAMPLES / "orderbook_watchlist.csv",
                       "PMW_TRADER_WATCHLIST": EXAMPLES / "trader_watchlist.csv"}
 
 
 def example_watchlists() -> dict[str, str]:
-    """The example watch lists for the variables the environment leaves unset (when the files are there)."""
-    return {name: str(path) for name, path in EXAMPLE_WATCHLISTS.items() if not variable_set(name) and path.is_file()}
+    """The example watch lists for the variables the environment leaves unset."""
+    return {name: str(path) for name, path in EXAMPLE_WATCHLISTS.items() if not variable_set(name)}
 
 
 def land_watchlists(world: WorldConfig, first: date, resource: PipelineResource,
@@ -44,7 +45,7 @@ def land_watchlists(world: WorldConfig, first: date, resource: PipelineResource,
         say("orderbooks and traders: not taken (they read the unified API; this demo reads the platforms' own APIs)")
         return True
     app = InProcessSandbox.of(settings).app
-    instance = instance or pmw_instance()
+    instance = instance or pmw_instance(settings.data_dir)
     orderbook_round, trader_profiles = orderbook_round_asset(settings), trader_profiles_asset(settings)
     round_at = datetime.combine(world.end_day, time(23), UTC)
     app.live_at = round_at

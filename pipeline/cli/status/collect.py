@@ -2,7 +2,7 @@
 
 The lake answers for what landed (partition listings, rows and rejects from the Parquet footers, unreadable
 files); what only Dagster recorded (incomplete partitions, failed checks) comes from the instance of
-DAGSTER_HOME, or without it of the data dir's own home that `pmw demo` makes, and is said to be unknown without
+DAGSTER_HOME, or without it of the data dir's own home that `pmw` commands make, and is said to be unknown without
 either. Dagster is imported only then: it costs more to import
 than the whole answer takes otherwise.
 """
@@ -33,10 +33,9 @@ def collect_status(settings: Settings, days: int | None, today: date) -> Status:
     daily = {table: landed[table] for table in TABLES}
     first = _window_start(daily, yesterday, days, settings.first_day)
     platforms = list(dict.fromkeys([*configured, *sorted({p for found in daily.values() for p, _ in found})]))
-    own_home = data_dir_home(settings.data_dir)
-    found = dagster_home() or own_home
+    found = dagster_home() or data_dir_home(settings.data_dir)
     home = str(found) if found else None
-    recorded = _recorded(own_home, first, yesterday) if home else None
+    recorded = _recorded(settings.data_dir, first, yesterday) if home else None
     window = _window(first, yesterday)
     tables = []
     for table, found in landed.items():
@@ -62,11 +61,11 @@ def _window(first: date, last: date) -> list[date]:
     return [first + timedelta(days=n) for n in range((last - first).days + 1)]
 
 
-def _recorded(own_home: Path | None, first: date, last: date) -> Recorded:
-    """DAGSTER_HOME's records, or those of the data dir's own home (`own_home`)."""
+def _recorded(data_dir: Path, first: date, last: date) -> Recorded:
+    """DAGSTER_HOME's records, or those of the data dir's own home."""
     from pipeline.cli.status.records import home_records
 
-    return home_records(own_home, first, last)
+    return home_records(data_dir, first, last)
 
 
 def _table_status(lake: Lake, table: str, platform: str, listed: list[date], window: list[date],

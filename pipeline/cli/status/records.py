@@ -16,7 +16,7 @@ from dagster._core.storage.asset_check_execution_record import (  # not exported
     AssetCheckExecutionRecordStatus,
 )
 
-from pipeline.cli.common.instance import instance_at, pmw_instance
+from pipeline.cli.common.instance import pmw_instance
 from pipeline.cli.status.facts import FailedCheck, Recorded
 from pipeline.defs.automation.budget import PartitionRef
 from pipeline.engine.checks import CHECKS
@@ -24,11 +24,11 @@ from pipeline.engine.config import ConfigError
 from pipeline.engine.schema import TABLES
 
 
-def home_records(own_home: Path | None, first: date, last: date) -> Recorded:
-    """`read_records` of DAGSTER_HOME's instance, or of the data dir's own home `own_home` when given; ConfigError
-    when DAGSTER_HOME is not an instance's home."""
+def home_records(data_dir: Path, first: date, last: date) -> Recorded:
+    """`read_records` of pmw's instance: DAGSTER_HOME's, else the data dir's own; ConfigError when DAGSTER_HOME
+    is not an instance's home."""
     try:
-        instance = instance_at(own_home) if own_home else pmw_instance()
+        instance = pmw_instance(data_dir)
     except dg.DagsterInvariantViolationError as error:  # not a directory, not absolute: Dagster says which
         raise ConfigError(str(error)) from None
     return read_records(instance, first, last)

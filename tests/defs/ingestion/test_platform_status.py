@@ -148,10 +148,11 @@ def test_the_backfill_sensor_holds_a_platform_the_service_reports_unavailable(
 def test_pmw_backfill_holds_the_platform_in_one_line_exits_1_and_lands_the_other(
         pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         instance: dg.DagsterInstance) -> None:
-    monkeypatch.setattr(backfill, "pmw_instance", lambda: instance)
+    monkeypatch.setattr(backfill, "pmw_instance", lambda data_dir: instance)
     _unavailable(monkeypatch, "kalshi")
     capsys.readouterr()
-    code = main(["backfill", "--platform", "polymarket,kalshi", "--start", DAY.isoformat(), "--assets", "markets"])
+    code = main(["backfill", "--platform", "polymarket,kalshi", "--start", DAY.isoformat(), "--assets", "markets",
+                 "--no-models"])
     lines = capsys.readouterr().out.splitlines()
     assert code == 1, lines
     kalshi = [line for line in lines if "kalshi" in line]

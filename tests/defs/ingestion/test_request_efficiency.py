@@ -13,13 +13,14 @@ from pipeline.cli.backfill.partitions import run_backfill
 from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.schema import MAX_LIMIT, TABLES, Platform
 from pmw_sandbox.world import World
-from tests.support.runs import DAY
+from tests.support.runs import DAY, shared_instance
 from tests.support.world import PIPELINE_WORLD
 
 
 @pytest.mark.slow
 def test_a_one_day_backfill_stays_within_ten_percent_of_the_fewest_requests(pipeline_env: Path) -> None:
-    reports = run_backfill(["polymarket", "kalshi"], DAY, DAY, resource=PipelineResource(), say=lambda _: None)
+    reports = run_backfill(["polymarket", "kalshi"], DAY, DAY, resource=PipelineResource(), say=lambda _: None,
+                           instance=shared_instance())
     assert all(r.success for r in reports)
     world = World(PIPELINE_WORLD)
     for report in reports:
@@ -33,7 +34,8 @@ def test_a_one_day_backfill_stays_within_ten_percent_of_the_fewest_requests(pipe
 @pytest.mark.slow
 def test_a_several_day_backfill_lists_the_catalogue_once_and_sweeps_its_window_once(pipeline_env: Path) -> None:
     first = DAY.replace(day=DAY.day - 2)
-    reports = run_backfill(["kalshi"], first, DAY, resource=PipelineResource(), say=lambda _: None)
+    reports = run_backfill(["kalshi"], first, DAY, resource=PipelineResource(), say=lambda _: None,
+                           instance=shared_instance())
     assert len(reports) == 3 and all(r.ok for r in reports)
     assert all(set(r.rows) == set(TABLES) for r in reports)  # every table of every day landed, checks passed
     world = World(PIPELINE_WORLD)

@@ -112,7 +112,7 @@ def test_three_rounds_one_retried_land_three_snapshots_per_market(data_dir: Path
     rejects = lake.read_rejects("orderbook_snapshots", "kalshi", DAY)
     assert rejects is not None and rejects["reason"].str.contains("NOT_FOUND").all()
 
-    assert run_sql(["+orderbook_daily"], say=lambda _: None)
+    assert run_sql(["+orderbook_daily"], say=lambda _: None, instance=dg.DagsterInstance.ephemeral())
     with duckdb.connect(str(data_dir / "warehouse.duckdb"), read_only=True) as db:
         mart = db.sql("SELECT market_id, snapshots, time_weighted_spread, empty_side_share "
                       "FROM marts.orderbook_daily WHERE platform = 'kalshi'").pl()

@@ -104,7 +104,7 @@ def test_each_days_trades_land_once_the_unknown_trader_is_a_reject_and_the_mart_
     assert rejects is not None and rejects["reason"].str.contains(UNKNOWN).all()
 
     # The mart: each day's metrics and their change since the day before, and the day's trades.
-    assert run_sql(["+trader_daily"], say=lambda _: None)
+    assert run_sql(["+trader_daily"], say=lambda _: None, instance=dg.DagsterInstance.ephemeral())
     with duckdb.connect(str(data_dir / "warehouse.duckdb"), read_only=True) as db:
         mart = db.sql("SELECT trader, day, volume, pnl, volume_change, pnl_change, trades FROM marts.trader_daily "
                       "ORDER BY trader, day").pl()

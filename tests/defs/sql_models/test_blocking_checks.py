@@ -154,7 +154,8 @@ def test_the_ingestion_job_lands_a_partition_whose_check_failed_without_retrying
 
 def test_a_backfill_lands_the_partition_whole_and_names_the_failed_check(pipeline_env: Path) -> None:
     lines: list[str] = []
-    [report] = run_backfill([PLATFORM], DAY, DAY, resource=UnknownStatusPipeline(), say=lines.append)
+    [report] = run_backfill([PLATFORM], DAY, DAY, resource=UnknownStatusPipeline(), say=lines.append,
+                            instance=dg.DagsterInstance.ephemeral())
     assert report.success and not report.ok  # landed whole; a check of severity ERROR failed: exit 1
     assert set(report.rows) == set(TABLES)
     assert lines[-1] == f"FAILED CHECK markets.status_enum {PLATFORM} {DAY}: 1 violation(s)"

@@ -133,7 +133,8 @@ def test_every_outcome_has_its_prices_and_every_market_its_event_and_series_whic
     monkeypatch.setenv("PMW_SANDBOX_READINGS", readings)
     for platform in ("polymarket", "kalshi"):
         assert materialise(platform, assets=["markets", "events", "series"]).success
-    assert run_sql(["+marts.dim_markets", "+staging.stg_market_outcomes"], say=lambda _: None)
+    assert run_sql(["+marts.dim_markets", "+staging.stg_market_outcomes"], say=lambda _: None,
+                   instance=dg.DagsterInstance.ephemeral())
     outcomes = query(pipeline_env, "SELECT o.*, m.status FROM staging.stg_market_outcomes AS o "
                                    "JOIN staging.stg_markets AS m USING (platform, market_id)")
     assert set(outcomes["platform"]) == {"polymarket", "kalshi"}
