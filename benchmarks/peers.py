@@ -15,6 +15,7 @@ minutes, what a run would take at the unified API's budget if its work overlappe
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,9 @@ from typing import Any
 
 from benchmarks.child import ChildFailed, Measured, run_measured
 from benchmarks.report import BenchmarkUnavailable, Report, Target
+from pmw_sandbox.app import SandboxApp, SandboxConfig, SandboxResponse
+from pmw_sandbox.catalogue import WorldConfig
+from pmw_sandbox.server import SandboxServer
 
 SEED = 7
 END = date(2026, 11, 21)  # the sandbox world's last day, the window's last day
@@ -44,16 +48,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(quick: bool, workdir: Path) -> Report:
-    from pmw_sandbox.catalogue import WorldConfig
-    from pmw_sandbox.server import SandboxServer
-
     days = 1 if quick else 7  # quick: a day of a one-day world proves it runs
     world = WorldConfig(seed=SEED, end=END, days=days)
     first = END - timedelta(days=days - 1)
     python = dlt_python(workdir / "dlt-venv")
     scratch = workdir / "peers"
     shutil.rmtree(scratch, ignore_errors=True)
-    app = _counting_app(world)
+    app = CountingApp(SandboxConfig(world=world))
     with SandboxServer(app, port=0) as server:
         pmw = _run_pmw(server.url, first, scratch / "pmw")
         dlt = _run_dlt(python, server.url, first, scratch / "dlt")
@@ -100,24 +101,20 @@ def _dlt_version(python: Path) -> str:
                           check=True).stdout.strip()
 
 
-def _counting_app(world: Any) -> Any:
-    """The sandbox app over `world`, counting each request (whatever its answer) by API key and path."""
-    from pmw_sandbox.app import SandboxApp, SandboxConfig, SandboxResponse
+class CountingApp(SandboxApp):
+    """The sandbox app, counting each request (whatever its answer) by API key and path, as a proxy would."""
 
-    class CountingApp(SandboxApp):
-        def __init__(self, config: SandboxConfig) -> None:
-            super().__init__(config)
-            self.counts: defaultdict[str, Counter[str]] = defaultdict(Counter)
-            self._counting = threading.Lock()
+    def __init__(self, config: SandboxConfig) -> None:
+        super().__init__(config)
+        self.counts: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        self._counting = threading.Lock()
 
-        def handle(self, method: str, path: str, query: Sequence[tuple[str, str]],
-                   headers: Mapping[str, str]) -> SandboxResponse:
-            key = next((value for name, value in headers.items() if name.lower() == "x-api-key"), "")
-            with self._counting:
-                self.counts[key][path.rstrip("/") or "/"] += 1
-            return super().handle(method, path, query, headers)
-
-    return CountingApp(SandboxConfig(world=world))
+    def handle(self, method: str, path: str, query: Sequence[tuple[str, str]],
+               headers: Mapping[str, str]) -> SandboxResponse:
+        key = next((value for name, value in headers.items() if name.lower() == "x-api-key"), "")
+        with self._counting:
+            self.counts[key][path.rstrip("/") or "/"] += 1
+        return super().handle(method, path, query, headers)
 
 
 def _run_pmw(url: str, first: date, scratch: Path) -> dict[str, Any]:
@@ -126,6 +123,7 @@ def _run_pmw(url: str, first: date, scratch: Path) -> dict[str, Any]:
     home.mkdir(parents=True)
     shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
     env = {
+        **{name: "" for name in os.environ if name.startswith("PMW_")},  # none of this shell's settings
         "PMW_SOURCE": "api", "PMW_API_URL": url, "PMW_API_KEY": PMW_KEY, "PMW_PLATFORMS": PLATFORM,
         "PMW_DATA_DIR": str(scratch / "data"), "PMW_RATE_LIMIT_DB": str(scratch / "rate-limit.sqlite"),
         "PMW_RATE_LIMIT_PER_MIN": "1000000",  # unthrottled: the budget never waits

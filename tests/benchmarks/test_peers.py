@@ -12,14 +12,15 @@ import pytest
 
 import benchmarks.__main__ as bench
 from benchmarks.child import ChildFailed, run_measured
-from benchmarks.peers import _counting_app
+from benchmarks.peers import CountingApp
 from benchmarks.report import BenchmarkUnavailable
+from pmw_sandbox.app import SandboxConfig
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.server import SandboxServer
 
 
 def test_the_sandbox_counts_each_tools_requests_by_its_api_key() -> None:
-    app = _counting_app(WorldConfig(seed=7, end=date(2026, 11, 21), days=1))
+    app = CountingApp(SandboxConfig(world=WorldConfig(seed=7, end=date(2026, 11, 21), days=1)))
     with SandboxServer(app, port=0) as server, httpx.Client(base_url=server.url, timeout=10) as client:
         for key, times in (("sandbox-key", 2), ("sandbox-key-2", 1)):
             for _ in range(times):
