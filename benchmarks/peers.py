@@ -28,6 +28,7 @@ from typing import Any
 
 from benchmarks.child import ChildFailed, Measured, run_measured
 from benchmarks.report import BenchmarkUnavailable, Report, Target
+from pipeline.engine.schema import Platform
 from pmw_sandbox.app import SandboxApp, SandboxConfig, SandboxResponse
 from pmw_sandbox.catalogue import WorldConfig
 from pmw_sandbox.server import SandboxServer
@@ -55,6 +56,8 @@ def run(quick: bool, workdir: Path) -> Report:
     scratch = workdir / "peers"
     shutil.rmtree(scratch, ignore_errors=True)
     app = CountingApp(SandboxConfig(world=world))
+    for market in app.world.markets(Platform(PLATFORM)):  # simulated now, so that neither tool waits for it
+        app.world.activity(market)
     with SandboxServer(app, port=0) as server:
         pmw = _run_pmw(server.url, first, scratch / "pmw")
         dlt = _run_dlt(python, server.url, first, scratch / "dlt")
