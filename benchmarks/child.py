@@ -56,17 +56,19 @@ def run_in_child(
 
 @dataclass(frozen=True)
 class Measured:
-    """A finished command: its wall time from start to exit, its own peak resident set, and its stdout."""
+    """A finished command: its wall time from start to exit, its own CPU time (user and system) and peak resident
+    set, and its stdout."""
 
     seconds: float
+    cpu_seconds: float
     peak_rss_mb: int
     stdout: str
 
 
 def run_measured(command: list[str], *, env: dict[str, str], deadline_s: float, scratch: Path) -> Measured:
-    """Run ``command`` (its output into files under ``scratch``) and measure it: the wall time and the peak RSS
-    of that process alone (os.wait4's rusage, not its children's), ChildFailed if it fails or outlives
-    ``deadline_s`` (then it is killed)."""
+    """Run ``command`` (its output into files under ``scratch``) and measure it: the wall time, and the CPU time
+    and peak RSS of that process alone (os.wait4's rusage, not its children's); ChildFailed if it fails or
+    outlives ``deadline_s`` (then it is killed)."""
     scratch.mkdir(parents=True, exist_ok=True)
     out_path, err_path = scratch / "stdout.txt", scratch / "stderr.txt"
     with out_path.open("wb") as out, err_path.open("wb") as err:
@@ -86,7 +88,8 @@ def run_measured(command: list[str], *, env: dict[str, str], deadline_s: float, 
     if process.returncode != 0:
         raise ChildFailed(f"{' '.join(command[1:4])} failed (exit {process.returncode}):\n"
                           f"{err_path.read_text(errors='replace')[-3000:]}")
-    return Measured(round(seconds, 1), round(usage.ru_maxrss / 1024), out_path.read_text(errors="replace"))
+    return Measured(round(seconds, 1), round(usage.ru_utime + usage.ru_stime, 1), round(usage.ru_maxrss / 1024),
+                    out_path.read_text(errors="replace"))
 
 
 def _main(function: str, arguments_path: str, out_path: str) -> None:

@@ -165,7 +165,7 @@ def _measured(command: list[str], env: dict[str, str], scratch: Path) -> Measure
 
 
 def _figures(measured: Measured) -> dict[str, Any]:
-    return {"seconds": measured.seconds, "peak_rss_mb": measured.peak_rss_mb}
+    return {"seconds": measured.seconds, "cpu_seconds": measured.cpu_seconds, "peak_rss_mb": measured.peak_rss_mb}
 
 
 def _lake_rows(table_dir: Path) -> int:
@@ -180,18 +180,19 @@ def _report(tools: dict[str, dict[str, Any]], first: date, days: int, dlt_versio
     ratios = {
         "requests": round(pmw["requests_total"] / dlt["requests_total"], 2),
         "seconds": round(pmw["seconds"] / dlt["seconds"], 2),
+        "cpu_seconds": round(pmw["cpu_seconds"] / dlt["cpu_seconds"], 2),
         "at_budget_s": round(pmw["at_budget_s"] / dlt["at_budget_s"], 2),
         "peak_rss_mb": round(pmw["peak_rss_mb"] / dlt["peak_rss_mb"], 2),
         "trades": round(pmw["rows"]["trades"] / max(dlt["rows"]["trades"], 1), 3),
         "price_history": round(pmw["rows"]["price_history"] / max(dlt["rows"]["price_history"], 1), 3),
     }
     rows: list[list[Any]] = [
-        [name, t["requests_total"], t["seconds"], round(t["at_budget_s"] / 60, 2), t["peak_rss_mb"],
+        [name, t["requests_total"], t["seconds"], t["cpu_seconds"], round(t["at_budget_s"] / 60, 2), t["peak_rss_mb"],
          t["rows"]["trades"], t["rows"]["price_history"]]
         for name, t in tools.items()
     ]
-    rows.append(["pmw / dlt", ratios["requests"], ratios["seconds"], ratios["at_budget_s"], ratios["peak_rss_mb"],
-                 ratios["trades"], ratios["price_history"]])
+    rows.append(["pmw / dlt", *(ratios[key] for key in ("requests", "seconds", "cpu_seconds", "at_budget_s",
+                                                          "peak_rss_mb", "trades", "price_history"))])
     same_rows = pmw["rows"] == dlt["rows"]
     targets = [
         Target(f"pmw's unthrottled wall at most {TARGET_WALL}x dlt's", ratios["seconds"] <= TARGET_WALL,
@@ -209,7 +210,7 @@ def _report(tools: dict[str, dict[str, Any]], first: date, days: int, dlt_versio
         name="peers",
         title=f"Peers: {days} day(s) of {PLATFORM} ({first} .. {END}, sandbox seed {SEED}, {days}-day world) "
               f"through pmw backfill and dlt {dlt_version}, rest_api",
-        columns=["tool", "requests", "wall s, unthrottled", f"min at {BUDGET_PER_MIN}/min", "peak RSS MB",
+        columns=["tool", "requests", "wall s, unthrottled", "CPU s", f"min at {BUDGET_PER_MIN}/min", "peak RSS MB",
                  "trades", "price points"],
         rows=rows,
         figures={"window": {"first": first.isoformat(), "last": END.isoformat(), "platform": PLATFORM,
@@ -221,7 +222,7 @@ def _report(tools: dict[str, dict[str, Any]], first: date, days: int, dlt_versio
             f"pmw's requests by endpoint: {by_endpoint}",
             "dlt: markets (cursor paginator), trades per market (taker_only=true, incremental on the time, newest "
             "first) and hourly price history per market, into DuckDB (benchmarks/peer_dlt_pipeline.py)",
-            "each tool is one process measured from outside: wall from start to exit (imports included), peak "
-            "RSS of that process alone",
+            "each tool is one process measured from outside: wall from start to exit (imports included), CPU "
+            "time (user and system) and peak RSS of that process alone (the sandbox serving it is not counted)",
         ],
     )
