@@ -15,6 +15,10 @@ from typing import Any
 LIBRARIES = ("polars", "pyarrow", "duckdb", "orjson", "numpy", "dagster", "pydantic", "pandas")
 
 
+class BenchmarkUnavailable(RuntimeError):
+    """A benchmark cannot run here (what it needs cannot be installed, a tool it measures failed): one line."""
+
+
 @dataclass(frozen=True)
 class Target:
     """One target of the issue, whether this run met it, and by how much."""
