@@ -24,7 +24,7 @@ from pipeline.engine.lake.layout import DATA_FILE, REJECTS_DIR, REJECTS_FILE, RO
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.verify import verify_lake
 from pipeline.engine.schema import TABLES
-from pipeline.engine.warehouse.views import connect_read_only, raw_views
+from pipeline.engine.warehouse.views import connect_read_only, raw_views, relocate_views
 from pmw_sandbox import SandboxApp, SandboxConfig
 from pmw_sandbox.app import SandboxResponse
 from pmw_sandbox.server import SandboxServer
@@ -234,6 +234,7 @@ def _assert_views_read(lake: Lake, data_dir: Path) -> list[Path]:
             connection.execute(f"SELECT count(*) FROM raw.{view.name}").fetchall()
     warehouse = data_dir / "warehouse.duckdb"
     if warehouse.exists():
+        relocate_views(warehouse, lake)  # as every pmw command does first: a copied data dir reads its own lake
         with connect_read_only(warehouse, lake) as connection:
             for table in TABLES:
                 connection.execute(f"SELECT count(*) FROM raw.{table}").fetchall()
