@@ -11,6 +11,7 @@ import dagster as dg
 import pytest
 
 from pipeline.cli.common.instance import pmw_instance
+from pipeline.defs.automation.jobs import API_POOLS
 from tests.support.paths import REPO_ROOT
 from tests.support.warm import warm_process
 
@@ -49,3 +50,13 @@ def test_first_uses_at_once_leave_a_working_instance(tmp_path: Path, monkeypatch
         monkeypatch.setenv("DAGSTER_HOME", str(home))
         with dg.DagsterInstance.get() as instance:  # what any later command does
             assert instance.get_runs(limit=1) == []
+
+
+def test_the_api_pools_are_listed_from_the_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35, point 8: the UI's Deployment > Concurrency lists both API pools, with the project's limit, as
+    soon as any pmw command has opened the instance, not only once the backfill sensor has run."""
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    instance = pmw_instance(tmp_path / "data")
+    storage = instance.event_log_storage
+    assert storage.get_concurrency_keys() >= set(API_POOLS)
+    assert {storage.get_concurrency_info(pool).slot_count for pool in API_POOLS} == {1}

@@ -9,6 +9,7 @@ import dagster as dg
 from filelock import FileLock
 
 from pipeline.cli.common.dagster_home import INIT_LOCK, pmw_dagster_home
+from pipeline.defs.automation.jobs import register_api_pools
 
 SENSOR_DAEMON = "SENSOR"  # the daemon type whose heartbeats say that sensors (the marts' rebuild) are evaluated
 DAEMON_ALIVE_S = 120.0  # a heartbeat this recent means a running daemon (it beats every 30 s)
@@ -31,9 +32,12 @@ def pmw_instance(data_dir: Path) -> dg.DagsterInstance:
 
 
 def instance_at(home: Path) -> dg.DagsterInstance:
-    """The instance of the Dagster home directory `home`, opened under pmw's lock."""
+    """The instance of the Dagster home directory `home`, opened under pmw's lock, its API pools listed (at the
+    limit its settings give every pool) from the first use, before any run or sensor needs them."""
     with FileLock(home / INIT_LOCK):
-        return dg.DagsterInstance.from_config(str(home))
+        instance = dg.DagsterInstance.from_config(str(home))
+        register_api_pools(instance)
+    return instance
 
 
 def sensor_daemon_running(instance: dg.DagsterInstance, now: float | None = None) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 import dagster as dg
 
-from pipeline.engine.checks import CHECKS
+from pipeline.engine.checks import CHECKS, Check
 from pipeline.engine.schema import lake_tables
 
 OWNERS = ["team:data-platform"]
@@ -43,10 +43,20 @@ def check_specs(table: str, partitions_def: dg.PartitionsDefinition) -> list[dg.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=dg.PreviewWarning, message=".*AssetCheckSpec.*")
         return [
-            dg.AssetCheckSpec(check.name, asset=table, description=check.description, partitions_def=partitions_def,
-                              blocking=False, additional_deps=list(check.reads))
+            dg.AssetCheckSpec(check.name, asset=table, partitions_def=partitions_def, blocking=False,
+                              description=f"{check.description}. {_what_a_failure_does(check)}",
+                              additional_deps=list(check.reads))
             for check in CHECKS[table]
         ]
+
+
+def _what_a_failure_does(check: Check) -> str:
+    """What the UI's check page says a failure does: Dagster lists every ingestion check as non-blocking (its
+    step must succeed for the partition's other tables to land), so the pipeline's own blocking is said here."""
+    if check.blocking:
+        return ("Blocking for the SQL models: a failure (severity ERROR) holds back the models that read this "
+                "table; Dagster shows it as non-blocking because the partition's other tables still land.")
+    return "A warning (severity WARN): a failure holds nothing back."
 
 
 def tables_asset(name: str, tables: Sequence[str], group: str, partitions: dg.PartitionsDefinition, pool: str,

@@ -243,3 +243,16 @@ def test_json_safe_turns_row_values_into_strict_json() -> None:
         "nested": {"points": [{"at": "2026-01-02", "tags": ["a"]}], "1": None},
         "plain": [True, 3, "text", None],
     }
+
+
+def test_the_ui_says_which_checks_hold_back_the_models() -> None:
+    """Issue 35, point 8: Dagster lists every ingestion check as non-blocking (a failure must not skip the
+    partition's other tables); each check's description says what a failure does in this pipeline."""
+    partitions = dg.StaticPartitionsDefinition(["p"])
+    for table in TABLES:
+        specs = {spec.name: spec for spec in check_specs(table, partitions)}
+        for check in CHECKS[table]:
+            said = specs[check.name].description or ""
+            assert said.startswith(check.description)
+            expected = "Blocking for the SQL models" if check.blocking else "A warning (severity WARN)"
+            assert expected in said, (table, check.name, said)
