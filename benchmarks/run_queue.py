@@ -1,5 +1,5 @@
 """Dagster's run queue in one process, for the `snapshots` benchmark: the daemon's own dequeuer over an instance
-configured by the repo's deploy/dagster.yaml, with each launched run executed in a thread instead of a process.
+configured by the repo's pipeline/defs/dagster.yaml, with each launched run executed in a thread instead of a process.
 
 What decides the order of the runs is Dagster's, unchanged: `QueuedRunCoordinator` queues every submitted run,
 and `QueuedRunCoordinatorDaemon.run_iteration` (what `dagster-daemon run` calls every `dequeue_interval_seconds`)
@@ -80,7 +80,7 @@ class ThreadRunLauncher(RunLauncher, ConfigurableClass):
 
 def instance_config(dequeue_interval_s: float) -> dict[str, Any]:
     """The repo's dagster.yaml (its pools above all), with the queued coordinator and the in-process launcher."""
-    config = yaml.safe_load((REPO_ROOT / "deploy" / "dagster.yaml").read_text())
+    config = yaml.safe_load((REPO_ROOT / "pipeline" / "defs" / "dagster.yaml").read_text())
     config.pop("run_monitoring", None)  # its daemon does not run here, and no run dies
     return {
         **config,

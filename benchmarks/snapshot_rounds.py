@@ -3,7 +3,7 @@
 Against the sandbox served on loopback in strict mode (100 requests per rate window), with time scaled down: the
 sandbox's window and the pipeline's (PMW_RATE_WINDOW_S) are `window_s` instead of a minute, and an "hour" of
 rounds is 60 windows. Runs go through Dagster's run queue as the daemon drives it (benchmarks/run_queue.py: the
-QueuedRunCoordinator, deploy/dagster.yaml's pools, the `dagster/priority` tags), created from the schedules' own
+QueuedRunCoordinator, pipeline/defs/dagster.yaml's pools, the `dagster/priority` tags), created from the schedules' own
 run requests (`daily_ingestion`, `orderbook_rounds`): one run per (platform, day), one per platform's round. A
 round is the watch list's 20 markets of each platform (N = 0, W = 40 over the two platforms).
 

@@ -1,6 +1,6 @@
 """deploy/ says what the rest of the project says: the image holds what the wheel ships, the Helm values serve the
-code location that workspace.yaml names with deploy/dagster.yaml's pools, name only settings that exist, and keep the
-secrets out of the values file. (The image and the chart themselves need a registry and a cluster; the wheel is
+code location that workspace.yaml names with pipeline/defs/dagster.yaml's pools, name only settings that exist, and
+keep the secrets out of the values file. (The image and the chart themselves need a registry and a cluster; the wheel is
 tested by test_wheel_install.py, the PostgreSQL storage section by tests/defs/automation/test_daemon.py.)"""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_the_helm_values_serve_the_code_location_with_the_projects_pools() -> No
     assert deployment["dagsterApiGrpcArgs"] == ["-m", workspace["load_from"][0]["python_module"]["module_name"]]
     assert values["runLauncher"]["type"] == "K8sRunLauncher"
     assert values["dagsterDaemon"]["runCoordinator"]["type"] == "QueuedRunCoordinator"
-    pools = yaml.safe_load((DEPLOY / "dagster.yaml").read_text())["concurrency"]["pools"]
+    pools = yaml.safe_load((REPO_ROOT / "pipeline" / "defs" / "dagster.yaml").read_text())["concurrency"]["pools"]
     assert values["concurrency"]["pools"] == {"granularity": pools["granularity"],
                                               "defaultLimit": pools["default_limit"]}
     storage = yaml.safe_load((DEPLOY / "dagster-storage.yaml").read_text())["storage"]["postgres"]["postgres_db"]
@@ -65,6 +65,8 @@ def test_the_pods_that_write_the_shared_volume_get_the_image_users_group() -> No
 
 def test_the_instance_settings_are_not_where_dagster_dev_warns_about_them() -> None:
     """`dagster dev` run from the repository's root (as `pmw demo` says to) warns about a dagster.yaml there that
-    DAGSTER_HOME does not hold: the project's instance settings live in deploy/, copied into each home."""
+    DAGSTER_HOME does not hold: the project's instance settings live in pipeline/defs/ (package data), copied into
+    each home."""
     assert not (REPO_ROOT / "dagster.yaml").exists() and not (REPO_ROOT / "dagster.yml").exists()
-    assert yaml.safe_load((DEPLOY / "dagster.yaml").read_text())["telemetry"] == {"enabled": False}
+    settings = yaml.safe_load((REPO_ROOT / "pipeline" / "defs" / "dagster.yaml").read_text())
+    assert settings["telemetry"] == {"enabled": False}

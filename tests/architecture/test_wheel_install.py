@@ -19,6 +19,7 @@ import venv
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.support.paths import REPO_ROOT, SHIPPED
 
@@ -96,3 +97,7 @@ def test_the_wheel_ships_the_sql_project_and_runs_outside_the_source_tree(tmp_pa
     for table, platforms in WATCHLIST_TABLES.items():
         for platform in platforms:
             assert re.search(rf"^\s+{table}\s+{platform}\s+1\s+[1-9]\d*$", demo.stdout, re.MULTILINE), (table, platform)
+    # the instance settings ship too: the demo's Dagster home gets the project's pools, and no telemetry banner
+    home_settings = yaml.safe_load((empty / "data" / "dagster_home" / "dagster.yaml").read_text())
+    assert home_settings["telemetry"] == {"enabled": False} and home_settings["concurrency"]["pools"]
+    assert "Telemetry" not in demo.stdout + demo.stderr

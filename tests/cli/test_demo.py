@@ -53,7 +53,8 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
         assert re.search(rf"^\s+platform_status\s+{platform}\s+1\s+1$", run.stdout, re.MULTILINE), platform
     home = tmp_path / "data" / "dagster_home"
     assert lines[-1].endswith(f"DAGSTER_HOME={home} PMW_SANDBOX_END=2026-11-21 dagster dev -m pipeline.definitions")
-    assert (home / "dagster.yaml").read_text() == (Path(__file__).parents[2] / "deploy" / "dagster.yaml").read_text()
+    project_settings = Path(__file__).parents[2] / "pipeline" / "defs" / "dagster.yaml"
+    assert (home / "dagster.yaml").read_text() == project_settings.read_text()
     with dg.DagsterInstance.from_config(str(home)) as instance:
         landed = {run.tags.get("dagster/partition") for run in instance.get_runs()
                   if run.status == dg.DagsterRunStatus.SUCCESS}

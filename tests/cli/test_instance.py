@@ -38,7 +38,7 @@ def test_first_uses_at_once_leave_a_working_instance(tmp_path: Path, monkeypatch
     for trial in range(TRIALS):
         home = tmp_path / f"home{trial}"
         home.mkdir()
-        shutil.copy(REPO_ROOT / "deploy" / "dagster.yaml", home)
+        shutil.copy(REPO_ROOT / "pipeline" / "defs" / "dagster.yaml", home)
         start_at = time.time() + 0.5
         said = [tmp_path / f"said{trial}-{n}" for n in range(PROCESSES)]
         processes = [warm_process(_open_at, str(home), start_at, str(path)) for path in said]

@@ -6,7 +6,7 @@ Every `pmw` command that records or reads runs uses DAGSTER_HOME when it is set,
 
 from __future__ import annotations
 
-import shutil
+from importlib import resources
 from pathlib import Path
 
 from filelock import FileLock
@@ -15,12 +15,13 @@ from pipeline.engine.config import dagster_home
 
 DATA_DIR_HOME = "dagster_home"  # under PMW_DATA_DIR: where `pmw` records its runs when DAGSTER_HOME is not set
 INIT_LOCK = ".pmw-instance.lock"  # in the Dagster home: its first opener creates the storages while others wait
-PROJECT_INSTANCE_SETTINGS = Path(__file__).resolve().parents[3] / "deploy" / "dagster.yaml"  # in a checkout
+# The project's instance settings (pools, run monitoring, no telemetry): package data, in a checkout and a wheel alike
+PROJECT_INSTANCE_SETTINGS = resources.files("pipeline.defs") / "dagster.yaml"
 
 
 def pmw_dagster_home(data_dir: Path) -> Path:
     """DAGSTER_HOME when set, else <data_dir>/dagster_home, made once (under the instance lock) with the
-    project's instance settings (dagster.yaml, when this is a checkout of the project)."""
+    project's instance settings (pipeline/defs/dagster.yaml)."""
     home = dagster_home()
     if home is not None:
         return home
@@ -28,8 +29,8 @@ def pmw_dagster_home(data_dir: Path) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     with FileLock(home / INIT_LOCK):
         settings = home / "dagster.yaml"
-        if not settings.exists() and PROJECT_INSTANCE_SETTINGS.is_file():
-            shutil.copyfile(PROJECT_INSTANCE_SETTINGS, settings)
+        if not settings.exists():
+            settings.write_bytes(PROJECT_INSTANCE_SETTINGS.read_bytes())
     return home
 
 

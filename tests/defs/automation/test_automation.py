@@ -507,7 +507,7 @@ def test_the_code_location_holds_the_schedules_sensors_checks_and_retrying_job()
 
 
 def test_dagster_yaml_gives_every_api_pool_its_limit_and_turns_on_run_monitoring(tmp_path: Path) -> None:
-    overrides = yaml.safe_load((REPO / "deploy" / "dagster.yaml").read_text())
+    overrides = yaml.safe_load((REPO / "pipeline" / "defs" / "dagster.yaml").read_text())
     with dg.instance_for_test(overrides=overrides, temp_dir=str(tmp_path)) as instance:
         pool_config = instance.get_concurrency_config().pool_config
         assert (pool_config.pool_granularity.value, pool_config.default_pool_limit) == ("run", 1)

@@ -1,4 +1,4 @@
-"""The real Dagster daemon, with deploy/dagster.yaml (its run queue looked at every second) and the instance's
+"""The real Dagster daemon, with pipeline/defs/dagster.yaml (its run queue looked at every second) and the instance's
 storage on PostgreSQL as a deployment keeps it (docs/deployment.md), for one short night: the backfill sensor
 fills the day before inside a strict loopback sandbox's budget, the daily schedule lands the night, and the SQL
 models rebuild themselves once it has landed, with no one asking."""
@@ -84,7 +84,7 @@ def _dagster_home(tmp_path: Path) -> Path:
     QUICK_DEQUEUE and POSTGRES_STORAGE)."""
     home = tmp_path / "dagster_home"
     home.mkdir()
-    shutil.copy(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy(REPO / "pipeline" / "defs" / "dagster.yaml", home / "dagster.yaml")
     with (home / "dagster.yaml").open("a") as config:
         config.write(QUICK_DEQUEUE + POSTGRES_STORAGE.read_text())
     return home
