@@ -47,3 +47,32 @@ def test_short_runs_and_other_text_are_left_alone() -> None:
 
 def test_a_key_shorter_than_a_piece_is_replaced_whole() -> None:
     assert Redactor("abc12")("key abc12 seen") == f"key {REDACTED} seen"
+
+
+def _encoded_echoes(key: str) -> dict[str, str]:
+    """The key as a server or a library may echo it: base64 (alone, or inside a longer value at each alignment,
+    standard and URL-safe), JSON-escaped, HTML entities (decimal, hex) and every character percent-encoded."""
+    import base64
+    import json
+
+    raw = key.encode()
+    echoes = {f"base64 after {n} byte(s)": base64.b64encode(b"user:"[:n] + raw + b"!").decode() for n in range(3)}
+    echoes["base64, URL-safe"] = base64.urlsafe_b64encode(b"u:" + raw).decode()
+    echoes["basic auth"] = "Basic " + base64.b64encode(b"anyone:" + raw).decode()
+    echoes["json"] = json.dumps({"key": key})
+    echoes["json, slashes escaped"] = json.dumps({"key": key}).replace("/", "\\/")
+    echoes["json, every character escaped"] = "".join(f"\\u{ord(c):04x}" for c in key)
+    echoes["html, decimal entities"] = "".join(f"&#{ord(c)};" for c in key)
+    echoes["html, hex entities"] = "".join(f"&#x{ord(c):X};" for c in key)
+    echoes["every character percent-encoded"] = "".join(f"%{ord(c):02x}" for c in key)
+    return echoes
+
+
+@pytest.mark.parametrize("encoding", list(_encoded_echoes(KEY)))
+def test_the_key_is_replaced_in_other_encodings(encoding: str) -> None:
+    """Issue 39, point 13: an echo of the key in base64, JSON, HTML entities or percent-encoding leaves no run of
+    it behind that decodes back to MIN_FRAGMENT of the key's characters."""
+    echo = _encoded_echoes(KEY)[encoding]
+    redacted = Redactor(KEY)(f"<p>denied: {echo} (retry later)</p>")
+    assert echo not in redacted and REDACTED in redacted, redacted
+    assert redacted.startswith("<p>denied: ") and redacted.endswith(" (retry later)</p>")
