@@ -60,6 +60,10 @@ STARTED = (dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING)  # may ha
 # The watch lists' jobs spend the same budget: the asset whose materialisation records a run's requests, and what a
 # run is taken to cost before one of its platform has landed (a round of 20 markets; two traders, a page each).
 WATCH_LIST_JOBS = {ORDERBOOK_JOB: ("orderbook_snapshots", 20.0), TRADERS_JOB: ("profiles", 4.0)}
+# How long after its tick the daily schedule's days stay its own while none of its runs is queued: the daemon launches
+# a tick's runs within seconds, but a loaded host, a restarting daemon or a code location still loading can take
+# minutes, and the sensor asking for the same days meanwhile would pull them twice.
+SCHEDULE_GRACE_S = 15 * 60
 
 
 @dataclass(frozen=True)
@@ -221,7 +225,7 @@ def plan_tick(
     costs = CostModel.from_samples(ASSET_NAMES, samples)
     saw_429s = any(s.rate_limited > 0 for s in samples if s.storage_id > previous.watermark)
     budget, daily_soon = tick_budget(
-        settings, now, costs, next_backoff_level(previous.backoff_level, saw_429s), flights, watch_lists
+        settings, now, costs, next_backoff_level(previous.backoff_level, saw_429s), flights, watch_lists, landed
     )
     end = newest_scheduled_day(now, settings.automation.daily_at)
     newest_first = settings.automation.backfill_order == BackfillOrder.NEWEST_FIRST
@@ -252,14 +256,15 @@ def plan_tick(
 
 def tick_budget(
     settings: Settings, now: datetime, costs: CostModel, backoff_level: int, flights: list[InFlight],
-    watch_lists: float = 0.0,
+    watch_lists: float = 0.0, landed: set[PartitionRef] | None = None,
 ) -> tuple[Budget, list[PartitionRef]]:
-    """This tick's budget (see `budget.py`), and the daily schedule's partitions it reserves for, if any."""
+    """This tick's budget (see `budget.py`), and the daily schedule's partitions it leaves to the schedule and
+    reserves for (neither queued, running nor landed), if any."""
     largest = costs.largest(p.value for p in settings.platforms)
     horizon_s = horizon_for(settings.rate_limit_per_min, settings.automation.backfill_interval_s, largest,
                             settings.rate_window_s)
-    flying = {f.ref for f in flights}
-    daily_soon = [ref for ref in daily_partitions_within(settings, now, horizon_s) if ref not in flying]
+    done = {f.ref for f in flights} | (landed or set())
+    daily_soon = [ref for ref in daily_partitions_within(settings, now, horizon_s) if ref not in done]
     budget = Budget(
         settings.rate_limit_per_min,
         horizon_s,
@@ -279,12 +284,12 @@ def newest_scheduled_day(now: datetime, daily_at: time) -> date:
 
 def daily_partitions_within(settings: Settings, now: datetime, horizon_s: float) -> list[PartitionRef]:
     """The daily schedule's partitions when its next tick comes within the horizon, or its last tick was less than
-    the horizon ago (the schedule may not have queued that tick's runs yet), else none."""
+    the horizon or SCHEDULE_GRACE_S ago (the schedule may not have queued that tick's runs yet), else none."""
     tick = next_daily_tick(now, settings.automation.daily_at)
     last = tick - timedelta(days=1)
     if tick - now <= timedelta(seconds=horizon_s):
         return daily_partitions(tick.date(), settings)
-    if now - last <= timedelta(seconds=horizon_s):
+    if now - last <= timedelta(seconds=max(horizon_s, SCHEDULE_GRACE_S)):
         return daily_partitions(last.date(), settings)
     return []
 

@@ -30,6 +30,7 @@ from pipeline.defs.automation.jobs import API_POOLS, ASSET_NAMES, register_api_p
 from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import (
     MAX_ATTEMPTS,
+    SCHEDULE_GRACE_S,
     InFlight,
     backfill_sensor,
     evaluate,
@@ -415,6 +416,25 @@ def test_just_after_the_tick_the_schedules_days_stay_its_own_until_its_runs_are_
                                                                                      "kalshi"))]
     once_queued = plan_tick(ten_minutes, just_after, SensorCursor(), recorded, set(), queued, Counter())
     assert once_queued.budget.reserve == 0 and once_queued.budget.in_flight == 3 * (100 + 150)  # counted once
+
+
+def test_the_schedules_days_stay_its_own_for_a_grace_after_its_tick_then_the_sensor_fills_them() -> None:
+    """A daemon slower than the horizon to queue the tick's runs (a loaded host) must not see them pulled twice; a
+    schedule switched off leaves them to the sensor once the grace has passed; landed days reserve nothing."""
+    recorded = samples("kalshi", [30]) + samples("polymarket", [20], first_id=2)
+    tick = datetime.combine(TODAY, DAILY_AT, UTC)
+    short = settings(backfill_interval_s=5)  # a horizon of well under a minute
+    slow_daemon = plan_tick(short, tick + timedelta(minutes=3), SensorCursor(), recorded, set(), [], Counter())
+    assert slow_daemon.budget.horizon_s < 180 < SCHEDULE_GRACE_S
+    assert YESTERDAY not in {ref.day for ref in partitions_of(slow_daemon.requests)}
+    assert slow_daemon.budget.reserve == 3 * (100 + 150)
+    landed = {PartitionRef(YESTERDAY - timedelta(days=n), p) for n in range(3) for p in PLATFORMS}
+    after_landing = plan_tick(short, tick + timedelta(minutes=3), SensorCursor(), recorded, landed, [], Counter())
+    assert after_landing.budget.reserve == 0
+    switched_off = tick + timedelta(seconds=SCHEDULE_GRACE_S + 60)
+    later = plan_tick(short, switched_off, SensorCursor(), recorded, set(), [], Counter())
+    assert later.budget.reserve == 0
+    assert partitions_of(later.requests)[0] == PartitionRef(YESTERDAY, "polymarket")
 
 
 def test_a_started_run_is_charged_only_for_the_assets_it_has_not_landed() -> None:
