@@ -17,7 +17,6 @@ replaces its own file and nothing else, and a reader of the day sees every round
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from pipeline.engine.lake.layout import (
     table_of,
 )
 from pipeline.engine.lake.parquet_files import arrow_schema, check_rows_belong, check_schema, write_frames, write_rows
-from pipeline.engine.lake.reads import LakeReads
+from pipeline.engine.lake.reads import LakeReads, file_checksum
 from pipeline.engine.lake.storage import LakeStore, Location
 from pipeline.engine.schema import REJECTS_SCHEMA
 
@@ -235,8 +234,3 @@ class _Staging:
         for temporary, key in self._staged:
             self.store.publish(temporary, key)
         return written
-
-
-def file_checksum(file: BinaryIO) -> str:
-    """A lake file's SHA-256 (hex), recorded when it lands and held against the file by the freshness check."""
-    return hashlib.file_digest(file, "sha256").hexdigest()
