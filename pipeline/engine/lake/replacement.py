@@ -1,9 +1,8 @@
 """When a new version of a partition may replace the lake's: never by less without a reason.
 
-A rerun whose source answers 200 with empty lists (an outage page that keeps the envelope, an API URL pointing
-at an empty environment) or whose records are all rejected would otherwise land an empty partition over a good
-one, exit 0 and fail no check. The rule, applied by the lake just before the new files are renamed onto the old
-ones (`Lake.write_partition_batches(approve=...)`), refuses:
+A rerun whose source answers 200 with empty lists (an outage page), lost part of a day, or whose records are all
+rejected would otherwise land less over a good partition and exit 0. The rule, applied by the lake just before the
+new files are renamed onto the old ones (`Lake.write_partition_batches(approve=...)`), refuses:
 
 - a partition whose records were rejected beyond ``max_reject_share`` (PMW_MAX_REJECT_SHARE, default 0.5;
   conflicting repeats are not counted: their id has landed, in the version met first);
