@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.engine.normalized import CONFLICTING_REPEAT
-from pipeline.engine.reconciliation import PER_MARKET, landed_per_market, reconciliations
+from pipeline.engine.reconciliation import PER_MARKET, landed_per_market, reconciliations, rows_kept
 from pipeline.engine.schema import (
     IMPLIED_PROBABILITY_RELATIVE_TOLERANCE,
     OUTCOME_MAPS,
@@ -51,6 +51,7 @@ class PartitionContext:
     markets: pl.DataFrame | None = None  # the markets partition's rows, for the reconciliation checks
     figures: ServiceFigures | None = None  # what the service said about the partition's answers
     price_volume: pl.DataFrame | None = None  # the day's price-history volume per market, when landed (trades)
+    replaced: tuple[int, int] | None = None  # the rows the partition held before this landing, and holds now
 
 
 @dataclass(frozen=True)
@@ -325,8 +326,9 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_references_markets_check())
     if table.listed_by_id:
         checks.append(_repeats_agree_check(table))
+    kept = () if table.rounds else (rows_kept(),)  # a table landed in rounds adds to its day, replaces nothing
     return tuple(checks) + tuple(Check(r.name, r.description, r.run, r.blocking, reconciles=True, reads=r.reads)
-                                 for r in reconciliations(table.name))
+                                 for r in (*reconciliations(table.name), *kept))
 
 
 CHECKS: dict[str, tuple[Check, ...]] = {name: checks_for(table) for name, table in lake_tables().items()}

@@ -109,7 +109,7 @@ class Settings:
     max_pages: int = 20_000  # the most pages one listing may take: past it, the server never says it is done
     max_attempts: int = 8
     max_backoff_s: float = 60.0  # cap on one retry wait, even when the server asks for longer
-    max_shrink: float = 0.5  # share of a landed partition's rows a rerun may lose (pipeline.engine.lake.replacement)
+    shrink_tolerance: float = 0.05  # share of a landed partition's rows a rerun may lose (lake.replacement)
     max_reject_share: float = 0.5  # share of a partition's records that may be rejected
     allow_shrink: bool = False  # let reruns shrink partitions, to empty included (a deliberate correction)
     keep_versions: int = 3  # replaced versions of each partition the lake keeps for `pmw restore` (0: none)
@@ -219,7 +219,7 @@ class Settings:
             max_pages=_integer(env, "PMW_MAX_PAGES", defaults.max_pages),
             max_attempts=_integer(env, "PMW_MAX_ATTEMPTS", defaults.max_attempts),
             max_backoff_s=_seconds(env, "PMW_MAX_BACKOFF_S", defaults.max_backoff_s),
-            max_shrink=_share(env, "PMW_MAX_SHRINK", defaults.max_shrink),
+            shrink_tolerance=_shrink_tolerance(env),
             max_reject_share=_share(env, "PMW_MAX_REJECT_SHARE", defaults.max_reject_share),
             allow_shrink=_flag(env, "PMW_ALLOW_SHRINK"),
             orderbook_watchlist=_watchlist(env, ORDERBOOK_WATCHLIST),
@@ -368,6 +368,13 @@ def _share(env: Mapping[str, str], name: str, default: float) -> float:
     if not 0 <= value <= 1:
         raise ConfigError(f"{name} must be a share between 0 and 1, got {value}")
     return value
+
+
+def _shrink_tolerance(env: Mapping[str, str]) -> float:
+    if "PMW_MAX_SHRINK" in env:  # the same fact under its former name: one setting, not two
+        raise ConfigError("PMW_MAX_SHRINK is now PMW_SHRINK_TOLERANCE (a share between 0 and 1, default "
+                          f"{Settings.shrink_tolerance:g}): rename it, got PMW_MAX_SHRINK={env['PMW_MAX_SHRINK']!r}")
+    return _share(env, "PMW_SHRINK_TOLERANCE", Settings.shrink_tolerance)
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:

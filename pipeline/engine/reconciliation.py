@@ -200,6 +200,31 @@ def reconciliations(table: str) -> tuple[Reconciliation, ...]:
     }.get(table, ())
 
 
+def rows_kept() -> Reconciliation:
+    """A rerun that landed fewer rows than the partition held, within PMW_SHRINK_TOLERANCE (past it the lake refuses
+    the rerun: pipeline.engine.lake.replacement), or beyond it on purpose (`--allow-shrink`): a warning naming the
+    rows before and after."""
+    def run(_df: pl.DataFrame, ctx: PartitionContext) -> pl.DataFrame:
+        schema = {"partition": pl.String(), "rows_before": pl.Int64(), "rows_after": pl.Int64(),
+                  "change": pl.String()}
+        before, after = ctx.replaced or (0, 0)
+        if after >= before:
+            return pl.DataFrame(schema=schema)
+        change = shrink_percent(before, after)
+        return pl.DataFrame({"partition": [f"{ctx.platform} {ctx.day}: {before} -> {after} rows ({change})"],
+                             "rows_before": [before], "rows_after": [after], "change": [change]}, schema=schema)
+
+    # Not blocking: the rows landed are what the source holds now; fewer than before is a finding to look at.
+    return Reconciliation("rows_kept", "a rerun lands at least the rows the partition held (fewer, within "
+                          "PMW_SHRINK_TOLERANCE or with --allow-shrink, is a warning naming the rows before and "
+                          "after)", run, blocking=False)
+
+
+def shrink_percent(before: int, rows: int) -> str:
+    """How much a partition of `before` rows changed to `rows`, as the messages say it: "-46.0 %"."""
+    return f"{(rows - before) / before:+.1%}".replace("%", " %")
+
+
 def price_volume(batches: Iterable[pl.DataFrame]) -> pl.DataFrame:
     """The volume of a price-history partition's points per market (`PRICE_VOLUME_SCHEMA`), a batch at a time."""
     per_batch = [batch.group_by("market_id").agg(pl.col("volume").sum()) for batch in batches]

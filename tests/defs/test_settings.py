@@ -158,7 +158,9 @@ def test_a_bad_setting_fails_the_run_at_its_start_naming_the_variable(pipeline_e
         ({"PMW_HTTP_DEADLINE_S": "0"}, "PMW_HTTP_DEADLINE_S must be more than 0, got 0.0"),
         ({"PMW_MAX_BODY_MB": "lots"}, "PMW_MAX_BODY_MB must be a whole number, got 'lots'"),
         ({"PMW_MAX_PAGES": "0"}, "PMW_MAX_PAGES must be at least 1, got 0"),
-        ({"PMW_MAX_SHRINK": "half"}, "PMW_MAX_SHRINK must be a share between 0 and 1, got 'half'"),
+        ({"PMW_SHRINK_TOLERANCE": "half"}, "PMW_SHRINK_TOLERANCE must be a share between 0 and 1, got 'half'"),
+        ({"PMW_MAX_SHRINK": "0.5"}, "PMW_MAX_SHRINK is now PMW_SHRINK_TOLERANCE (a share between 0 and 1, default "
+                                    "0.05): rename it, got PMW_MAX_SHRINK='0.5'"),
         ({"PMW_MAX_REJECT_SHARE": "1.5"}, "PMW_MAX_REJECT_SHARE must be a share between 0 and 1, got 1.5"),
         ({"PMW_ALLOW_SHRINK": "maybe"}, "PMW_ALLOW_SHRINK must be 1 or 0 (true or false), got 'maybe'"),
     ],
@@ -171,9 +173,10 @@ def test_a_bad_setting_is_named_with_its_value_and_what_was_expected(env: dict[s
 
 def test_the_replacement_settings_are_read_with_their_defaults() -> None:
     defaults = Settings.from_env({})
-    assert (defaults.max_shrink, defaults.max_reject_share, defaults.allow_shrink) == (0.5, 0.5, False)
-    chosen = Settings.from_env({"PMW_MAX_SHRINK": "0.2", "PMW_MAX_REJECT_SHARE": "0.05", "PMW_ALLOW_SHRINK": "true"})
-    assert (chosen.max_shrink, chosen.max_reject_share, chosen.allow_shrink) == (0.2, 0.05, True)
+    assert (defaults.shrink_tolerance, defaults.max_reject_share, defaults.allow_shrink) == (0.05, 0.5, False)
+    chosen = Settings.from_env({"PMW_SHRINK_TOLERANCE": "0.2", "PMW_MAX_REJECT_SHARE": "0.05",
+                                "PMW_ALLOW_SHRINK": "true"})
+    assert (chosen.shrink_tolerance, chosen.max_reject_share, chosen.allow_shrink) == (0.2, 0.05, True)
 
 
 def test_the_page_bound_is_read_with_its_default_and_reaches_the_http_layer(tmp_path: Path) -> None:

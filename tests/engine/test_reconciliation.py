@@ -215,3 +215,15 @@ def test_a_market_whose_trades_walk_ended_short_of_its_total_is_named(tmp_path: 
                       figures=figures), _trades_of())
     _failed(result, ["GET /trades?market_id=m1"])
     assert result.examples == [{"list": "GET /trades?market_id=m1", "total": 2, "listed": 1}]
+
+
+def test_a_rerun_landing_fewer_rows_than_the_partition_held_is_a_warning_naming_before_and_after() -> None:
+    rows = table_frame("markets", PLATFORM, DAY, 96, {})
+    for replaced in (None, (0, 96), (96, 96), (90, 96)):
+        assert _outcome("markets", "rows_kept", rows, PartitionContext(PLATFORM, DAY, replaced=replaced)).passed
+    shrunk = _outcome("markets", "rows_kept", rows, PartitionContext(PLATFORM, DAY, replaced=(100, 96)))
+    assert (shrunk.passed, shrunk.blocking) == (False, False)
+    assert "FAILED for 1: kalshi 2026-11-20: 100 -> 96 rows (-4.0 %)" in shrunk.description
+    assert shrunk.examples[0] | {} == {"partition": "kalshi 2026-11-20: 100 -> 96 rows (-4.0 %)", "rows_before": 100,
+                                       "rows_after": 96, "change": "-4.0 %"}
+    assert "rows_kept" not in {c.name for c in CHECKS["orderbook_snapshots"]}  # rounds add to a day

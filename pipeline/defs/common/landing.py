@@ -27,6 +27,7 @@ from pipeline.engine.schema import REJECTS_SCHEMA, lake_tables
 from pipeline.engine.service_figures import ServiceFigures
 from pipeline.engine.warehouse.views import ensure_raw_views
 
+CHECKSUM = "checksum"  # the materialisation's metadata: the landed data file's SHA-256
 Rows = Normalized | Iterable[Normalized | MarketsDone]  # a partition's rows whole, or as a stream of chunks
 Metadata = Mapping[str, Any] | Callable[[], Mapping[str, Any]]  # a callable: read once the rows are written
 
@@ -46,27 +47,31 @@ class _Written:
 
 def land(pipeline: PipelineResource, table: str, ctx: PartitionContext, rows: Rows, metadata: Metadata | None = None, *,
          figures: Callable[[], ServiceFigures | None] | None = None,
-         round_at: datetime | None = None) -> Iterator[Landed]:
+         round_at: datetime | None = None, allow_shrink: bool = False) -> Iterator[Landed]:
     """Land `rows` into the (table, ctx.platform, ctx.day) partition and say what happened.
 
     `rows` whole replace the partition unless the replacement rule refuses it; a stream of chunks is written and
     checked a market at a time (trades are then held against the day's price history too); with `round_at`, the
     rows are one round beside the day's earlier ones, and the checks run on the whole day (the round's rejects are
-    counted, not checked). The reconciliations hold what landed against `ctx` and the service's `figures` (asked
-    once the rows are written: a stream's source knows them only then). The materialisation's metadata is what was
-    written, then `metadata`, then a preview; each check's result follows it."""
+    counted, not checked). `allow_shrink` (the run's pmw/allow_shrink tag) lets a rerun shrink the partition past
+    PMW_SHRINK_TOLERANCE. The reconciliations hold what landed against `ctx`, the rows the partition held before and
+    the service's `figures` (asked once the rows are written: a stream's source knows them only then). The
+    materialisation's metadata is what was written (the data file's checksum among it, for the freshness check),
+    then `metadata`, then a preview; each check's result follows it."""
     settings, lake = pipeline.settings(), pipeline.lake()
     if round_at is not None:
         assert isinstance(rows, Normalized)
         written = _write_round(lake, table, ctx, rows, round_at)
     else:
-        approve = ReplacementRule.of(settings).approver(table, ctx.platform, ctx.day)
+        approve = ReplacementRule.of(settings, allow_shrink).approver(table, ctx.platform, ctx.day)
         if isinstance(rows, Normalized):
             write = lake.write_partition(table, ctx.platform, ctx.day, rows.rows, rows.rejects, approve)
             written = _Written(write, write.rows, rows.rows, run_checks(table, rows.rows, ctx, rows.rejects))
         else:
             written = _write_stream(lake, table, ctx, rows, approve)
     ensure_raw_views(settings.warehouse_path, lake)
+    if written.write.rows_before is not None:
+        ctx = replace(ctx, replaced=(written.write.rows_before, written.row_count))
     if figures is not None:
         ctx = replace(ctx, figures=figures())
     if table == "trades" and written.per_market is not None:
@@ -81,6 +86,7 @@ def land(pipeline: PipelineResource, table: str, ctx: PartitionContext, rows: Ro
         "rejects": written.write.rejects,
         "bytes_written": written.write.bytes_written,
         "path": str(written.write.path),
+        **({CHECKSUM: written.write.checksum} if written.write.checksum else {}),
         **written.about,
         **(metadata() if callable(metadata) else metadata or {}),
         "preview": preview(written.rows),

@@ -20,6 +20,7 @@ from pipeline.defs.common.landing import Rows, land
 from pipeline.defs.common.reporting import Landed, figures_metadata
 from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.common.specs import LAKE_KINDS, OWNERS, check_specs, column_schema, daily_partitions, partition_of
+from pipeline.defs.common.tags import allows_shrink
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, run_window
 from pipeline.engine.checks import CHECKS, PartitionContext
 from pipeline.engine.config import Settings
@@ -85,7 +86,7 @@ def land_partition(context: dg.AssetExecutionContext, pipeline: PipelineResource
         return {"source": pipeline.settings().source.value, **requests.as_metadata(), **covered.as_metadata(),
                 **about, **figures_metadata(figures())}
 
-    for event in land(pipeline, table, ctx, rows, metadata, figures=figures):
+    for event in land(pipeline, table, ctx, rows, metadata, figures=figures, allow_shrink=allows_shrink(context)):
         if isinstance(event, dg.MaterializeResult):
             context.log.info("%s %s %s: %d rows, %d rejects, %d requests", table, ctx.platform, ctx.day,
                              event.metadata["dagster/row_count"], event.metadata["rejects"],
@@ -110,8 +111,8 @@ def _markets_asset(settings: Settings) -> dg.AssetsDefinition:
         platform, day = partition_of(context)
         with pipeline.source(platform) as source:
             result = source.markets(day)
-            ReplacementRule.of(pipeline.settings()).refuse_empty_listing(pipeline.lake(), platform, day,
-                                                                         result.rows.height + result.rejects.height)
+            rule = ReplacementRule.of(pipeline.settings(), allows_shrink(context))
+            rule.refuse_empty_listing(pipeline.lake(), platform, day, result.rows.height + result.rejects.height)
             ids = frozenset(result.rows["id"].to_list())
             yield from land_partition(context, pipeline, "markets", PartitionContext(platform, day, ids), result,
                                       source)

@@ -9,12 +9,12 @@ window among the partitions that backfill targets: the consecutive days of its p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import date
 
 import dagster as dg
-from dagster._core.errors import DagsterInvalidPropertyError  # not exported: what `run` raises outside a run
 
+from pipeline.defs.common.tags import run_tags
 from pipeline.engine.spool.window import Window, windows_of
 
 WINDOW_TAG = "pmw/window"  # the value: Window.tag, `first..last@token`
@@ -25,7 +25,7 @@ BACKFILL_TAG = "dagster/backfill"
 def run_window(context: dg.AssetExecutionContext, platform: str, day: date) -> Window | None:
     """The window of days the run lands together, if it covers the run's day: its tag's, else its UI
     backfill's; None for a day read alone."""
-    tags = _run_tags(context)
+    tags = run_tags(context)
     tag = tags.get(WINDOW_TAG)
     if tag:
         try:
@@ -39,14 +39,6 @@ def run_window(context: dg.AssetExecutionContext, platform: str, day: date) -> W
         return None
     days = _backfill_days(context.instance, backfill_id, context.asset_key, platform)
     return next((w for w in windows_of(days, backfill_id) if w.covers(day)), None)
-
-
-def _run_tags(context: dg.AssetExecutionContext) -> Mapping[str, str]:
-    """The run's tags; none for an asset invoked directly, outside a run (it reads its day alone)."""
-    try:
-        return context.run.tags
-    except DagsterInvalidPropertyError:
-        return {}
 
 
 def _backfill_days(instance: dg.DagsterInstance, backfill_id: str, asset_key: dg.AssetKey,

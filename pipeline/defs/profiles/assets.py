@@ -18,6 +18,7 @@ import dagster as dg
 from pipeline.defs.common.landing import land
 from pipeline.defs.common.resources import PipelineResource, emulator_for
 from pipeline.defs.common.specs import partition_of, tables_asset
+from pipeline.defs.common.tags import allows_shrink
 from pipeline.defs.ingestion.assets import ingestion_partitions
 from pipeline.engine.checks import PartitionContext
 from pipeline.engine.config import Settings
@@ -45,7 +46,7 @@ def trader_profiles_asset(settings: Settings) -> dg.AssetsDefinition:
                          results["profile_trades"].rows.height if failure is None else "no", requests.requests)
         for table, result in results.items():
             yield from land(pipeline, table, PartitionContext(platform, day), result,
-                            {"traders": len(traders), **requests.as_metadata()})
+                            {"traders": len(traders), **requests.as_metadata()}, allow_shrink=allows_shrink(context))
         if failure is not None:
             raise dg.Failure(f"profile_trades {platform} {day} not landed (the profiles were): {failure}")
 

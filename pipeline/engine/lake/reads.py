@@ -11,9 +11,10 @@ at all.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from datetime import date
-from typing import Any
+from typing import Any, BinaryIO
 
 import polars as pl
 import pyarrow as pa
@@ -109,6 +110,15 @@ class LakeReads(LakeLayout):
 
         return self.store.unreadable(spec.name, is_data)
 
+    def checksum(self, table: str, platform: str, day: date) -> str | None:
+        """The SHA-256 of the partition's data file as it is now (`file_checksum`), None when there is none; what
+        the freshness check holds against the checksum recorded when the pipeline landed it."""
+        file = self.store.open_read(self._data_key(table, platform, day))
+        if file is None:
+            return None
+        with file:
+            return file_checksum(file)
+
     def is_readable(self, table: str, platform: str, day: date) -> bool:
         """Whether the partition's file is there and its footer reads: what automation makes sure of before it
         trusts a record of the partition. Remembered per file until the file changes (its inode, size or
@@ -142,3 +152,8 @@ class LakeReads(LakeLayout):
             return None
         with handle:
             return pl.read_parquet(handle)
+
+
+def file_checksum(file: BinaryIO) -> str:
+    """A lake file's SHA-256 (hex): recorded when the file lands, held against the file by the freshness check."""
+    return hashlib.file_digest(file, "sha256").hexdigest()

@@ -1,15 +1,15 @@
 """When a new version of a partition may replace the lake's: never by less without a reason.
 
-A rerun whose source answers 200 with empty lists (an outage page that keeps the envelope, an API URL pointing
-at an empty environment) or whose records are all rejected would otherwise land an empty partition over a good
-one, exit 0 and fail no check. The rule, applied by the lake just before the new files are renamed onto the old
-ones (`Lake.write_partition_batches(approve=...)`), refuses:
+A rerun whose source answers 200 with empty lists (an outage page), lost part of a day, or whose records are all
+rejected would otherwise land less over a good partition and exit 0. The rule, applied by the lake just before the
+new files are renamed onto the old ones (`Lake.write_partition_batches(approve=...)`), refuses:
 
 - a partition whose records were rejected beyond ``max_reject_share`` (PMW_MAX_REJECT_SHARE, default 0.5;
   conflicting repeats are not counted: their id has landed, in the version met first);
-- a rerun that would leave a landed partition empty, or with fewer than ``1 - max_shrink`` of its rows
-  (PMW_MAX_SHRINK, default 0.5), unless shrinking is allowed (PMW_ALLOW_SHRINK=1, `pmw backfill
-  --allow-shrink`) for a deliberate correction;
+- a rerun that would leave a landed partition empty, or with fewer rows than it held by more than
+  ``shrink_tolerance`` of them (PMW_SHRINK_TOLERANCE, default 0.05), unless shrinking is allowed for a deliberate
+  correction (`pmw backfill --allow-shrink`, PMW_ALLOW_SHRINK=1, a run tagged pmw/allow_shrink=true); a smaller
+  shrink lands and the `rows_kept` check (pipeline.engine.reconciliation) reports it as a warning;
 
 and `refuse_empty_listing` refuses an empty markets listing for a platform whose markets the lake holds (this
 day's or another's). A refusal raises `PartitionRefused` naming the partition and the counts; the previous files stay.
@@ -26,6 +26,9 @@ from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.writes import Approve
 from pipeline.engine.normalized import CONFLICTING_REPEAT
+from pipeline.engine.reconciliation import shrink_percent
+
+ALLOW_SHRINK_TAG = "pmw/allow_shrink"  # a Dagster run's tag that lets its partitions shrink (`true`)
 
 
 class PartitionRefused(Exception):
@@ -34,13 +37,14 @@ class PartitionRefused(Exception):
 
 @dataclass(frozen=True)
 class ReplacementRule:
-    max_shrink: float = 0.5  # the share of a landed partition's rows a rerun may lose
+    shrink_tolerance: float = 0.05  # the share of a landed partition's rows a rerun may lose
     max_reject_share: float = 0.5  # the share of a partition's records that may be rejected
     allow_shrink: bool = False  # a deliberate correction: any shrink, to empty included, is allowed
 
     @classmethod
-    def of(cls, settings: Settings) -> ReplacementRule:
-        return cls(settings.max_shrink, settings.max_reject_share, settings.allow_shrink)
+    def of(cls, settings: Settings, allow_shrink: bool = False) -> ReplacementRule:
+        """The rule of `settings`; `allow_shrink` (a run's tag) allows shrinking as PMW_ALLOW_SHRINK=1 does."""
+        return cls(settings.shrink_tolerance, settings.max_reject_share, settings.allow_shrink or allow_shrink)
 
     def approver(self, table: str, platform: str, day: date) -> Approve:
         """The check that `Lake.write_partition_batches` calls before it publishes this partition."""
@@ -59,12 +63,11 @@ class ReplacementRule:
             )
         if self.allow_shrink or not before:
             return
-        if rows == 0 or rows < (1 - self.max_shrink) * before:
-            limit = "none of them" if rows == 0 else f"more than PMW_MAX_SHRINK={self.max_shrink:g} of them"
+        if rows == 0 or rows < (1 - self.shrink_tolerance) * before:
             raise PartitionRefused(
-                f"{partition}: a rerun would replace {before} rows with {rows}, losing {before - rows}, {limit} "
-                "allowed; the partition was not replaced. If the source really holds less now, rerun with "
-                "`pmw backfill --allow-shrink` (PMW_ALLOW_SHRINK=1)"
+                f"{partition}: a rerun would replace {before} rows with {rows} ({shrink_percent(before, rows)}), "
+                f"past PMW_SHRINK_TOLERANCE={self.shrink_tolerance:g}; the previous partition is kept "
+                f"(`pmw backfill --allow-shrink`, or the run tag {ALLOW_SHRINK_TAG}=true, lands it)"
             )
 
     def refuse_empty_listing(self, lake: Lake, platform: str, day: date, listed: int) -> None:

@@ -37,7 +37,7 @@ from pipeline.engine.lake.layout import (
     table_of,
 )
 from pipeline.engine.lake.parquet_files import arrow_schema, check_rows_belong, check_schema, write_frames, write_rows
-from pipeline.engine.lake.reads import LakeReads
+from pipeline.engine.lake.reads import LakeReads, file_checksum
 from pipeline.engine.lake.storage import LakeStore, Location
 from pipeline.engine.schema import REJECTS_SCHEMA
 
@@ -58,6 +58,8 @@ class PartitionWrite:
     rejects: int
     bytes_written: int
     path: Location  # the data file's path, or its URL on an object store
+    checksum: str = ""  # the data file's SHA-256, as published (`file_checksum`)
+    rows_before: int | None = None  # the rows the partition held before (None: none, or an unreadable file)
 
 
 class LakeWrites(LakeReads):
@@ -119,6 +121,7 @@ class LakeWrites(LakeReads):
             self.store.remove_leftovers(rejects_key)
             with _Staging(self.store) as staging:
                 rows = staging.write(data_key, lambda file: write_rows(file, spec, platform, day, batches))
+                checksum = staging.checksum(data_key)
                 rejected = rejects()
                 if rejected is not None:
                     check_schema(f"rejects of table {table}", rejected.schema, REJECTS_SCHEMA)
@@ -127,8 +130,9 @@ class LakeWrites(LakeReads):
                     staging.write(
                         rejects_key, lambda file: write_frames(file, [rejected], arrow_schema(REJECTS_SCHEMA))
                     )
+                before = self._row_count(data_key)
                 if approve is not None:
-                    approve(self._row_count(data_key), rows, rejected)
+                    approve(before, rows, rejected)
                 if self.keep_versions:
                     partition_versions.keep(self.store, self._files(table, platform, day),
                                             self._versions_key(table, platform, day), self.keep_versions)
@@ -143,6 +147,8 @@ class LakeWrites(LakeReads):
             rejects=rejected.height if has_rejects else 0,
             bytes_written=bytes_written,
             path=data_path,
+            checksum=checksum,
+            rows_before=before,
         )
 
     def write_round(self, table: str, platform: str, day: date, round_at: datetime, rows: pl.DataFrame,
@@ -216,6 +222,11 @@ class _Staging:
             file.flush()
             os.fsync(file.fileno())
         return result
+
+    def checksum(self, key: str) -> str:
+        """The SHA-256 of `key`'s staged content: what will be published."""
+        with next(temporary for temporary, staged in self._staged if staged == key).open("rb") as file:
+            return file_checksum(file)
 
     def publish(self) -> int:
         """Publish every staged file onto its key; return the bytes they hold."""

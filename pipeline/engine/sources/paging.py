@@ -1,8 +1,9 @@
 """Paging: one walking loop, and one paginator class per paging style the sources meet.
 
 `UnifiedCursor`, `KalshiCursor`, `GammaOffset` and `DataApiOffset` each walk with `Paginator.pages`, which drops
-items met before, sets conflicting repeats aside, refuses loops, and fails a listing that never ends
-(`PMW_MAX_PAGES`, `STALE_PAGES`, `EMPTY_PAGES`). The styles and the guarantees, in docs/design.md, "Paging".
+items met before, sets conflicting repeats aside, refuses loops, and fails a listing that never ends (at a
+bound from evidence, page_bounds.py, else `PMW_MAX_PAGES`; `STALE_PAGES`, `EMPTY_PAGES`). The styles and the
+guarantees, in docs/design.md, "Paging".
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from pipeline.engine.sources.http import ApiError, HttpLayer, InvalidCursor, endpoint_of
 from pipeline.engine.sources.identities import Keys, SeenKeys, fingerprints
+from pipeline.engine.sources.page_bounds import Evidence, PageBound
 
 log = logging.getLogger("pipeline.engine.sources.paging")
 
@@ -45,7 +47,8 @@ class Paginator(ABC):
 
     `keys` identifies a page's items (an item it cannot identify passes through, for the normalizer to
     reject); `stop` sees each page's items and ends the walk early; `seen` may be shared by several walks
-    whose items must be kept once between them (a live list and its historical twin).
+    whose items must be kept once between them (a live list and its historical twin); `expected` is what the
+    caller knows of the list's size, which bounds its pages when the list counts nothing itself.
     """
 
     def __init__(
@@ -57,10 +60,12 @@ class Paginator(ABC):
         keys: Keys,
         stop: Stop | None = None,
         seen: SeenKeys | None = None,
+        expected: Evidence | None = None,
     ) -> None:
         self.http, self.path, self.params = http, path, dict(params or {})
         self.keys, self.stop = keys, stop
         self.seen = seen if seen is not None else SeenKeys(http.stats)
+        self.expected = expected
 
     @property
     def endpoint(self) -> str:
@@ -70,15 +75,13 @@ class Paginator(ABC):
         """Every page of the list, each item once, until the API or `stop` says the list is done."""
         query: Query | None = self._first()
         asked = stale = empty = 0
-        bound = self.http.max_pages
+        bound = PageBound(self.http.max_pages, self.expected)
         while query is not None:
             if self._beyond_reach(query):
                 return
-            if asked >= bound:
+            if asked >= bound.pages(query):
                 raise ApiError(f"GET {self.endpoint}: {asked} pages and the server still says there are more: "
-                               f"stopped at PMW_MAX_PAGES={self.http.max_pages}"
-                               + (f", raised to {bound} by the list's count of its items" if bound > self.http.max_pages
-                                  else ""))
+                               f"stopped at {bound.said(query)}")
             asked += 1
             if asked % PROGRESS_EVERY == 0:
                 log.info("GET %s: %d pages so far, still paging", self.endpoint, asked)
@@ -87,11 +90,12 @@ class Paginator(ABC):
             except ApiError as error:
                 # A restart from the first page meets every page it has walked again: that many stale pages are due.
                 query, stale = self._instead(error, query), -asked
+                if query is not None and self._restarts(query):
+                    bound.restart(asked)
                 continue
             key = self._items_key(body)
             items = body if key is None else body[key]
-            if counted := self._pages_counted(body, query):  # twice the count and some: restarts, overlaps
-                bound = max(bound, 2 * counted + STALE_PAGES)
+            bound.counted(self._total(body))
             met = self.seen.meet(self.keys(items), fingerprints(items))
             fresh = list(compress(items, met.new))
             if items:  # an empty page neither brings nor repeats anything: its own count
@@ -148,9 +152,13 @@ class Paginator(ABC):
         """Whether the list ends before `query` because the API pages no deeper."""
         return False
 
-    def _pages_counted(self, body: Any, query: Query) -> int:
-        """The pages the list needs by its own count of its items (0 when it gives none)."""
-        return 0
+    def _total(self, body: Any) -> int | None:
+        """The list's own count of its items, when a page gives one."""
+        return None
+
+    def _restarts(self, query: Query) -> bool:
+        """Whether `query`, asked instead of a refused one, walks the list again from its first page."""
+        return False
 
 
 class _Cursor(Paginator):
@@ -171,6 +179,9 @@ class _Cursor(Paginator):
 
     def _loop_reason(self, query: Query) -> str:
         return "the server returned a cursor it had already given"
+
+    def _restarts(self, query: Query) -> bool:
+        return self.cursor_param not in query
 
     def _restart(self) -> Query:
         """The first page again, as a new pass."""
@@ -200,8 +211,9 @@ class UnifiedCursor(_Cursor):
         max_restarts: int = 5,
         keys: Keys,
         stop: Stop | None = None,
+        expected: Evidence | None = None,
     ) -> None:
-        super().__init__(http, path, params, keys=keys, stop=stop)
+        super().__init__(http, path, params, keys=keys, stop=stop, expected=expected)
         self.items_key, self.page_size, self.smaller_page_size = items_key, page_size, smaller_page_size
         self.max_restarts, self.restarts = max_restarts, 0
 
@@ -214,11 +226,9 @@ class UnifiedCursor(_Cursor):
             raise ApiError(f"GET {self.endpoint}: expected '{self.items_key}' and 'pagination' in the response")
         return self.items_key
 
-    def _pages_counted(self, body: Any, query: Query) -> int:
-        total, limit = body["pagination"].get("total"), query.get("limit")
-        if type(total) is not int or type(limit) is not int or total <= 0 or limit <= 0:
-            return 0
-        return -(-total // limit)
+    def _total(self, body: Any) -> int | None:
+        total = body["pagination"].get("total")
+        return total if type(total) is int and total > 0 else None
 
     def _next(self, query: Query, body: Any, items: list[Any]) -> Query | None:
         pagination = body["pagination"]

@@ -40,6 +40,7 @@ from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.identities import field_keys
 from pipeline.engine.sources.liveness import live_records, partition_records, unsure_records
 from pipeline.engine.sources.market_ids import MarketIdParam
+from pipeline.engine.sources.page_bounds import Evidence
 from pipeline.engine.sources.paging import Page, UnifiedCursor
 
 log = logging.getLogger("pipeline.engine.sources.unified")
@@ -77,7 +78,11 @@ class Catalogue:
 
 
 class CatalogueCache:
-    """Catalogues on disk for `ttl_s` seconds, shared by runs and processes (a file lock per key)."""
+    """Catalogues on disk for `ttl_s` seconds, shared by runs and processes (a file lock per key).
+
+    A file is a header line, then the catalogue's JSON: the header holds the catalogue's SHA-256, checked on every
+    read, so that a file altered since it was written (even into other valid JSON) is not trusted, and how many
+    items each list held, which bounds the next listing's pages when the service counts nothing (`listed`)."""
 
     def __init__(self, directory: Path, ttl_s: float) -> None:
         self.directory, self.ttl_s = directory, ttl_s
@@ -91,23 +96,37 @@ class CatalogueCache:
 
     def load(self, key: str) -> Catalogue | None:
         """The cached catalogue, or None when there is none still fresh. A file that cannot be read as one (cut
-        short by a full disk, edited by hand) is a miss, logged and removed, so that the run lists afresh."""
+        short by a full disk, edited by hand: its checksum differs) is a miss, logged and removed, so that the run
+        lists afresh."""
         path = self.path(key)
         if self.ttl_s <= 0 or not path.exists():
             return None
         try:
-            data = orjson.loads(path.read_bytes())
+            header, _, payload = path.read_bytes().partition(b"\n")
+            if hashlib.sha256(payload).hexdigest() != orjson.loads(header)["sha256"]:
+                raise ValueError("its SHA-256 is not the one written with it: altered since")
+            data = orjson.loads(payload)
             fetched_at = datetime.fromisoformat(data["fetched_at"])
             catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"],
                                   {k: ListFigures.from_json(v) for k, v in data.get("listings", {}).items()},
                                   {k: AnswerMeta.from_json(v) for k, v in data.get("answers", {}).items()})
         except (OSError, ValueError, TypeError, KeyError) as error:  # orjson's JSONDecodeError is a ValueError
-            log.warning("catalogue cache %s is unreadable (%s: %s); listing afresh", path, type(error).__name__, error)
+            log.warning("catalogue cache %s is unreadable (%s); listing afresh", path, error)
             path.unlink(missing_ok=True)
             return None
         if (datetime.now(UTC) - fetched_at).total_seconds() > self.ttl_s:
             return None
         return catalogue
+
+    def listed(self, key: str) -> dict[str, int]:
+        """How many items each list of the last cached catalogue held, fresh or not (its header alone is read);
+        none when there is no readable header."""
+        try:
+            with self.path(key).open("rb") as file:
+                listed = orjson.loads(file.readline())["listed"]
+            return {str(name): count for name, count in listed.items() if type(count) is int}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return {}
 
     def store(self, key: str, catalogue: Catalogue) -> None:
         """Cache the catalogue; one that cannot be written as JSON (orjson refuses records nested deeper than
@@ -117,9 +136,12 @@ class CatalogueCache:
                    "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting,
                    "listings": {k: v.as_json() for k, v in catalogue.listings.items()},
                    "answers": {k: v.as_json() for k, v in catalogue.answers.items()}}
+        listed = {"series": len(catalogue.series), "events": len(catalogue.events), "markets": len(catalogue.markets)}
         try:
             with replaced_atomically(path) as temporary:
-                temporary.write_bytes(orjson.dumps(payload))
+                body = orjson.dumps(payload)
+                header = orjson.dumps({"sha256": hashlib.sha256(body).hexdigest(), "listed": listed})
+                temporary.write_bytes(header + b"\n" + body)
         except (OSError, orjson.JSONEncodeError) as error:
             log.warning("catalogue not cached at %s (%s: %s)", path, type(error).__name__, error)
 
@@ -150,21 +172,25 @@ class UnifiedSource:
             with self.cache.lock(key):
                 catalogue = self.cache.load(key)
                 if catalogue is None:
-                    catalogue = self._list_catalogue(platform)
+                    catalogue = self._list_catalogue(platform, self.cache.listed(key))
                     if catalogue.markets:  # an empty listing is an outage to retry, not a catalogue to keep
                         self.cache.store(key, catalogue)
         self._catalogues[platform] = catalogue
         return catalogue
 
-    def _list_catalogue(self, platform: str) -> Catalogue:
+    def _list_catalogue(self, platform: str, before: Mapping[str, int] | None = None) -> Catalogue:
+        """The platform's catalogue, listed; `before`: how many items each list held the last time, the bound of a
+        list whose pages count nothing (page_bounds.py)."""
         fetched_at = datetime.now(UTC)
         listed: dict[str, list[Record]] = {}
         conflicting: dict[str, list[Record]] = {}
         listings = {name: ListFigures() for name in ("series", "events", "markets")}
         answers = {name: AnswerMeta() for name in listings}
         for name in listings:
+            held = (before or {}).get(name, 0)
             walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
-                                 smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
+                                 smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"),
+                                 expected=Evidence(held, f"the {held} {name} of the previous listing"))
             listed[name], conflicting[name] = [], []
             for page in walk.pages():
                 listed[name] += page.items

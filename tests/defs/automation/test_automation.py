@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 import dagster as dg
+import polars as pl
 import pytest
 import yaml
 from dagster._core.events import StepMaterializationData
@@ -40,6 +41,7 @@ from pipeline.defs.automation.sensor import (
     runs_in_flight,
     watch_lists_in_flight,
 )
+from pipeline.defs.automation.yesterday_landed import freshness_result
 from pipeline.defs.common.cron import daily_cron
 from pipeline.defs.common.jobs import STEP_RETRY_POLICY
 from pipeline.defs.location import build_definitions
@@ -92,9 +94,9 @@ def land(
 ) -> None:
     """Land a partition as the assets would: a file of a few rows per asset in the lake (PMW_DATA_DIR) and a
     materialisation recorded in the instance (requests and 429s as metadata)."""
-    lake = Lake(Path(os.environ["PMW_DATA_DIR"]) / "lake")
+    lake = Lake(Path(os.environ["PMW_DATA_DIR"]) / "lake", keep_versions=3)
     for asset in assets:
-        lake.write_partition(asset, ref.platform, ref.day, sample_frame(asset, ref.platform, ref.day))
+        written = lake.write_partition(asset, ref.platform, ref.day, sample_frame(asset, ref.platform, ref.day))
         instance.report_runless_asset_event(
             dg.AssetMaterialization(
                 asset_key=asset,
@@ -102,6 +104,8 @@ def land(
                 metadata={
                     "requests": COST_PER_ASSET[ref.platform] if requests is None else requests,
                     "rate_limited_answers": rate_limited,
+                    "dagster/row_count": written.rows,
+                    "checksum": written.checksum,
                 },
             )
         )
@@ -485,6 +489,40 @@ def test_the_freshness_checks_trust_a_record_only_when_its_file_is_there_and_rea
         assert evaluations[name].metadata["missing_platforms"].value == ["kalshi"]
         assert "kalshi" in (evaluations[name].description or "") and "unreadable" in (
             evaluations[name].description or "")
+
+
+def test_the_freshness_checks_notice_a_smaller_valid_file_put_in_place_of_a_landed_partition(
+    automation_env: None, instance: dg.DagsterInstance
+) -> None:
+    for platform in PLATFORMS:
+        land(instance, PartitionRef(YESTERDAY, platform))
+    lake = Lake(Path(os.environ["PMW_DATA_DIR"]) / "lake")
+    landed = lake.row_count("trades", "kalshi", YESTERDAY)
+    for table, keep in (("trades", 0), ("markets", 1)):  # a valid 0-row file, and a valid one cut short
+        path = lake.partition_path(table, "kalshi", YESTERDAY)
+        pl.read_parquet(path).head(keep).write_parquet(path)
+    evaluations = {name: freshness_result(instance, lake, dg.AssetKey(name), YESTERDAY, PLATFORMS)
+                   for name in ASSET_NAMES}
+    assert {name for name, e in evaluations.items() if not e.passed} == {"trades", "markets"}
+    assert evaluations["trades"].metadata["missing_platforms"].value == ["kalshi"]
+    assert (f"{YESTERDAY} landed for kalshi, but its file is not the one the pipeline landed: it holds 0 rows where "
+            f"{landed} were landed") in (evaluations["trades"].description or "")
+
+
+def test_the_freshness_checks_take_a_restored_version_as_landed(
+    automation_env: None, instance: dg.DagsterInstance
+) -> None:
+    for platform in PLATFORMS:
+        land(instance, PartitionRef(YESTERDAY, platform))
+    lake = Lake(Path(os.environ["PMW_DATA_DIR"]) / "lake", keep_versions=3)
+    again = lake.write_partition("trades", "kalshi", YESTERDAY, sample_frame("trades", "kalshi", YESTERDAY, 5))
+    instance.report_runless_asset_event(dg.AssetMaterialization(
+        "trades", partition=str(PartitionRef(YESTERDAY, "kalshi").key),
+        metadata={"dagster/row_count": again.rows, "checksum": again.checksum}))
+    lake.restore("trades", "kalshi", YESTERDAY)  # the first landing's file, back in place
+    assert lake.row_count("trades", "kalshi", YESTERDAY) == 3
+    assert freshness_result(instance, lake, dg.AssetKey("trades"), YESTERDAY, PLATFORMS, landings_held=4).passed
+    assert not freshness_result(instance, lake, dg.AssetKey("trades"), YESTERDAY, PLATFORMS, landings_held=1).passed
 
 
 def test_the_sensor_refills_a_landed_partition_whose_files_are_gone_or_unreadable(

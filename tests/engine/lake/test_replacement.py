@@ -8,13 +8,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from pipeline.engine.config import Settings
 from pipeline.engine.lake.replacement import PartitionRefused, ReplacementRule
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import REJECTS_SCHEMA
 from tests.support.frames import trades_frame
 
 DAY = date(2026, 11, 20)
-RULE = ReplacementRule(max_shrink=0.5, max_reject_share=0.5)
+RULE = ReplacementRule(shrink_tolerance=0.5, max_reject_share=0.5)
 
 
 def _rejects(reasons: list[str]) -> pl.DataFrame:
@@ -28,13 +29,23 @@ def test_a_new_partition_or_one_losing_at_most_the_allowed_share_is_approved(bef
 
 
 @pytest.mark.parametrize(("before", "rows", "said"), [
-    (100, 0, "would replace 100 rows with 0, losing 100, none of them allowed"),
-    (100, 49, "would replace 100 rows with 49, losing 51, more than PMW_MAX_SHRINK=0.5 of them allowed"),
+    (100, 0, r"would replace 100 rows with 0 \(-100.0 %\), past PMW_SHRINK_TOLERANCE=0.5"),
+    (100, 49, r"would replace 100 rows with 49 \(-51.0 %\), past PMW_SHRINK_TOLERANCE=0.5"),
 ])
 def test_a_rerun_shrinking_past_the_limit_is_refused_naming_the_counts(before: int, rows: int, said: str) -> None:
     with pytest.raises(PartitionRefused, match="trades kalshi 2026-11-20: a rerun " + said):
         RULE.judge("trades kalshi 2026-11-20", before, rows, None)
     ReplacementRule(allow_shrink=True).judge("trades kalshi 2026-11-20", before, rows, None)
+
+
+def test_by_default_a_rerun_that_lost_46_percent_of_the_day_is_refused_and_one_within_a_few_percent_lands() -> None:
+    rule = ReplacementRule.of(Settings())
+    with pytest.raises(PartitionRefused, match=(
+            r"^trades kalshi 2026-11-20: a rerun would replace 1000 rows with 540 \(-46.0 %\), past "
+            r"PMW_SHRINK_TOLERANCE=0.05; the previous partition is kept \(`pmw backfill --allow-shrink`, or the run "
+            r"tag pmw/allow_shrink=true, lands it\)$")):
+        rule.judge("trades kalshi 2026-11-20", 1000, 540, None)
+    rule.judge("trades kalshi 2026-11-20", 1000, 951, None)  # within the tolerance: lands, the WARN check says so
 
 
 def test_rejects_beyond_the_share_are_refused_naming_the_commonest_reason() -> None:

@@ -105,3 +105,20 @@ def test_records_listed_again_otherwise_reach_the_partitions_that_hold_them_thro
         [events] = unified.member_pages("polymarket", day, "events", {"e1"})
         assert events.conflicting == [{"id": "e1", "title": "E (edited)"}]
     assert listed.http.stats.conflicting_repeats == 5
+
+
+def test_a_cache_altered_but_still_valid_json_is_not_trusted(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 39, point 9: a cached catalogue edited by hand (or by anything else) into other valid JSON was trusted
+    for its TTL. Its checksum, kept with it, no longer matches: a miss, with a warning, and the file removed."""
+    cache = CatalogueCache(tmp_path / "catalogue", ttl_s=60)
+    cache.store(KEY, _catalogue())
+    path = cache.path(KEY)
+    altered = path.read_bytes().replace(b'"m1"', b'"m2"')
+    assert altered != path.read_bytes()
+    path.write_bytes(altered)
+    with caplog.at_level(logging.WARNING):
+        assert cache.load(KEY) is None
+    assert not path.exists()
+    assert f"catalogue cache {path} is unreadable (its SHA-256 is not the one written with it" in caplog.text
+    cache.store(KEY, _catalogue())
+    assert cache.load(KEY) is not None and cache.listed(KEY) == {"series": 1, "events": 1, "markets": 1}
