@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import ssl
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -109,14 +111,21 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
-def deadline_transport(clock: RequestClock, tls: ssl.SSLContext) -> httpx.HTTPTransport:
-    """httpx's own transport (keep-alive pool and all), its sockets bounded by `clock`."""
-    transport = httpx.HTTPTransport(verify=tls)
-    limits = httpx.Limits()
-    # httpx 0.28 has no overall timeout and takes no network backend; httpcore's pool takes one (its public
-    # NetworkBackend interface), and HTTPTransport sends every request through `_pool`: the one place to plug it.
-    transport._pool = httpcore.ConnectionPool(
-        ssl_context=tls, max_connections=limits.max_connections,
-        max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-        network_backend=_DeadlineBackend(clock))
+def deadline_transport(clock: RequestClock, tls: ssl.SSLContext, base_url: str) -> httpx.HTTPTransport:
+    """httpx's own transport to `base_url` (keep-alive pool, the environment's proxy for it), its sockets bounded by
+    `clock`."""
+    transport = httpx.HTTPTransport(verify=tls, proxy=_environment_proxy(base_url))
+    # httpx 0.28 has no overall timeout and takes no network backend (encode/httpx#1450); the httpcore pool that
+    # HTTPTransport sends every request through opens each connection with its `_network_backend`: the one place
+    # to bound every socket wait of a request, whatever the pool (direct or through a proxy).
+    transport._pool._network_backend = _DeadlineBackend(clock)
     return transport
+
+
+def _environment_proxy(url: str) -> str | None:
+    """The proxy that HTTPS_PROXY, HTTP_PROXY or ALL_PROXY name for `url`, unless NO_PROXY exempts its host (httpx
+    reads them itself only for a client without a transport of its own)."""
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    return None if not proxy or urllib.request.proxy_bypass(parts.hostname or "") else proxy

@@ -159,7 +159,7 @@ class HttpLayer:
         self.redact = Redactor(api_key.value if api_key is not None else None)
         self._clock = RequestClock()
         self._client = httpx.Client(base_url=base_url, headers=headers, timeout=timeout_s,
-                                    transport=transport or deadline_transport(self._clock, tls_context()))
+                                    transport=transport or deadline_transport(self._clock, tls_context(), base_url))
         self.budget = budget
         self.stats = RequestStats()
         self._max_attempts, self._max_backoff_s, self._sleep = max_attempts, max_backoff_s, sleep

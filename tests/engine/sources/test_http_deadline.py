@@ -68,13 +68,22 @@ def _trickled_body(connection: socket.socket, stop: threading.Event) -> None:
     _trickle(connection, stop, BODY)
 
 
-@pytest.mark.parametrize(("answer", "awaited"), [(_trickled_headers, "the status line and headers"),
-                                                  (_trickled_body, "the body")])
+@pytest.mark.parametrize(("answer", "awaited", "proxied"), [
+    (_trickled_headers, "the status line and headers", False),
+    (_trickled_body, "the body", False),
+    (_trickled_headers, "the status line and headers", True),  # the server as the environment's proxy (HTTP_PROXY)
+])
 def test_a_trickling_answer_fails_at_the_deadline_once_naming_the_path_and_the_setting(
-        answer: Callable[[socket.socket, threading.Event], None], awaited: str) -> None:
+        answer: Callable[[socket.socket, threading.Event], None], awaited: str, proxied: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 39, point 2: a server sending a header byte every 2 s held a request 150 s past a 10-s deadline."""
+    for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
     with _raw_server(answer) as (url, accepted):
-        layer = HttpLayer(url, api_key=Secret(KEY), timeout_s=0.3, deadline_s=DEADLINE_S, max_attempts=4)
+        if proxied:
+            monkeypatch.setenv("HTTP_PROXY", url)
+        base = "http://api.invalid" if proxied else url
+        layer = HttpLayer(base, api_key=Secret(KEY), timeout_s=0.3, deadline_s=DEADLINE_S, max_attempts=4)
         started = time.monotonic()
         with pytest.raises(ApiError) as caught, layer:
             layer.get_json("/markets/KX-1/orderbook")
