@@ -5,8 +5,8 @@
   reaches a log line, an exception message or metadata.
 - Budget: each request first takes its place in the host's RequestBudget (request_budget.py), shared by
   every process on the machine.
-- Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with
-  exponential backoff and full jitter, honouring `Retry-After` (header or Error `details.retry_after`).
+- Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with exponential
+  backoff and full jitter, honouring `Retry-After`; a request past its whole deadline (deadline.py) is not.
 - Redirects: one to the API's own origin (scheme, host, port) is followed, at most MAX_REDIRECTS in a row, each
   hop a request of its own (budget and counters); any other is an error naming its status and Location, so that
   the key never goes to another origin (httpx's own following would carry the key's header along).
