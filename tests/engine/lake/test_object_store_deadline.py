@@ -116,7 +116,8 @@ def test_a_trickled_read_fails_within_its_deadline(tmp_path: Path, monkeypatch: 
 
 
 def test_an_unanswered_write_fails_within_its_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """S3 requests never answered turned 14 s into 818 s, silently."""
+    """S3 requests never answered turned 14 s into 818 s, silently. (A PUT waits for `100 Continue` with no
+    timeout of the client's own: only the deadline ends it.)"""
     written = tmp_path / "written.parquet"
     written.write_bytes(b"PAR1" * 100)
     with _store_at(_never_answered, tmp_path, monkeypatch) as (store, methods):
@@ -124,11 +125,16 @@ def test_an_unanswered_write_fails_within_its_deadline(tmp_path: Path, monkeypat
     assert methods == ["PUT"]
 
 
-def test_each_failed_request_is_logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(("answer", "cause"), [(_unavailable, "status 503"), (_never_answered, "ReadTimeoutError")])
+def test_each_failed_request_is_logged(answer: Answer, cause: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        caplog: pytest.LogCaptureFixture) -> None:
-    """The client's own retries are not silent: each failed request says so (and the deadline still ends them)."""
-    with (_store_at(_unavailable, tmp_path, monkeypatch) as (store, methods),
+    """The client's own retries are not silent: each failed request (an error, or no answer within the client's read
+    timeout: s3fs's 15 s, shortened here) says so before the client tries again, and the deadline ends them all."""
+    import s3fs
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "read_timeout", 0.3)
+    with (_store_at(answer, tmp_path, monkeypatch) as (store, methods),
           caplog.at_level(logging.WARNING, "pipeline.lake"), pytest.raises(OSError)):
         store.stamp(KEY)
-    assert methods[0] == "HEAD"
-    assert "object store: HeadObject try 1 failed (status 503); failed requests in this process: " in caplog.text
+    assert set(methods) == {"HEAD"}
+    assert f"object store: HeadObject try 1 failed ({cause}); failed requests in this process: " in caplog.text
