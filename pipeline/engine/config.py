@@ -105,6 +105,7 @@ class Settings:
     catalogue_ttl_s: float = 3600.0
     http_timeout_s: float = 30.0
     http_deadline_s: float = 120.0  # a request's whole answer, however slowly it trickles in
+    lake_deadline_s: float = 300.0  # one object-store operation (an object read or written whole), its retries included
     max_body_mb: int = 64  # a decoded answer's largest size
     max_pages: int = 20_000  # the most pages one listing may take: past it, the server never says it is done
     max_attempts: int = 8
@@ -215,6 +216,7 @@ class Settings:
             catalogue_ttl_s=float(_integer(env, "PMW_CATALOGUE_TTL_S", int(defaults.catalogue_ttl_s), minimum=0)),
             http_timeout_s=_seconds(env, "PMW_HTTP_TIMEOUT_S", defaults.http_timeout_s, positive=True),
             http_deadline_s=_seconds(env, "PMW_HTTP_DEADLINE_S", defaults.http_deadline_s, positive=True),
+            lake_deadline_s=_seconds(env, "PMW_LAKE_DEADLINE_S", defaults.lake_deadline_s, positive=True),
             max_body_mb=_integer(env, "PMW_MAX_BODY_MB", defaults.max_body_mb),
             max_pages=_integer(env, "PMW_MAX_PAGES", defaults.max_pages),
             max_attempts=_integer(env, "PMW_MAX_ATTEMPTS", defaults.max_attempts),

@@ -156,6 +156,7 @@ def test_a_bad_setting_fails_the_run_at_its_start_naming_the_variable(pipeline_e
         ({"PMW_PLATFORMS": "kalshi,manifold"}, "PMW_PLATFORMS: unknown platform 'manifold'"),
         ({"PMW_PRICE_POINT_LABEL": "middle"}, "PMW_PRICE_POINT_LABEL must be one of period_start, period_end, got"),
         ({"PMW_HTTP_DEADLINE_S": "0"}, "PMW_HTTP_DEADLINE_S must be more than 0, got 0.0"),
+        ({"PMW_LAKE_DEADLINE_S": "0"}, "PMW_LAKE_DEADLINE_S must be more than 0, got 0.0"),
         ({"PMW_MAX_BODY_MB": "lots"}, "PMW_MAX_BODY_MB must be a whole number, got 'lots'"),
         ({"PMW_MAX_PAGES": "0"}, "PMW_MAX_PAGES must be at least 1, got 0"),
         ({"PMW_SHRINK_TOLERANCE": "half"}, "PMW_SHRINK_TOLERANCE must be a share between 0 and 1, got 'half'"),

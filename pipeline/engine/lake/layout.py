@@ -43,7 +43,7 @@ class LakeLayout:
     @classmethod
     def of(cls, settings: LakeSettings, keep_versions: int = 0) -> Self:
         """The lake the settings name (PMW_LAKE_URL, else ``$PMW_DATA_DIR/lake``)."""
-        return cls(open_store(settings.lake_url, settings.data_dir), keep_versions)
+        return cls(open_store(settings.lake_url, settings.data_dir, settings.lake_deadline_s), keep_versions)
 
     def partition_path(self, table: str, platform: str, day: date) -> Location:
         """The ``data.parquet`` path (or URL) of a partition (which may not exist yet)."""
@@ -97,13 +97,17 @@ class LakeLayout:
 
 
 class LakeSettings(Protocol):
-    """What names a lake: its URL, else the data dir it lies in (as `Settings` says them)."""
+    """What names a lake: its URL, else the data dir it lies in, and the deadline of an object store's operations
+    (as `Settings` says them)."""
 
     @property
     def lake_url(self) -> str | None: ...
 
     @property
     def data_dir(self) -> Path: ...
+
+    @property
+    def lake_deadline_s(self) -> float: ...
 
 
 def table_glob(root: str, table: str) -> str:

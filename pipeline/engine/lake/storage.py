@@ -19,13 +19,15 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.engine.config import LAKE_SCHEMES, variables_with_prefix
+from pipeline.engine.config import LAKE_SCHEMES, Settings, variables_with_prefix
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
+from pipeline.engine.lake.deadlines import LakeDeadlinePassed, bounded, log_failed_request
 
 # A location as readers name it: a local file's path, or an object's URL.
 Location = Path | str
@@ -33,6 +35,9 @@ LOCAL_SCHEME = "file"
 # Characters that would turn the root into a glob pattern of its own in Lake.glob.
 _GLOB_CHARACTERS = frozenset("*?[]{}")
 DATA_LAST = "data.parquet"  # a version's data is copied last: a version without it is incomplete
+DEFAULT_DEADLINE_S = Settings.lake_deadline_s  # an object-store operation's (PMW_LAKE_DEADLINE_S) unless told
+FOOTER_READ = 64 * 1024  # the bytes of an object's end read for its Parquet footer (more when the footer is longer)
+T = TypeVar("T")
 
 
 class LakeStore(ABC):
@@ -230,8 +235,11 @@ class LocalStore(LakeStore):
 class ObjectStore(LakeStore):
     """A lake in an object store's bucket (under a prefix), through an fsspec file system."""
 
-    def __init__(self, url: str, filesystem: Any, local: Path, scheme: str = "") -> None:
+    def __init__(self, url: str, filesystem: Any, local: Path, scheme: str = "",
+                 deadline_s: float = DEFAULT_DEADLINE_S) -> None:
+        """`deadline_s`: the longest one operation (an object read or written whole) may take (PMW_LAKE_DEADLINE_S)."""
         self.url = url.rstrip("/")
+        self.deadline_s = deadline_s
         self.fs = filesystem
         self.scheme = scheme
         self._snapshots: weakref.WeakSet[_Snapshot] = weakref.WeakSet()  # of the connections attached
@@ -241,11 +249,14 @@ class ObjectStore(LakeStore):
     def _full(self, key: str) -> str:
         return f"{self.root}/{key}"
 
+    def _bounded(self, doing: str, key: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return bounded(self.deadline_s, doing, self.location(key), call, *args, **kwargs)
+
     def location(self, key: str) -> str:
         return f"{self.url}/{key}"
 
     def publish(self, temporary: Path, key: str) -> None:
-        self.fs.put_file(str(temporary), self._full(key))
+        self._bounded("writing", key, self.fs.put_file, str(temporary), self._full(key))
         for snapshot in list(self._snapshots):
             snapshot.forget(self._full(key))
 
@@ -253,7 +264,7 @@ class ObjectStore(LakeStore):
         copy = temporary_beside(self.local_path(key))
         copy.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.fs.get_file(self._full(key), str(copy))
+            self._bounded("reading", key, self.fs.get_file, self._full(key), str(copy))
         except FileNotFoundError:
             copy.unlink(missing_ok=True)
             return None
@@ -263,12 +274,17 @@ class ObjectStore(LakeStore):
             copy.unlink(missing_ok=True)
 
     def read_metadata(self, key: str) -> pq.FileMetaData:
-        with self.fs.open(self._full(key), "rb") as file:
-            return pq.read_metadata(file)
+        """From the object's end alone (the footer's length is in its last 8 bytes), each GET within the deadline."""
+        size = self._bounded("reading", key, self.fs.info, self._full(key))["size"]
+        tail = self._bounded("reading", key, self.fs.cat_file, self._full(key), start=max(0, size - FOOTER_READ))
+        footer = int.from_bytes(tail[-8:-4], "little") + 8
+        if len(tail) < min(footer, size):
+            tail = self._bounded("reading", key, self.fs.cat_file, self._full(key), start=max(0, size - footer))
+        return pq.read_metadata(pa.BufferReader(tail))
 
     def stamp(self, key: str) -> tuple[Any, ...] | None:
         try:
-            info = self.fs.info(self._full(key))
+            info = self._bounded("looking at", key, self.fs.info, self._full(key))
         except FileNotFoundError:
             return None
         if info.get("type") != "file":
@@ -277,22 +293,24 @@ class ObjectStore(LakeStore):
 
     def glob(self, pattern: str) -> list[str]:
         prefix = f"{self.root}/"
-        return [found.removeprefix(prefix) for found in matching(self.fs, self._full(pattern))]
+        found = self._bounded("listing", pattern, matching, self.fs, self._full(pattern))
+        return [name.removeprefix(prefix) for name in found]
 
     def remove(self, key: str) -> None:
         with suppress(FileNotFoundError):
-            self.fs.rm_file(self._full(key))
+            self._bounded("removing", key, self.fs.rm_file, self._full(key))
 
     def copy(self, source: str, target: str) -> None:
-        self.fs.copy(self._full(source), self._full(target))
+        self._bounded(f"copying {self.location(source)} to", target,
+                      self.fs.copy, self._full(source), self._full(target))
 
     def freeze(self, files: Mapping[str, str], directory: str) -> None:
         for name in sorted(files, key=lambda name: name == DATA_LAST):
-            self.fs.copy(self._full(files[name]), self._full(f"{directory}/{name}"))
+            self.copy(files[name], f"{directory}/{name}")
 
     def subdirectories(self, key: str) -> list[str]:
         try:
-            found = self.fs.ls(self._full(key), detail=True)
+            found = self._bounded("listing", key, self.fs.ls, self._full(key), detail=True)
         except FileNotFoundError:
             return []
         names = (entry["name"].rstrip("/").rsplit("/", 1)[-1] for entry in found if entry["type"] == "directory")
@@ -300,13 +318,15 @@ class ObjectStore(LakeStore):
 
     def remove_tree(self, key: str) -> None:
         with suppress(FileNotFoundError):
-            self.fs.rm(self._full(key), recursive=True)
+            self._bounded("removing", key, self.fs.rm, self._full(key), recursive=True)
 
     def unreadable(self, key: str, is_data: Callable[[str], bool]) -> list[Location]:
         try:
-            self.fs.find(self._full(key))
+            self._bounded("listing", key, self.fs.find, self._full(key))
         except FileNotFoundError:
             return []
+        except LakeDeadlinePassed:
+            raise
         except OSError:  # no right to list the bucket: every partition of the table is out of reach
             return [self.location(key)]
         return []
@@ -314,20 +334,22 @@ class ObjectStore(LakeStore):
     def attach(self, connection: duckdb.DuckDBPyConnection) -> None:
         """A file system of the connection's own (`_Snapshot`), which looks at each object once for the connection."""
         filesystem = _new_filesystem(self.scheme, _variables(), listings_cached=True)
-        filesystem.pmw_snapshot = snapshot = _Snapshot(filesystem)  # as long-lived as the connection's file system
+        snapshot = _Snapshot(filesystem, self.deadline_s)
+        filesystem.pmw_snapshot = snapshot  # as long-lived as the connection's file system
         self._snapshots.add(snapshot)
         connection.register_filesystem(filesystem)
 
 
-def open_store(url: str | None, data_dir: Path) -> LakeStore:
+def open_store(url: str | None, data_dir: Path, deadline_s: float = DEFAULT_DEADLINE_S) -> LakeStore:
     """The store PMW_LAKE_URL names: None or ``file://`` a local folder (default ``<data_dir>/lake``); an object
-    store's URL a bucket, with this host's temporaries and locks under ``<data_dir>/lake-local``."""
+    store's URL a bucket, with this host's temporaries and locks under ``<data_dir>/lake-local``, each operation
+    bounded by `deadline_s` (PMW_LAKE_DEADLINE_S)."""
     if not url:
         return LocalStore(data_dir / "lake")
     scheme = url.partition("://")[0]
     if scheme == LOCAL_SCHEME:
         return LocalStore(Path(url.removeprefix("file://")))
-    return ObjectStore(url, object_filesystem(scheme), data_dir / "lake-local", scheme)
+    return ObjectStore(url, object_filesystem(scheme), data_dir / "lake-local", scheme, deadline_s)
 
 
 def object_filesystem(scheme: str) -> Any:
@@ -363,8 +385,8 @@ class _Snapshot:
     (`forget`).
     """
 
-    def __init__(self, filesystem: Any) -> None:
-        self.filesystem = filesystem
+    def __init__(self, filesystem: Any, deadline_s: float) -> None:
+        self.filesystem, self.deadline_s = filesystem, deadline_s
         self.listed: dict[str, dict[str, dict[str, Any]]] = {}  # glob pattern -> the objects it matched
         self.found: dict[str, dict[str, Any]] = {}  # object -> its details
         self.info, self.open = filesystem.info, filesystem.open
@@ -377,7 +399,7 @@ class _Snapshot:
         pattern = self.filesystem._strip_protocol(path)
         if pattern not in self.listed:
             if _has_magic(pattern):
-                self.listed[pattern] = matching(self.filesystem, pattern)
+                self.listed[pattern] = self._bounded("listing", pattern, matching, self.filesystem, pattern)
             else:
                 try:
                     self.listed[pattern] = {pattern: self.snapshot_info(pattern)}
@@ -390,19 +412,23 @@ class _Snapshot:
     def snapshot_info(self, path: str, **kwargs: Any) -> dict[str, Any]:
         name = self.filesystem._strip_protocol(path)
         if name not in self.found:
-            self.found[name] = self.info(path, **kwargs)
+            self.found[name] = self._bounded("looking at", name, self.info, path, **kwargs)
         return self.found[name]
 
     def snapshot_open(self, path: str, mode: str = "rb", **kwargs: Any) -> Any:
-        """A small object read once (in one GET) and held for the connection; a large one read as it goes."""
+        """A small object read once (in one GET, within the deadline) and held for the connection; a large one read
+        as it goes (each wait bounded by the client's read timeout)."""
         name = self.filesystem._strip_protocol(path)
         if mode != "rb" or self.snapshot_info(name)["size"] > HELD_OBJECT_BYTES:
             return self.open(path, mode, **kwargs)
         if name not in self.held:
             if sum(map(len, self.held.values())) > HELD_BYTES:
                 self.held.clear()
-            self.held[name] = self.filesystem.cat_file(name)
+            self.held[name] = self._bounded("reading", name, self.filesystem.cat_file, name)
         return io.BytesIO(self.held[name])
+
+    def _bounded(self, doing: str, name: str, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return bounded(self.deadline_s, doing, self.filesystem.unstrip_protocol(name), call, *args, **kwargs)
 
     def forget(self, path: str) -> None:
         self.held.pop(path, None)
@@ -411,14 +437,15 @@ class _Snapshot:
             del self.listed[pattern]
 
 
-def matching(filesystem: Any, pattern: str) -> dict[str, dict[str, Any]]:
+def matching(filesystem: Any, pattern: str, timeout: float | None = None) -> dict[str, dict[str, Any]]:
     """The objects a glob pattern (without protocol) matches, sorted, from one recursive listing of the folder before
-    its first wildcard (fsspec's glob lists every folder of every level apart: a request a day of a table)."""
+    its first wildcard (fsspec's glob lists every folder of every level apart: a request a day of a table), given
+    `timeout` seconds."""
     from fsspec.utils import glob_translate
 
     root = _literal_prefix(pattern).rsplit("/", 1)[0]
     try:
-        found = filesystem.find(root, detail=True)
+        found = filesystem.find(root, detail=True, timeout=timeout)
     except FileNotFoundError:
         found = {}
     regex = re.compile(glob_translate(pattern))
@@ -449,6 +476,11 @@ def _new_filesystem(scheme: str, variables: tuple[tuple[str, str], ...], listing
     region = dict(variables).get("AWS_REGION")
     if scheme == "s3" and region:  # botocore reads AWS_DEFAULT_REGION only; AWS_REGION is the other SDKs' name
         options["client_kwargs"] = {"region_name": region}
+    if scheme == "s3":
+        from aiobotocore.session import AioSession
+
+        options["session"] = session = AioSession()
+        session.register("needs-retry.s3", log_failed_request)
     try:
         return fsspec.filesystem(scheme, **options)
     except ImportError as error:

@@ -5,8 +5,8 @@
   reaches a log line, an exception message or metadata.
 - Budget: each request first takes its place in the host's RequestBudget (request_budget.py), shared by
   every process on the machine.
-- Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with
-  exponential backoff and full jitter, honouring `Retry-After` (header or Error `details.retry_after`).
+- Retries (tenacity): 429, 5xx, timeouts, dropped connections and unreadable bodies are retried with exponential
+  backoff and full jitter, honouring `Retry-After`; a request past its whole deadline (deadline.py) is not.
 - Redirects: one to the API's own origin (scheme, host, port) is followed, at most MAX_REDIRECTS in a row, each
   hop a request of its own (budget and counters); any other is an error naming its status and Location, so that
   the key never goes to another origin (httpx's own following would carry the key's header along).
@@ -35,6 +35,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from pipeline.engine.config import Secret
 from pipeline.engine.sources.activity import PROCESS_ACTIVITY
+from pipeline.engine.sources.deadline import ANSWER, DeadlinePassed, RequestClock, deadline_transport
 from pipeline.engine.sources.redaction import Redactor
 from pipeline.engine.sources.request_budget import RequestBudget
 
@@ -156,9 +157,9 @@ class HttpLayer:
         if api_key is not None:
             headers[key_header] = api_key.value
         self.redact = Redactor(api_key.value if api_key is not None else None)
-        self._client = httpx.Client(
-            base_url=base_url, headers=headers, timeout=timeout_s, transport=transport, verify=tls_context()
-        )
+        self._clock = RequestClock()
+        self._client = httpx.Client(base_url=base_url, headers=headers, timeout=timeout_s,
+                                    transport=transport or deadline_transport(self._clock, tls_context(), base_url))
         self.budget = budget
         self.stats = RequestStats()
         self._max_attempts, self._max_backoff_s, self._sleep = max_attempts, max_backoff_s, sleep
@@ -212,14 +213,17 @@ class HttpLayer:
             self.stats.requests += 1
             PROCESS_ACTIVITY.add_request(endpoint_of(path))
             self.stats.by_endpoint[endpoint_of(path)] += 1
-            deadline = time.monotonic() + self._deadline_s
+            awaited = "the status line and headers"
             try:
-                with self._client.stream("GET", url, params=query) as response:
+                with self._clock.running(self._deadline_s), self._client.stream("GET", url, params=query) as response:
                     if response.has_redirect_location:
                         url, query = self._redirect(path, response, hops), None  # the Location holds the query
                         hops += 1
                         continue
-                    content = self._content(path, response, deadline)
+                    awaited = "the body"
+                    content = self._content(path, response)
+            except DeadlinePassed as passed:
+                raise self._late(path, awaited if passed.awaited == ANSWER else passed.awaited) from None
             except httpx.TimeoutException as error:
                 raise _Transient(f"timed out ({type(error).__name__})") from None
             except httpx.TransportError as error:
@@ -241,21 +245,25 @@ class HttpLayer:
         log.info("%s: following", said)
         return target
 
-    def _content(self, path: str, response: httpx.Response, deadline: float) -> bytes:
+    def _content(self, path: str, response: httpx.Response) -> bytes:
         """The decoded body, read as it arrives: refused past `max_body_bytes` (a page inflating to gigabytes
-        must not take the memory with it, once per retry) and past the request's deadline (a server sending a
-        byte now and then never trips the timeout, which counts the wait for each byte)."""
+        must not take the memory with it, once per retry) and past the request's deadline (the sockets obey it;
+        this check bounds a transport without sockets, such as the emulator's, too)."""
         chunks, size = [], 0
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > self._max_body_bytes:
                 raise ApiError(f"GET {endpoint_of(path)} answered a body of more than {self._max_body_bytes:,} bytes "
                                f"(PMW_MAX_BODY_MB): refused after reading {size:,}")
-            if time.monotonic() > deadline:
-                raise _Transient(f"no whole answer within the deadline of {self._deadline_s:g} s "
-                                 f"(PMW_HTTP_DEADLINE_S), {size:,} bytes read")
+            if self._clock.passed():
+                raise self._late(path, f"the body ({size:,} bytes read)")
             chunks.append(chunk)
         return b"".join(chunks)
+
+    def _late(self, path: str, awaited: str) -> ApiError:
+        """A request past its deadline: not tried again (a server that slow holds each try as long)."""
+        return ApiError(f"GET {self.redact(path, limit=200)}: no whole answer within the deadline of "
+                        f"{self._deadline_s:g} s (PMW_HTTP_DEADLINE_S), still waiting for {awaited}")
 
     def _read(self, path: str, response: httpx.Response, content: bytes) -> Any:
         try:

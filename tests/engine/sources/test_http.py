@@ -218,10 +218,10 @@ def test_an_answer_trickling_in_past_the_deadline_is_given_up_naming_the_bound()
 
     layer = _layer(lambda r: httpx.Response(200, content=drip()), max_attempts=2, deadline_s=0.2, timeout_s=5)
     started = time.monotonic()
-    with pytest.raises(ApiError, match=r"GET /markets failed after 2 attempts: no whole answer within the deadline "
-                                       r"of 0.2 s \(PMW_HTTP_DEADLINE_S\), \d+ bytes read"):
+    with pytest.raises(ApiError, match=r"GET /markets: no whole answer within the deadline of 0.2 s "
+                                       r"\(PMW_HTTP_DEADLINE_S\), still waiting for the body \(\d+ bytes read\)"):
         layer.get_json("/markets")
-    assert time.monotonic() - started < 1.5  # two attempts of 0.2 s, not the 3 s the drip would take
+    assert time.monotonic() - started < 1  # one try of 0.2 s (not retried), not the 3 s the drip would take
 
 
 def test_a_body_inflating_past_the_limit_is_refused_without_retrying_or_holding_it() -> None:
