@@ -1,12 +1,15 @@
 """One request budget across hosts (PMW_BUDGET_URL): two backfills that share nothing but the budget's URL, each
 with its own data directory (as two hosts would be), run at once against the strict sandbox and together stay
-inside its 100 requests per window, on a real PostgreSQL server and on a real Redis server.
+inside its 100 requests per window, on a real PostgreSQL server and on a real Redis server; three processes
+taking turns in one budget draw no 429 on any store, SQLite's included.
 
 The strict sandbox and the pipeline count their 100 requests per BUDGET_WINDOW_S instead of a minute, so that
 the budget binds within seconds; the assertion is the API's own: no 429 for a spent budget, ever."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,7 +22,16 @@ from pipeline.engine.config import Secret
 from pipeline.engine.sources.budget_store import BudgetStore
 from pipeline.engine.sources.request_budget import RequestBudget
 from pmw_sandbox import SandboxConfig
-from tests.support.served import SECRET, SMALL_WORLD, SeenRequest, api_env, backfill_args, backfill_process, serve
+from tests.support.served import (
+    REPO_ROOT,
+    SECRET,
+    SMALL_WORLD,
+    SeenRequest,
+    api_env,
+    backfill_args,
+    backfill_process,
+    serve,
+)
 from tests.support.world import STRICT_BUDGET
 
 BUDGET_WINDOW_S = 1.0
@@ -31,6 +43,13 @@ RUN = backfill_args(["kalshi"])
 @pytest.fixture(params=["postgres", "redis"])
 def budget_url(request: pytest.FixtureRequest) -> str:
     """The URL of a real server of each kind (session fixtures of tests/conftest.py)."""
+    return request.getfixturevalue(f"{request.param}_url")
+
+
+@pytest.fixture(params=["postgres", "redis", "sqlite"])
+def any_budget_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path}/budget.sqlite"
     return request.getfixturevalue(f"{request.param}_url")
 
 
@@ -107,3 +126,25 @@ def test_an_unreachable_store_is_named_without_its_password() -> None:
         RequestBudget("x", 1, store)
     assert "redis://127.0.0.1:1/0" in str(raised.value)
     assert "hunter2" not in str(raised.value)
+
+
+def test_three_hosts_taking_turns_in_one_budget_draw_no_429(any_budget_url: str, tmp_path: Path) -> None:
+    """Three processes, each sending 14 requests through its own budget over the same store, against a server
+    that admits 20 per 0.5 s: more than two windows' worth, so the hosts wait for each other. The
+    budget's window is 0.1 s longer than the server's (the margin by which the pipeline's exceeds the API's)."""
+    per_window, window_s, margin_s, requests = 20, 0.5, 0.1, 14
+    config = SandboxConfig(world=WORLD, api_keys=(SECRET,), rate_limit_per_min=per_window, rate_window_s=window_s)
+    with serve(config) as served:
+        env = api_env(served.url, tmp_path / "host")
+        start_at = time.time() + 2.0  # the three have imported what they need
+        hosts = [subprocess.Popen(
+            [sys.executable, "-m", "tests.support.budget_host", any_budget_url, served.url, str(requests),
+             str(per_window), str(window_s), str(margin_s), f"{start_at:.3f}"],
+            env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ) for _ in range(3)]
+        outputs = [host.communicate(timeout=60) for host in hosts]
+    for host, (_, err) in zip(hosts, outputs, strict=True):
+        assert host.returncode == 0, err
+    statuses = [line for out, _ in outputs for line in out.split()]
+    assert len(statuses) == 3 * requests
+    assert served.app.rate_limited_answers == 0, f"{statuses.count('429')} requests answered 429"

@@ -85,14 +85,14 @@ class BudgetStore:
         cause = self._without_password(str(error).strip().splitlines()[0] if str(error).strip() else "")
         cause = f"{type(error).__name__}: {cause}" if cause else type(error).__name__
         name = f"the request budget's store {self.shown}"
+        if isinstance(error, TimeoutError):  # our own deadline (budget_postgres.py): nothing more to say
+            return BudgetStoreError(f"{name} did not answer within {self.timeout_s:g} s (PMW_BUDGET_TIMEOUT_S)")
         if self._timed_out(error):
             return BudgetStoreError(f"{name} did not answer within {self._bound_s(error):g} s "
                                     f"(PMW_BUDGET_TIMEOUT_S): {cause}")
         return BudgetStoreError(f"{name} failed: {cause}")
 
     def _timed_out(self, error: Exception) -> bool:
-        if isinstance(error, TimeoutError):
-            return True
         if self.scheme in BUDGET_SCHEMES["redis"]:
             import redis
 
