@@ -26,7 +26,8 @@ SERVER_CLOCK = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
 class DeadlinedConnection:
     """What PostgresBucket takes for a pool: `connection()` lends the one connection, opened again when it
-    broke, for one transaction that commits within `timeout_s` or raises TimeoutError."""
+    broke (the budget asks again while the server restarts), for one transaction that commits within
+    `timeout_s` or raises TimeoutError."""
 
     def __init__(self, url: str, timeout_s: float) -> None:
         self._url, self._timeout_s = url, timeout_s

@@ -1,8 +1,8 @@
 """The request budget on Redis: a sorted set of admitted requests under `pmw:<key>`, scored by their time (ms),
 checked and added to by one Lua script, so that hosts never interleave between the count and the insert.
 
-- A restart: redis-py reconnects once, and its Script object loads the script again when the server has
-  forgotten it (NoScriptError), so a running partition never notices.
+- A restart: the budget asks again until the server is back (request_budget.py), and redis-py's Script object
+  loads the script again when the server has forgotten it (NoScriptError), so a running partition carries on.
 - Lost state: the marker `pmw:<key>:known` is written with the budget's first request and never expires. A
   Redis that lost its data (restarted without persistence, flushed, the key evicted) has lost the marker too;
   the script then takes the window as full from that moment (the requests the hosts sent just before are
@@ -83,9 +83,9 @@ class RedisBudgetBucket(AbstractBucket):
 
 def open_redis_bucket(url: str, key: str, rate: Rate, timeout_s: float) -> tuple[AbstractBucket, Callable[[], None]]:
     """The budget `key` under `pmw:<key>`, over a client that waits at most `timeout_s` for a connection or an
-    answer and reconnects once when a connection broke (a restart)."""
-    once_more = Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,))
-    client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=once_more)
+    answer, and never retries by itself (the budget does, within the same timeout)."""
+    never = Retry(NoBackoff(), 0)
+    client = redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=never)
     try:
         client.ping()
     except BaseException:

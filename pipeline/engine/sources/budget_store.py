@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 SHARED_EXTRA = "pip install 'pm-warehouse[shared]'"  # the drivers of the shared stores
+# PostgreSQL's refusals of a login (libpq gives them no SQLSTATE): asking again would not help.
+LOGIN_REFUSALS = ("authentication failed", "does not exist", "pg_hba.conf", "permission denied")
 
 
 class BudgetStoreError(RuntimeError):
@@ -72,21 +74,32 @@ class BudgetStore:
         return (psycopg.Error, TimeoutError)
 
     def connection_lost(self, error: Exception) -> bool:
-        """Whether `error` says only that a connection which worked broke (a server restart): worth once more on a
-        new connection. Redis's client reconnects by itself (budget_redis.py)."""
-        if self.scheme not in BUDGET_SCHEMES["postgresql"]:
-            return False
-        import psycopg
+        """Whether `error` says only that the server cannot be reached now (a restart under way): worth asking
+        again until PMW_BUDGET_TIMEOUT_S has passed. A deadline that ran out, or a server that refuses the login
+        (a wrong password or user), is not."""
+        if self.scheme in BUDGET_SCHEMES["redis"]:
+            import redis
 
-        return isinstance(error, psycopg.OperationalError) and not isinstance(error, psycopg.errors.ConnectionTimeout)
+            return isinstance(error, redis.ConnectionError) and not isinstance(error, redis.AuthenticationError)
+        if self.scheme in BUDGET_SCHEMES["postgresql"]:
+            import psycopg
 
-    def failure(self, error: Exception) -> BudgetStoreError:
-        """One line naming the store and what went wrong (the driver's first line), never the store's password."""
+            refused = any(sign in str(error) for sign in LOGIN_REFUSALS)
+            return (isinstance(error, psycopg.OperationalError) and not refused
+                    and not isinstance(error, psycopg.errors.ConnectionTimeout))
+        return False
+
+    def failure(self, error: Exception, unreachable: bool = False) -> BudgetStoreError:
+        """One line naming the store and what went wrong (the driver's first line), never the store's password;
+        `unreachable`: asked again until PMW_BUDGET_TIMEOUT_S ran out."""
         cause = self._without_password(str(error).strip().splitlines()[0] if str(error).strip() else "")
         cause = f"{type(error).__name__}: {cause}" if cause else type(error).__name__
         name = f"the request budget's store {self.shown}"
         if isinstance(error, TimeoutError):  # our own deadline (budget_postgres.py): nothing more to say
             return BudgetStoreError(f"{name} did not answer within {self.timeout_s:g} s (PMW_BUDGET_TIMEOUT_S)")
+        if unreachable:
+            return BudgetStoreError(f"{name} cannot be reached within {self.timeout_s:g} s (PMW_BUDGET_TIMEOUT_S): "
+                                    f"{cause}")
         if self._timed_out(error):
             return BudgetStoreError(f"{name} did not answer within {self._bound_s(error):g} s "
                                     f"(PMW_BUDGET_TIMEOUT_S): {cause}")

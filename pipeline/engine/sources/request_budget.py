@@ -26,6 +26,7 @@ from pipeline.engine.sources.budget_store import BudgetStore
 log = logging.getLogger(__name__)
 
 AFTER_WAIT_S = 0.005  # asked again this long after the store's wait, so the oldest request has left the window
+RECONNECT_PAUSE_S = 0.1  # between two attempts to reach a store that is restarting
 
 
 class RequestBudget:
@@ -59,18 +60,19 @@ class RequestBudget:
         return time.perf_counter() - started
 
     def _attempt(self) -> float:
-        """0 when a request is admitted now, else the seconds to wait before the next attempt; once more on a
-        new connection when the store's connection broke (a server restart)."""
+        """0 when a request is admitted now, else the seconds to wait before the next attempt. A store that
+        cannot be reached (a server restarting) is asked again until its timeout has passed."""
+        given_up_at = time.monotonic() + self.store.timeout_s
         with self._lock:
-            try:
-                return self._ask()
-            except self.store.errors() as error:
-                if not self.store.connection_lost(error):
-                    raise self.store.failure(error) from None
-            try:
-                return self._ask()
-            except self.store.errors() as error:
-                raise self.store.failure(error) from None
+            while True:
+                try:
+                    return self._ask()
+                except self.store.errors() as error:
+                    if not self.store.connection_lost(error):
+                        raise self.store.failure(error) from None
+                    if time.monotonic() >= given_up_at:
+                        raise self.store.failure(error, unreachable=True) from None
+                time.sleep(RECONNECT_PAUSE_S)
 
     def _ask(self) -> float:
         item = RateItem(self.name, self._bucket.now())
