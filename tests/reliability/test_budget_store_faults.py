@@ -122,3 +122,14 @@ def test_a_redis_that_lost_its_state_counts_the_window_as_full(redis_url: str) -
     waited = budget.acquire()
     budget.close()
     assert waited >= 0.45
+
+
+def test_a_postgres_session_keeps_the_urls_options_and_adds_its_timeouts(postgres_url: str) -> None:
+    from pipeline.engine.sources.budget_postgres import DeadlinedConnection
+
+    connection = DeadlinedConnection(f"{postgres_url}?options=-c%20application_name%3Dpmw-test", TIMEOUT_S)
+    with connection.connection() as session:
+        shown = [session.execute(f"SHOW {name}").fetchone() for name in
+                 ("application_name", "statement_timeout", "lock_timeout", "TimeZone")]
+    connection.close()
+    assert shown == [("pmw-test",), ("500ms",), ("500ms",), ("UTC",)]

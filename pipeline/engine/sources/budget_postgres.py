@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from pyrate_limiter import PostgresBucket, Rate
 
 from pipeline.engine.sources.budget_store import connect_timeout_s
@@ -59,9 +60,12 @@ class DeadlinedConnection:
                 self._discard()
 
     def _connect(self) -> psycopg.Connection:
+        """The URL's own `options`, if any, then the session's zone and the statement and lock timeouts."""
         limit_ms = int(self._timeout_s * 1000)
+        given = conninfo_to_dict(self._url).get("options") or ""
+        ours = f"-c TimeZone=UTC -c statement_timeout={limit_ms} -c lock_timeout={limit_ms}"
         return psycopg.connect(self._url, connect_timeout=connect_timeout_s(self._timeout_s),
-                               options=f"-c TimeZone=UTC -c statement_timeout={limit_ms} -c lock_timeout={limit_ms}")
+                               options=f"{given} {ours}".strip())
 
     def _discard(self) -> None:
         if self._connection is not None:
