@@ -114,7 +114,7 @@ def test_a_budget_in_a_shared_store_waits_out_its_window(budget_url: str) -> Non
 def test_an_unreachable_store_is_named_without_its_password() -> None:
     from pipeline.engine.sources.budget_store import BudgetStoreError
 
-    store = BudgetStore.of(Secret("redis://:hunter2-secret@127.0.0.1:1/0"), Path("unused"))
+    store = BudgetStore.of(Secret("redis://:hunter2-secret@127.0.0.1:1/0"), Path("unused"), timeout_s=0.2)
     with pytest.raises(BudgetStoreError) as raised:
         RequestBudget("x", 1, store)
     assert "redis://127.0.0.1:1/0" in str(raised.value)

@@ -126,7 +126,8 @@ class BudgetStore:
         return self.timeout_s
 
     def open_bucket(self, key: str, rate: Rate) -> tuple[AbstractBucket, Callable[[], None]]:
-        """The bucket `key` of at most `rate` in this store, and what closes its connection."""
+        """The bucket `key` of at most `rate` in this store, and what closes its connection; the driver's errors
+        as they come (RequestBudget words them with `failure`)."""
         if self.url is None:
             assert self.path is not None
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -143,8 +144,6 @@ class BudgetStore:
         except ImportError as error:
             raise ConfigError(f"PMW_BUDGET_URL={self.shown} needs the drivers of the shared stores: "
                               f"{SHARED_EXTRA} ({error.name} is missing)") from None
-        except self.errors() as error:
-            raise self.failure(error) from None
 
     def _without_password(self, text: str) -> str:
         password = urlsplit(self.url.value).password if self.url is not None else None

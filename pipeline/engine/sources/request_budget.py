@@ -17,13 +17,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pyrate_limiter import Rate, RateItem
 
 from pipeline.engine.sources.budget_store import BudgetStore
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 AFTER_WAIT_S = 0.005  # asked again this long after the store's wait, so the oldest request has left the window
 RECONNECT_PAUSE_S = 0.1  # between two attempts to reach a store that is restarting
@@ -45,8 +48,8 @@ class RequestBudget:
             raise ValueError(f"a request budget needs a window longer than 0 s, got {window_s}")
         self.store = store if isinstance(store, BudgetStore) else BudgetStore(path=store)
         window_ms = int((window_s + margin_s) * 1000)
-        self._bucket, self._disconnect = self.store.open_bucket(f"budget_{name}_{per_window}_{window_ms}",
-                                                                Rate(per_window, window_ms))
+        key, rate = f"budget_{name}_{per_window}_{window_ms}", Rate(per_window, window_ms)
+        self._bucket, self._disconnect = self._asking(lambda: self.store.open_bucket(key, rate))
         self.name, self.per_window, self.window_s = name, per_window, window_s
         self._lock = threading.Lock()  # a bucket keeps its last verdict between put() and waiting()
         self._purge()
@@ -60,19 +63,23 @@ class RequestBudget:
         return time.perf_counter() - started
 
     def _attempt(self) -> float:
-        """0 when a request is admitted now, else the seconds to wait before the next attempt. A store that
-        cannot be reached (a server restarting) is asked again until its timeout has passed."""
-        given_up_at = time.monotonic() + self.store.timeout_s
+        """0 when a request is admitted now, else the seconds to wait before the next attempt."""
         with self._lock:
-            while True:
-                try:
-                    return self._ask()
-                except self.store.errors() as error:
-                    if not self.store.connection_lost(error):
-                        raise self.store.failure(error) from None
-                    if time.monotonic() >= given_up_at:
-                        raise self.store.failure(error, unreachable=True) from None
-                time.sleep(RECONNECT_PAUSE_S)
+            return self._asking(self._ask)
+
+    def _asking(self, call: Callable[[], T]) -> T:
+        """`call` to the store, made again while the store cannot be reached (a server restarting) until its
+        timeout has passed; any other failure of the store at once, as BudgetStoreError."""
+        given_up_at = time.monotonic() + self.store.timeout_s
+        while True:
+            try:
+                return call()
+            except self.store.errors() as error:
+                if not self.store.connection_lost(error):
+                    raise self.store.failure(error) from None
+                if time.monotonic() >= given_up_at:
+                    raise self.store.failure(error, unreachable=True) from None
+            time.sleep(RECONNECT_PAUSE_S)
 
     def _ask(self) -> float:
         item = RateItem(self.name, self._bucket.now())
