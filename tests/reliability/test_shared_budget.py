@@ -1,12 +1,15 @@
 """One request budget across hosts (PMW_BUDGET_URL): two backfills that share nothing but the budget's URL, each
 with its own data directory (as two hosts would be), run at once against the strict sandbox and together stay
-inside its 100 requests per window, on a real PostgreSQL server and on a real Redis server.
+inside its 100 requests per window, on a real PostgreSQL server and on a real Redis server; three processes
+taking turns in one budget draw no 429 on any store, SQLite's included.
 
 The strict sandbox and the pipeline count their 100 requests per BUDGET_WINDOW_S instead of a minute, so that
 the budget binds within seconds; the assertion is the API's own: no 429 for a spent budget, ever."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,7 +22,16 @@ from pipeline.engine.config import Secret
 from pipeline.engine.sources.budget_store import BudgetStore
 from pipeline.engine.sources.request_budget import RequestBudget
 from pmw_sandbox import SandboxConfig
-from tests.support.served import SECRET, SMALL_WORLD, SeenRequest, api_env, backfill_args, backfill_process, serve
+from tests.support.served import (
+    REPO_ROOT,
+    SECRET,
+    SMALL_WORLD,
+    SeenRequest,
+    api_env,
+    backfill_args,
+    backfill_process,
+    serve,
+)
 from tests.support.world import STRICT_BUDGET
 
 BUDGET_WINDOW_S = 1.0
@@ -102,8 +114,50 @@ def test_a_budget_in_a_shared_store_waits_out_its_window(budget_url: str) -> Non
 def test_an_unreachable_store_is_named_without_its_password() -> None:
     from pipeline.engine.sources.budget_store import BudgetStoreError
 
-    store = BudgetStore.of(Secret("redis://:hunter2-secret@127.0.0.1:1/0"), Path("unused"))
+    store = BudgetStore.of(Secret("redis://:hunter2-secret@127.0.0.1:1/0"), Path("unused"), timeout_s=0.2)
     with pytest.raises(BudgetStoreError) as raised:
         RequestBudget("x", 1, store)
     assert "redis://127.0.0.1:1/0" in str(raised.value)
     assert "hunter2" not in str(raised.value)
+
+
+def _tell(hosts: list[subprocess.Popen[str]], line: str, answer: str | None = None) -> list[str]:
+    """Each host's answer (one line) to `line`."""
+    for host in hosts:
+        assert host.stdin is not None
+        host.stdin.write(line + "\n")
+        host.stdin.flush()
+    answers = []
+    for host in hosts:
+        assert host.stdout is not None
+        answers.append(host.stdout.readline().strip())
+        assert answers[-1] == (answer or answers[-1]) != "", host.communicate(timeout=10)
+    return answers
+
+
+@pytest.mark.slow
+def test_three_hosts_taking_turns_in_one_budget_draw_no_429_on_any_store(
+    postgres_url: str, redis_url: str, tmp_path: Path
+) -> None:
+    """Three processes, each sending 14 requests through its own budget over the same store, against a server
+    that admits 20 per 0.5 s: more than two windows' worth, so the hosts wait for each other. The budget's
+    window is 0.2 s longer than the server's (as the pipeline's is 2 s longer than the API's: for the time between the
+    budget's answer and the request's arrival, on a busy machine)."""
+    per_window, window_s, margin_s, requests = 20, 0.5, 0.2, 14
+    stores = {"postgresql": postgres_url, "redis": redis_url, "sqlite": f"sqlite://{tmp_path}/budget.sqlite"}
+    env = api_env("http://127.0.0.1", tmp_path / "host")  # each host is told each API's URL
+    command = [sys.executable, "-m", "tests.support.budget_host"]
+    hosts = [subprocess.Popen(command, env=env, cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    try:
+        for name, store in stores.items():
+            config = SandboxConfig(world=WORLD, api_keys=(SECRET,), rate_limit_per_min=per_window,
+                                   rate_window_s=window_s)
+            with serve(config) as served:
+                _tell(hosts, f"{store} {served.url} {requests} {per_window} {window_s} {margin_s}", "ready")
+                statuses = " ".join(_tell(hosts, "go")).split()
+            assert len(statuses) == 3 * requests, name
+            assert served.app.rate_limited_answers == 0, f"{name}: {statuses.count('429')} requests answered 429"
+    finally:
+        for host in hosts:
+            host.communicate(timeout=30)

@@ -149,10 +149,11 @@ def postgres_server(template: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """Redis on 127.0.0.1, keeping nothing on disk; yields its URL."""
+def redis_server(port: int | None = None) -> Iterator[str]:
+    """Redis on 127.0.0.1 (on `port`, to start one again where another was), keeping nothing on disk; yields its
+    URL."""
     folder = _owned_temp_dir("pmw-redis-")
-    port, log = free_port(), folder / "server.log"
+    port, log = port or free_port(), folder / "server.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
             [_redis_server(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder), "--save", "",

@@ -93,7 +93,7 @@ def _request_limits(settings: Settings) -> dict[str, Any]:
 
 def _budget_store(settings: Settings) -> BudgetStore:
     """Where the request budgets are kept: PMW_BUDGET_URL, else the SQLite file PMW_RATE_LIMIT_DB."""
-    return BudgetStore.of(settings.budget_url, settings.rate_limit_db)
+    return BudgetStore.of(settings.budget_url, settings.rate_limit_db, settings.budget_timeout_s)
 
 
 @contextmanager

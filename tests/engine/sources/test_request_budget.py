@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pyrate_limiter import RateItem
 
 from pipeline.engine.config import Secret, Settings
 from pipeline.engine.schema import Source
@@ -37,6 +38,36 @@ def test_a_full_budget_waits_out_its_window_and_margin(tmp_path: Path) -> None:
     waits = [budget.acquire() for _ in range(4)]
     assert waits[3] > 0  # the fourth request waits for the first to leave the window and its margin
     assert time.perf_counter() - started >= 0.5 + 0.1
+
+
+def _most_in_any_window(times: list[float], window_s: float) -> int:
+    times = sorted(times)
+    return max(sum(1 for t in times[i:] if t < start + window_s) for i, start in enumerate(times))
+
+
+def test_a_request_that_waited_is_recorded_when_it_was_admitted_not_when_it_began_to_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that answers slowly now and then (here every other verdict takes 0.25 s to read, as a loaded
+    server): a request recorded at its first attempt plus its sleeps would be recorded earlier than it was sent by
+    as long as the store kept it, leave the window early, and let the next requests through too soon. Timed as
+    the requests are sent, no window ever holds more than the budget (counted in windows 0.1 s shorter than the
+    budget's, for the time between the budget's answer and the test's reading of the clock on a busy machine)."""
+    budget = RequestBudget("slow", 2, tmp_path / "budget.sqlite", window_s=0.3, margin_s=0.0)
+    answers, calls = budget._bucket.waiting, iter(range(1000))
+
+    def slow_answer(item: RateItem) -> int:
+        if next(calls) % 2:
+            time.sleep(0.25)
+        return answers(item)
+
+    monkeypatch.setattr(budget._bucket, "waiting", slow_answer)
+    sent = []
+    for _ in range(7):
+        budget.acquire()
+        sent.append(time.monotonic())
+    budget.close()
+    assert _most_in_any_window(sent, 0.3 - 0.1) <= 2
 
 
 def test_a_budget_refuses_an_empty_window(tmp_path: Path) -> None:
@@ -71,4 +102,5 @@ def test_a_purge_that_finds_the_file_busy_never_fails_the_run(
     monkeypatch.setattr(budget._bucket, "leak", busy)
     budget.acquire()
     budget.close()
-    assert "expired requests not purged this time (database is locked)" in caplog.text
+    assert "expired requests not purged this time (the request budget's store" in caplog.text
+    assert "failed: OperationalError: database is locked)" in caplog.text
