@@ -51,7 +51,7 @@ def run_restore(settings: Settings, table: str, platform: str, day: date, stamp:
         say(f"pmw restore: {error}")
         return False
     say(f"pmw restore: {table} {platform} {day} is the version replaced at {restored.stamp} again "
-        f"({_rows(restored.rows)}; it was {_rows(current)}, now kept as a version: pmw restore undoes it)")
+        f"({_rows(lake.row_count(table, platform, day))}; it was {_rows(current)}, now kept as a version: pmw restore undoes it)")
     return True
 
 
