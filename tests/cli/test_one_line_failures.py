@@ -7,6 +7,7 @@ import errno
 import os
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from pipeline.cli.main import main
@@ -32,8 +33,8 @@ def _landed_twice(lake: Lake) -> None:
         lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, n, seed=n))
 
 
-def test_status_of_a_bucket_without_credentials_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_and_query_of_a_bucket_without_credentials_are_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "DAGSTER_HOME"):
         monkeypatch.delenv(name, raising=False)
     env = {"AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
@@ -42,7 +43,11 @@ def test_status_of_a_bucket_without_credentials_is_one_line(tmp_path: Path, monk
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     assert main(["status"]) == 1
-    assert "credentials" in _one_line(capsys, "status")
+    assert "Unable to locate credentials" in _one_line(capsys, "status")
+    (tmp_path / "data").mkdir()
+    duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb")).close()
+    assert main(["query", "SELECT count(*) FROM raw.trades"]) == 1
+    assert "Unable to locate credentials" in _one_line(capsys, "query")
 
 
 def test_restore_on_a_full_disk_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
