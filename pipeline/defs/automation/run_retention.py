@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
-
-# not exported: the SQLite event log, whose per-run file outlives the run's deleted events
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.sqlite import SqliteEventLogStorage  # not exported: its run files outlive runs
 
 from pipeline.defs.common.cron import daily_cron
 from pipeline.defs.common.resources import PipelineResource
