@@ -3,8 +3,9 @@
 A run's events, logs and check results go with it (`DagsterInstance.delete_run`), and on SQLite storage its event
 file and its captured output too. What landed is not forgotten: the backfill sensor and `pmw status` read which
 partitions landed from Dagster's materialisations, so each materialisation of the run that is still the newest of
-its partition is recorded again first, without a run, with its metadata (`report_runless_asset_event`). Queued and
-running runs are never deleted. Tick history is bounded by the instance's `retention` settings (dagster.yaml).
+its partition is recorded again first, without a run, with its metadata but the run's 429s
+(`report_runless_asset_event`). Queued and running runs are never deleted. Tick history is bounded by the
+instance's `retention` settings (dagster.yaml).
 """
 
 import os
@@ -20,6 +21,9 @@ from pipeline.engine.config import Settings
 
 FINISHED = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
 BATCH = 100  # runs looked up at a time
+# What a carried materialisation leaves out: the run's 429s, which the backfill sensor would take for fresh ones in a
+# new record (`saw_429s` in sensor.py) and halve its budget for.
+NOT_CARRIED = frozenset({"rate_limited_answers"})
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,10 @@ def _carry_newest_materialisations(instance: dg.DagsterInstance, run_id: str) ->
         newest = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=materialisation.asset_key, asset_partitions=partitions), limit=1).records
         if newest and newest[0].run_id == run_id:
-            instance.report_runless_asset_event(materialisation)
+            metadata = {name: value for name, value in materialisation.metadata.items() if name not in NOT_CARRIED}
+            instance.report_runless_asset_event(dg.AssetMaterialization(
+                asset_key=materialisation.asset_key, description=materialisation.description, metadata=metadata,
+                partition=materialisation.partition, tags=materialisation.tags))
             carried += 1
     return carried
 

@@ -15,7 +15,7 @@ DAYS = dg.DailyPartitionsDefinition(start_date="2026-11-01")
 
 @dg.asset(partitions_def=DAYS)
 def nightly(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-    return dg.MaterializeResult(metadata={"rows": len(context.run.run_id)})
+    return dg.MaterializeResult(metadata={"rows": len(context.run.run_id), "rate_limited_answers": 1})
 
 
 def _night(instance: dg.DagsterInstance, day: str) -> dg.RunRecord:
@@ -45,6 +45,7 @@ def test_old_runs_go_with_their_files_and_every_partition_stays_landed(tmp_path:
             dg.AssetRecordsFilter(asset_key=nightly.key, asset_partitions=["2026-11-01"]), limit=5).records
         assert kept.asset_materialization is not None
         assert kept.asset_materialization.metadata["rows"] == dg.IntMetadataValue(len(rerun.dagster_run.run_id))
+        assert "rate_limited_answers" not in kept.asset_materialization.metadata  # no fresh 429 for the sensor
         assert prune_runs(instance, last.create_timestamp) == type(pruned)(0, 0)  # a carried record has no run
 
 
