@@ -36,14 +36,16 @@ class Pruned:
 
 def prune_runs(instance: dg.DagsterInstance, before: datetime) -> Pruned:
     """Delete every finished run created before `before`, carrying over its partitions' newest materialisations."""
-    runs = carried = 0
-    while records := instance.get_run_records(
-            filters=dg.RunsFilter(statuses=FINISHED, created_before=before), limit=BATCH, ascending=True):
-        for record in records:
-            carried += _carry_newest_materialisations(instance, record.dagster_run.run_id)
-            _delete_run(instance, record.dagster_run.run_id)
-            runs += 1
-    return Pruned(runs, carried)
+    deleted: set[str] = set()  # a storage that kept a deleted run would offer it again: looked at once
+    carried = 0
+    while ids := [record.dagster_run.run_id for record in instance.get_run_records(
+            filters=dg.RunsFilter(statuses=FINISHED, created_before=before), limit=BATCH, ascending=True)
+            if record.dagster_run.run_id not in deleted]:
+        for run_id in ids:
+            carried += _carry_newest_materialisations(instance, run_id)
+            _delete_run(instance, run_id)
+            deleted.add(run_id)
+    return Pruned(len(deleted), carried)
 
 
 def _carry_newest_materialisations(instance: dg.DagsterInstance, run_id: str) -> int:
