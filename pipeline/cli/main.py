@@ -13,7 +13,7 @@ from types import ModuleType
 from pipeline.cli import bench, normalize, restore, shell, verify
 from pipeline.cli.backfill import command as backfill
 from pipeline.cli.common.arguments import CommandParser
-from pipeline.cli.common.failures import CommandError
+from pipeline.cli.common.failures import FAILED, OUTSIDE_ERRORS, CommandError, outside
 from pipeline.cli.demo import command as demo
 from pipeline.cli.query import command as query
 from pipeline.cli.report import command as report
@@ -48,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandError as error:
         print(f"pmw {args.command}: {error}", file=sys.stderr)
         return error.status
+    except OUTSIDE_ERRORS as error:  # a full disk, the bucket's quota, no credentials: said, not traced
+        print(f"pmw {args.command}: {outside(error)}", file=sys.stderr)
+        return FAILED
 
 
 if __name__ == "__main__":

@@ -50,8 +50,9 @@ def run_restore(settings: Settings, table: str, platform: str, day: date, stamp:
     except LookupError as error:
         say(f"pmw restore: {error}")
         return False
+    now = lake.row_count(table, platform, day)
     say(f"pmw restore: {table} {platform} {day} is the version replaced at {restored.stamp} again "
-        f"({_rows(restored.rows)}; it was {_rows(current)}, now kept as a version: pmw restore undoes it)")
+        f"({_rows(now)}; it was {_rows(current)}, now kept as a version: pmw restore undoes it)")
     return True
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from pipeline.defs.automation.jobs import ingestion_job
+from pipeline.defs.automation.run_retention import run_retention_job, run_retention_schedule
 from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import backfill_sensor
 from pipeline.defs.automation.yesterday_landed import freshness_job, freshness_schedule, yesterday_landed_check
@@ -36,9 +37,10 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         assets=[*ingestion_assets(settings), platform_status_asset(settings), orderbook_round_asset(settings),
                 trader_profiles_asset(settings), *sports_assets(settings), *models],
         asset_checks=[yesterday_landed_check(settings)],
-        jobs=[ingestion_job, orderbook_job, traders_job, sports_job, freshness_job],
+        jobs=[ingestion_job, orderbook_job, traders_job, sports_job, freshness_job, run_retention_job],
         schedules=[daily_ingestion_schedule(settings), orderbook_rounds_schedule(settings),
-                   daily_traders_schedule(settings), daily_sports, freshness_schedule],
+                   daily_traders_schedule(settings), daily_sports, freshness_schedule,
+                   run_retention_schedule(settings)],
         sensors=[backfill_sensor(settings), *([rebuild_sensor(models, settings)] if models else [])],
         resources={"pipeline": PipelineResource()},
         executor=dg.in_process_executor,

@@ -78,6 +78,7 @@ class AutomationSettings:
     backfill_interval_s: int = 60  # seconds between two ticks of the backfill sensor
     daily_at: time = time(0, 30)  # when the daily schedule runs, UTC: the API has had time to take in the day's trades
     marts_interval_s: int = 30  # seconds between two looks of the SQL models' automation at what has landed
+    run_retention_days: int = 30  # Dagster's finished runs older than this are deleted every day (0: none)
 
 
 @dataclass(frozen=True)
@@ -420,6 +421,7 @@ def _automation(env: Mapping[str, str]) -> AutomationSettings:
         backfill_interval_s=_integer(env, "PMW_BACKFILL_INTERVAL_S", defaults.backfill_interval_s),
         daily_at=_time_of_day(env, "PMW_DAILY_AT") or defaults.daily_at,
         marts_interval_s=_integer(env, "PMW_MARTS_INTERVAL_S", defaults.marts_interval_s),
+        run_retention_days=_integer(env, "PMW_RUN_RETENTION_DAYS", defaults.run_retention_days, minimum=0),
     )
 
 

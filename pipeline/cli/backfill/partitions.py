@@ -32,7 +32,7 @@ from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, Source
 from pipeline.engine.sources.activity import PROCESS_ACTIVITY
-from pipeline.engine.spool.window import Window, windows_of
+from pipeline.engine.spool.window import Window, WindowSweeps, windows_of
 
 
 @dataclass(frozen=True)
@@ -221,7 +221,10 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
         windows = {day: window for window in windows_of((p.day for p in planned), token) for day in window.days}
         finished: list[PartitionReport] = []
         interrupted: PartitionReport | None = None
-        with logs_above(progress.display):
+        sweeps = WindowSweeps(resource.settings().windows_dir)
+        for spool in sweeps.remove_dead():
+            say(f"removed the window spool {spool} of a backfill that is gone")
+        with sweeps.owning(token), logs_above(progress.display):
             for plan in planned:
                 if interrupts.requested:
                     break

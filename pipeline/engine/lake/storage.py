@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from pipeline.engine.config import LAKE_SCHEMES, Settings, variables_with_prefix
 from pipeline.engine.files import fsync_directory, leftover_temporaries, replace_durably, temporary_beside
 from pipeline.engine.lake.deadlines import LakeDeadlinePassed, bounded, log_failed_request
+from pipeline.engine.lake.uploads import abort_stale_uploads_once
 
 # A location as readers name it: a local file's path, or an object's URL.
 Location = Path | str
@@ -256,6 +257,8 @@ class ObjectStore(LakeStore):
         return f"{self.url}/{key}"
 
     def publish(self, temporary: Path, key: str) -> None:
+        if self.scheme == "s3":
+            abort_stale_uploads_once(self.fs, self.root, self.deadline_s)
         self._bounded("writing", key, self.fs.put_file, str(temporary), self._full(key))
         for snapshot in list(self._snapshots):
             snapshot.forget(self._full(key))

@@ -52,9 +52,14 @@ def keep(store: LakeStore, current: Mapping[str, str], directory: str, newest: i
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     version = f"{directory}/{stamp}"
     store.freeze(present, version)  # a version appears whole, data and rejects together, or not at all
+    prune(store, directory, newest)
+    return PartitionVersion(stamp, store, version)
+
+
+def prune(store: LakeStore, directory: str, newest: int) -> None:
+    """Delete the versions in `directory` but the `newest`."""
     for old in kept(store, directory)[newest:]:
         store.remove_tree(old.key)
-    return PartitionVersion(stamp, store, version)
 
 
 def kept(store: LakeStore, directory: str) -> list[PartitionVersion]:
@@ -66,19 +71,21 @@ def kept(store: LakeStore, directory: str) -> list[PartitionVersion]:
 def restore(store: LakeStore, current: Mapping[str, str], directory: str, stamp: str | None,
             newest: int) -> PartitionVersion:
     """Put the version of `stamp` (default: the newest) in place of the `current` files, each replaced atomically;
-    a current file the version lacks (rejects) is removed. What it replaces is kept first, as a version of its own.
-    Raises LookupError when there is no such version."""
+    a current file the version lacks (rejects) is removed. What it replaces is kept first, as a version of its own;
+    then the versions are pruned to the `newest` (at least that one, so the restore can be undone), once the chosen
+    one, which may be among those pruned, is in place. Raises LookupError when there is no such version."""
     versions = kept(store, directory)
     chosen = next((v for v in versions if stamp is None or v.stamp == stamp), None)
     if chosen is None:
         there = ", ".join(v.stamp for v in versions) or "none"
         where = store.location(directory)
         raise LookupError(f"no kept version {stamp or ''} in {where} (kept: {there})".replace("  ", " "))
-    keep(store, current, directory, max(newest, len(versions) + 1))  # nothing is pruned by a restore
+    keep(store, current, directory, len(versions) + 1)  # nothing pruned before the chosen version is in place
     for name, target in current.items():
         source = f"{chosen.key}/{name}"
         if store.exists(source):
             store.copy(source, target)
         else:
             store.remove(target)
+    prune(store, directory, max(newest, 1))
     return chosen

@@ -2,7 +2,8 @@
 
 The first run to need a table's rows sweeps the window once (under a file lock) and spools the normalized rows to
 disk by day (`Settings.windows_dir`); each (table, platform, day) partition lands its day from the spool, exactly
-what a run of its day alone lands. The spool's rules, in docs/design.md, "The window spool".
+what a run of its day alone lands. A process that lands a window's days itself (`pmw backfill`) owns its spools while
+it runs; once it is gone they are removed at the next start. The spool's rules: docs/design.md, "The window spool".
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import io
 import shutil
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -20,7 +22,7 @@ from typing import IO
 
 import orjson
 import polars as pl
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
@@ -33,6 +35,7 @@ from pipeline.engine.wire_times import parse_iso, parse_unix
 WINDOW_TABLES = ("trades", "price_history")  # the tables read per market, which a window sweeps
 MAX_WINDOW_DAYS = 31  # a longer range is cut into windows of at most this many days
 SPOOL_TTL_S = 86_400.0
+OWNER = ".owner"  # `<token's hash><OWNER>`: the lock its owner holds while it lands the token's windows
 MANIFEST = "manifest.json"
 ROWS = "rows.arrow"
 MARKET = "market_id"
@@ -112,9 +115,44 @@ class WindowSweeps:
         with self._lock(spool.directory):
             spool.served(day, window)
 
+    @contextmanager
+    def owning(self, token: str) -> Iterator[None]:
+        """The spools of the windows named `token` are this process's while the block runs (it holds their owner's
+        lock, which the system lets go when the process dies, however it dies) and are removed when it ends."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        owner = self.root / f"{token_digest(token)}{OWNER}"
+        with FileLock(str(owner)):
+            try:
+                yield
+            finally:
+                self._remove_spools(owner)
+
+    def _remove_spools(self, owner: Path) -> list[str]:
+        """Remove the spools of the owner's windows, then the owner's file; their names."""
+        spools = sorted(self.root.glob(f"*_{owner.name.removesuffix(OWNER)}"))
+        for spool in spools:
+            shutil.rmtree(spool, ignore_errors=True)
+        owner.unlink(missing_ok=True)
+        return [spool.name for spool in spools]
+
+    def remove_dead(self) -> list[str]:
+        """Remove the spools whose owner is gone (a `pmw backfill` killed before its windows were served), however
+        fresh, and return their names; a spool whose owner runs, or which has none, is left."""
+        removed: list[str] = []
+        for owner in sorted(self.root.glob(f"*{OWNER}")) if self.root.exists() else []:
+            lock = FileLock(str(owner), timeout=0)
+            try:
+                lock.acquire()
+            except Timeout:  # held: its owner runs
+                continue
+            try:
+                removed += self._remove_spools(owner)
+            finally:
+                lock.release()
+        return removed
+
     def _directory(self, table: str, platform: str, window: Window) -> Path:
-        token = hashlib.sha256(window.token.encode()).hexdigest()[:16]
-        return self.root / f"{platform}_{window.first}_{window.last}_{token}" / table
+        return self.root / f"{platform}_{window.first}_{window.last}_{token_digest(window.token)}" / table
 
     def _lock(self, directory: Path) -> FileLock:
         directory.parent.mkdir(parents=True, exist_ok=True)
@@ -127,6 +165,7 @@ class WindowSweeps:
             if (directory / MANIFEST).exists():
                 return _Spool.load(directory)
             self._remove_stale()
+            self.remove_dead()
             shutil.rmtree(directory, ignore_errors=True)  # a sweep cut short
             swept = _window_markets(source, window, markets)
             sweep = (source.window_trades if table == "trades" else source.window_price_history)(
@@ -141,6 +180,11 @@ class WindowSweeps:
         for entry in self.root.iterdir():
             if entry.is_dir() and entry.stat().st_mtime < oldest:
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+def token_digest(token: str) -> str:
+    """How the spools' names and their owner's name the windows' token."""
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
 
 
 def _window_markets(source: WindowSource, window: Window, markets: pl.DataFrame) -> pl.DataFrame:

@@ -13,6 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from pipeline.engine.config import ConfigError, Settings, lake_url
+from pipeline.engine.lake import uploads
 from pipeline.engine.lake.storage import LocalStore, ObjectStore, open_store
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.verify import verify_lake
@@ -149,3 +150,21 @@ def test_a_lake_url_the_pipeline_cannot_use_is_refused_by_name(value: str) -> No
         lake_url({"PMW_LAKE_URL": value})
     assert lake_url({"PMW_LAKE_URL": "s3://bucket/prefix/"}) == "s3://bucket/prefix"
     assert lake_url({}) is None
+
+
+def _open_uploads(lake: Lake) -> list[str]:
+    assert isinstance(lake.store, ObjectStore)
+    bucket = lake.store.root.split("/", 1)[0]
+    return sorted(u["Key"] for u in lake.store.fs.call_s3("list_multipart_uploads", Bucket=bucket).get("Uploads", []))
+
+
+def test_a_multipart_upload_a_killed_writer_left_open_is_aborted_at_the_next_write(
+        s3_lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(s3_lake.store, ObjectStore)
+    bucket, prefix = s3_lake.store.root.split("/", 1)
+    for key in (f"{prefix}/trades/platform=kalshi/date={DAY}/data.parquet", "elsewhere/data.parquet"):
+        s3_lake.store.fs.call_s3("create_multipart_upload", Bucket=bucket, Key=key)  # as a killed upload leaves it
+    assert len(_open_uploads(s3_lake)) == 2
+    monkeypatch.setattr(uploads, "STALE_UPLOAD_S", 0.0)  # every open upload is old enough to be a dead writer's
+    s3_lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 3))
+    assert _open_uploads(s3_lake) == ["elsewhere/data.parquet"], "the lake's own aborted; nothing outside it"

@@ -98,12 +98,13 @@ def _store_at(answer: Answer, tmp_path: Path,
         yield store, methods
 
 
-def _fails_within_the_deadline(call: Callable[[], object], doing: str) -> None:
+def _fails_within_the_deadline(call: Callable[[], object], doing: str, operations: int = 1) -> None:
+    """`call` fails naming what it was doing within the deadline of each of its `operations`."""
     started = time.monotonic()
     with pytest.raises(TimeoutError) as caught:
         call()
     elapsed = time.monotonic() - started
-    assert elapsed < DEADLINE_S + 2, elapsed
+    assert elapsed < operations * DEADLINE_S + 2, elapsed
     assert str(caught.value) == (f"{doing} s3://bucket/lake/{KEY}: not done within the deadline of 1 s "
                                  f"(PMW_LAKE_DEADLINE_S)")
 
@@ -117,12 +118,15 @@ def test_a_trickled_read_fails_within_its_deadline(tmp_path: Path, monkeypatch: 
 
 def test_an_unanswered_write_fails_within_its_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """S3 requests never answered turned 14 s into 818 s, silently. (A PUT waits for `100 Continue` with no
-    timeout of the client's own: only the deadline ends it.)"""
+    timeout of the client's own: only the deadline ends it.) A process's first write to a lake looks first for the
+    uploads left open under it (a GET, pipeline/engine/lake/uploads.py; not again if an earlier test of this process
+    wrote to one of the same name): unanswered too, it passes its own deadline with a warning, and the write goes on
+    to its own."""
     written = tmp_path / "written.parquet"
     written.write_bytes(b"PAR1" * 100)
     with _store_at(_never_answered, tmp_path, monkeypatch) as (store, methods):
-        _fails_within_the_deadline(lambda: store.publish(written, KEY), "writing")
-    assert methods == ["PUT"]
+        _fails_within_the_deadline(lambda: store.publish(written, KEY), "writing", operations=2)
+    assert methods in (["GET", "PUT"], ["PUT"])
 
 
 @pytest.mark.parametrize(("answer", "cause"), [(_unavailable, "status 503"), (_never_answered, "ReadTimeoutError")])

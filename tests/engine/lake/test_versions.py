@@ -53,6 +53,19 @@ def test_a_restore_puts_a_version_back_rejects_and_all_and_can_be_undone(tmp_pat
         lake.restore("trades", "kalshi", DAY, "20000101T000000.000000Z")
 
 
+def test_restores_prune_to_the_versions_kept_even_the_oldest_one_restored(tmp_path: Path) -> None:
+    lake = Lake(tmp_path / "lake", keep_versions=2)
+    for n in (5, 7, 9):
+        lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, n, seed=n))
+    for _ in range(20):
+        lake.restore("trades", "kalshi", DAY)
+    assert len(lake.versions("trades", "kalshi", DAY)) == 2  # not 21: PMW_KEEP_VERSIONS hold for restores too
+    oldest = lake.versions("trades", "kalshi", DAY)[-1]
+    rows = oldest.rows
+    lake.restore("trades", "kalshi", DAY, oldest.stamp)  # the version pruned is the one put back: copied first
+    assert _rows(lake) == rows and len(lake.versions("trades", "kalshi", DAY)) == 2
+
+
 def test_no_versions_are_kept_when_none_are_asked_for(tmp_path: Path) -> None:
     lake = Lake(tmp_path / "lake")
     for n in (3, 4):

@@ -3,6 +3,9 @@ redone; a market the sweep missed read for its day alone; the spool gone once ev
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -13,7 +16,7 @@ import pytest
 from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
 from pipeline.engine.sources.coverage import Coverage
-from pipeline.engine.spool.window import Window, WindowSweeps
+from pipeline.engine.spool.window import Window, WindowSweeps, token_digest
 
 FIRST = date(2026, 11, 19)
 WINDOW = Window(FIRST, FIRST + timedelta(days=2), "test")
@@ -109,3 +112,31 @@ def test_a_sweep_cut_short_is_redone_and_a_market_it_missed_is_read_alone(tmp_pa
     rows, _ = _serve(sweeps, source, FIRST + timedelta(days=2), ["a", "c"])  # "c" listed since the sweep
     assert source.sweeps == 2 and source.alone == 1
     assert sorted(rows["trade_id"].to_list()) == ["a-2112", "c-2109"]  # "b" is not the day's; "c" read alone
+
+
+def _killed_owner_of(sweeps: WindowSweeps, token: str, spool: str) -> None:
+    """A process that owns the windows of `token`, spools into `spool` and is killed (SIGKILL) meanwhile."""
+    ready, told = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: no polars, only the owner's lock and a directory
+        with sweeps.owning(token):
+            (sweeps.root / spool / "trades").mkdir(parents=True)
+            os.write(told, b"1")
+            time.sleep(60)
+        os._exit(0)
+    assert os.read(ready, 1) == b"1"
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+
+
+def test_the_spools_of_a_killed_backfill_go_at_the_next_start_and_a_running_ones_stay(tmp_path: Path) -> None:
+    sweeps = WindowSweeps(tmp_path)
+    with sweeps.owning("running"):
+        _killed_owner_of(sweeps, "killed", "kalshi_2026-11-01_2026-11-07_" + token_digest("killed"))
+        running = tmp_path / f"kalshi_2026-11-01_2026-11-07_{token_digest('running')}" / "trades"
+        running.mkdir(parents=True)
+        _serve(sweeps, FakeSource(), FIRST, ["a", "b"])  # the next sweep starts: the dead spool goes
+        assert not list(tmp_path.glob(f"*_{token_digest('killed')}*")), "the killed backfill's spool and owner are gone"
+        assert running.is_dir(), "a running backfill's spool stays"
+    assert not list(tmp_path.glob(f"*_{token_digest('running')}*")), "a finished backfill leaves none of its own"
+    assert WindowSweeps(tmp_path).remove_dead() == []
