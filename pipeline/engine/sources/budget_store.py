@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from filelock import FileLock
 from pyrate_limiter import AbstractBucket, Rate, SQLiteBucket
 
 from pipeline.engine.config import BUDGET_SCHEMES, ConfigError, Secret
@@ -95,6 +96,9 @@ class BudgetStore:
         cause = self._without_password(str(error).strip().splitlines()[0] if str(error).strip() else "")
         cause = f"{type(error).__name__}: {cause}" if cause else type(error).__name__
         name = f"the request budget's store {self.shown}"
+        if isinstance(error, TimeoutError) and self.path is not None:  # the file's lock, held by another process
+            return BudgetStoreError(f"{name}: its lock {self.path}.lock was held by another process for longer than "
+                                    f"{self.timeout_s:g} s (PMW_BUDGET_TIMEOUT_S)")
         if isinstance(error, TimeoutError):  # our own deadline (budget_postgres.py): nothing more to say
             return BudgetStoreError(f"{name} did not answer within {self.timeout_s:g} s (PMW_BUDGET_TIMEOUT_S)")
         if unreachable:
@@ -132,6 +136,9 @@ class BudgetStore:
             assert self.path is not None
             self.path.parent.mkdir(parents=True, exist_ok=True)
             bucket = SQLiteBucket.init_from_file([rate], table=key, db_path=str(self.path), use_file_lock=True)
+            # pyrate's file lock waits forever for a process that holds it (one stopped by SIGSTOP, or hung): the
+            # same lock, bounded (filelock's Timeout is a TimeoutError: `failure` words it)
+            bucket.lock = FileLock(f"{self.path}.lock", timeout=self.timeout_s)
             return bucket, bucket.close
         try:
             if self.scheme in BUDGET_SCHEMES["redis"]:
