@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from pipeline.defs.automation.jobs import ingestion_job
+from pipeline.defs.automation.lake_scrub import lake_scrub_schedule
 from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import backfill_sensor
 from pipeline.defs.automation.yesterday_landed import freshness_job, freshness_schedule, yesterday_landed_check
@@ -38,7 +39,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         asset_checks=[yesterday_landed_check(settings)],
         jobs=[ingestion_job, orderbook_job, traders_job, sports_job, freshness_job],
         schedules=[daily_ingestion_schedule(settings), orderbook_rounds_schedule(settings),
-                   daily_traders_schedule(settings), daily_sports, freshness_schedule],
+                   daily_traders_schedule(settings), daily_sports, freshness_schedule, lake_scrub_schedule(settings)],
         sensors=[backfill_sensor(settings), *([rebuild_sensor(models, settings)] if models else [])],
         resources={"pipeline": PipelineResource()},
         executor=dg.in_process_executor,
