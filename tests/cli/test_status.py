@@ -14,6 +14,7 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.cli.status.facts import day_ranges
+from pipeline.engine.lake.scrub import scrub
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, lake_tables
 from tests.support.frames import rejects_frame, sample_frame
@@ -218,3 +219,18 @@ def test_every_table_of_the_lake_is_listed_where_it_landed(lake: Lake, capsys: p
         assert row_of(out, table, value) == [table, value, "1", str(DAYS[2]), str(DAYS[2]), "0", "0", "?", "0", "-"]
     assert not any(line.split()[:1] == ["orderbook_levels"] for line in out.splitlines())  # never landed
     assert out.splitlines()[-1] == f"yesterday ({YESTERDAY}): landed for every table on polymarket, kalshi"
+
+
+def test_the_last_scrub_is_shown_and_its_bad_files_fail_the_status(
+    lake: Lake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = status(capsys)
+    assert code == 0 and "lake scrub: never (job lake_scrub runs it daily; pmw verify reads every file)" in out
+    at = datetime(2026, 11, 26, 3, 0, tzinfo=UTC)
+    record = scrub(lake, at, timedelta(days=7))
+    code, out = status(capsys)
+    assert code == 1
+    [line] = [line for line in out.splitlines() if line.startswith("lake scrub:")]
+    assert line.startswith(f"lake scrub: 2026-11-26 03:00 UTC, the whole lake, {record.checked} files read, 2 bad: ")
+    assert str(lake.partition_path(*CORRUPT)) in line and "pmw restore" in line
+    assert json.loads(status(capsys, "--json")[1])["scrub"] == record.as_json()

@@ -12,11 +12,12 @@ stamp, which is what the whole-lake scrub is for.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.verify import BadFile, LakeFile, lake_files, unreadable_paths, verify_lake_file
 
@@ -57,27 +58,41 @@ def last_scrub(lake: Lake) -> ScrubRecord | None:
         return None
 
 
-def scrub(lake: Lake, now: datetime, whole_every: timedelta) -> ScrubRecord:
+def scrub(lake: Lake, now: datetime, whole_every: timedelta,
+          seen: Callable[[Location, BadFile | None], None] = lambda _path, _bad: None) -> ScrubRecord:
     """Read back the files changed since the last scrub (every file when the lake was not read whole within
-    `whole_every`), record what was found at `now`, and return it."""
+    `whole_every`; `timedelta(0)`: every file), record what was found at `now`, and return it. `seen` is told of
+    each file read (and of each path that cannot be listed) as it is, with what is wrong with it."""
     previous = last_scrub(lake)
     whole = previous is None or previous.whole_at is None or now - previous.whole_at >= whole_every
     verified: dict[str, list[Any]] = {} if whole else _read_json(lake, STAMPS_KEY) or {}
     stamps: dict[str, list[Any]] = {}
     bad = list(unreadable_paths(lake))
+    for unreadable in bad:
+        seen(unreadable.path, unreadable)
     checked = 0
     for file, stamp in _stamped_files(lake):
         if verified.get(file.key) != stamp:
             checked += 1
+            path = lake.store.location(file.key)
             problem = verify_lake_file(lake, file)
+            seen(path, None if problem is None else BadFile(file.table, path, problem))
             if problem is not None:
-                bad.append(BadFile(file.table, lake.store.location(file.key), problem))
+                bad.append(BadFile(file.table, path, problem))
                 continue  # left out of the stamps: read again by every scrub until it is put right
         stamps[file.key] = stamp
     record = ScrubRecord(now, whole, checked, tuple(bad), now if whole else previous.whole_at if previous else None)
-    _write_json(lake, STAMPS_KEY, stamps)
-    _write_json(lake, RECORD_KEY, record.as_json())
+    try:
+        _write_json(lake, STAMPS_KEY, stamps)
+        _write_json(lake, RECORD_KEY, record.as_json())
+    except OSError as error:
+        raise ScrubNotRecordedError(f"the lake was scrubbed ({len(bad)} bad file(s)) but its record could not be "
+                                    f"written to {lake.store.location(SCRUB_DIR)}: {error}") from error
     return record
+
+
+class ScrubNotRecordedError(OSError):
+    """The scrub read the files, but its record could not be written to the lake."""
 
 
 def _stamped_files(lake: Lake) -> Iterator[tuple[LakeFile, list[Any]]]:
