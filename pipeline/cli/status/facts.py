@@ -85,6 +85,7 @@ class Status:
     dagster_home: str | None
     failed_checks: list[FailedCheck] | None  # None: unknown (no DAGSTER_HOME)
     scrub: ScrubRecord | None = None  # the lake's last scrub (pipeline.engine.lake.scrub); None: never scrubbed
+    marts: dict[str, str] | None = None  # table model -> the build readers see it from; None: none published
 
     @property
     def yesterday_missing(self) -> list[TableStatus]:
@@ -106,6 +107,7 @@ class Status:
             "tables": [s.as_json() for s in self.tables],
             "failed_checks": None if self.failed_checks is None else [c.as_json() for c in self.failed_checks],
             "scrub": None if self.scrub is None else self.scrub.as_json(),
+            "marts": self.marts,
             "yesterday": {"day": self.yesterday.isoformat(), "landed": not self.yesterday_missing,
                           "missing": [{"table": s.table, "platform": s.platform} for s in self.yesterday_missing]},
             "ok": self.ok,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pipeline.cli.status.facts import FailedCheck, Status, TableStatus, day_ranges, iso
 from pipeline.engine.files import some_paths
 from pipeline.engine.lake.scrub import ScrubRecord
+from pipeline.engine.warehouse.builds import builds_line
 
 SHOWN_RANGES = 3  # of the missing days, in the plain table (the JSON names them all)
 UNKNOWN = "unknown without DAGSTER_HOME"
@@ -23,6 +24,7 @@ def plain_lines(status: Status) -> list[str]:
               for s in status.tables for day, markets in sorted((s.incomplete or {}).items())]
     lines += _check_lines(status.failed_checks)
     lines.append(_scrub_line(status.scrub))
+    lines.append(f"marts: {builds_line(status.marts)}")
     lines.append(_yesterday_line(status))
     return lines
 
