@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.engine.config import Settings
+from pipeline.engine.lake import verify
 from pipeline.engine.lake.scrub import last_scrub, scrub
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.schema import TABLES
 from tests.support.frames import DAY, trades_frame
 
 NOW = datetime(2026, 11, 26, 3, 0, tzinfo=UTC)
@@ -78,3 +81,17 @@ def test_a_record_that_does_not_read_means_a_whole_scrub(lake: Lake) -> None:
     (lake.root / "_scrub" / "last.json").write_text("{not json")
     assert last_scrub(lake) is None
     assert scrub(lake, NOW + timedelta(days=1), WEEK).whole
+
+
+def test_on_an_object_store_the_record_is_kept_in_the_bucket_and_a_replaced_object_is_read_again(
+    s3_lake_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(verify, "lake_tables", lambda: {"trades": TABLES["trades"]})  # a listing per table costs
+    lake = Lake.of(Settings(data_dir=tmp_path / "data", lake_url=s3_lake_url))
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 200))
+    lake.write_partition("trades", "polymarket", DAY, trades_frame("polymarket", DAY, 200))
+    assert scrub(lake, NOW, WEEK).checked == 2
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 250))
+    another_host = Lake.of(Settings(data_dir=tmp_path / "elsewhere", lake_url=s3_lake_url))
+    record = scrub(another_host, NOW + timedelta(days=1), WEEK)  # the first host's record, read from the bucket
+    assert (record.whole, record.checked, record.bad) == (False, 1, ())
