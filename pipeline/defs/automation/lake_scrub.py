@@ -13,6 +13,7 @@ from typing import Any
 import dagster as dg
 
 from pipeline.defs.common.cron import daily_cron
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.scrub import ScrubRecord, scrub
 from pipeline.engine.lake.store import Lake
@@ -23,14 +24,15 @@ SCRUB_JOB = "lake_scrub"
 SCRUB_SCHEDULE = "daily_lake_scrub"
 
 
-def lake_scrub_job(settings: Settings) -> dg.JobDefinition:
-    """The scrub's job over the lake of `settings`: one op, failed (the run with it) when a file is bad."""
+def lake_scrub_job() -> dg.JobDefinition:
+    """The scrub's job over the lake of the run's settings: one op, failed (the run with it) when a file is bad."""
 
     @dg.op(name=SCRUB_OP, description="Reads back the lake files changed since the last scrub (the whole lake every "
            "PMW_SCRUB_WHOLE_EVERY_DAYS), each page against its checksum; fails naming every bad file.")
-    def scrub_lake(context: dg.OpExecutionContext) -> dg.Output[int]:
-        whole_every = timedelta(days=settings.automation.scrub_whole_every_days)
-        record = scrub(Lake.of(settings), datetime.now(UTC), whole_every)
+    def scrub_lake(context: dg.OpExecutionContext, pipeline: PipelineResource) -> dg.Output[int]:
+        run_settings = pipeline.settings()
+        whole_every = timedelta(days=run_settings.automation.scrub_whole_every_days)
+        record = scrub(Lake.of(run_settings), datetime.now(UTC), whole_every)
         context.log.info("lake scrub (%s): %d files read, %d bad", _scope(record), record.checked, len(record.bad))
         metadata = scrub_metadata(record)
         if record.bad:
@@ -78,7 +80,7 @@ def lake_scrub_schedule(settings: Settings) -> dg.ScheduleDefinition:
     started)."""
     return dg.ScheduleDefinition(
         name=SCRUB_SCHEDULE,
-        job=lake_scrub_job(settings),
+        job=lake_scrub_job(),
         cron_schedule=daily_cron(settings.automation.scrub_at),
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.RUNNING if settings.automation.scrub

@@ -10,6 +10,7 @@ import dagster as dg
 import pytest
 
 from pipeline.defs.automation.lake_scrub import SCRUB_JOB, SCRUB_OP, SCRUB_SCHEDULE, lake_scrub_job, lake_scrub_schedule
+from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.location import build_definitions
 from pipeline.engine.config import ConfigError, Settings
 from pipeline.engine.lake.store import Lake
@@ -36,9 +37,10 @@ def test_the_scrub_fails_on_a_bad_file_naming_it_and_what_to_do(
     flipped = bytearray(bad.read_bytes())
     flipped[len(flipped) // 3] ^= 0xFF
     bad.write_bytes(flipped)
-    scrub_op = lake_scrub_job(settings).graph.node_named(SCRUB_OP).definition
-    with pytest.raises(dg.Failure) as failed:  # the op invoked alone: a run of its job takes seconds
-        scrub_op(dg.build_op_context())
+    scrub_op = lake_scrub_job().graph.node_named(SCRUB_OP).definition
+    with dg.build_op_context(resources={"pipeline": PipelineResource()}) as context, pytest.raises(
+            dg.Failure) as failed:  # the op invoked alone: a run of its job takes seconds
+        scrub_op(context)
     error = failed.value
     assert str(bad) in (error.description or "") and "pmw restore" in (error.description or "")
     [said] = error.metadata["bad_files"].value
