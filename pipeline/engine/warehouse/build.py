@@ -146,7 +146,8 @@ class _Run:
         self.lake = lake
         self.build_id = build_id
         # table model -> the key of its file as readers will see it: as published, then as this build writes it
-        self.tables = {r: key for r, key in published.items() if r in project.models}
+        self.tables = {r: key for r, key in published.items()
+                       if r in project.models and project.models[r].materialized == "table"}
         self.written: list[Relation] = []
         self.unbuilt: set[Relation] = set()  # models that failed or were skipped in this run
         self.blocking: dict[Relation, str] = {}  # model -> why the models downstream of it must not build
