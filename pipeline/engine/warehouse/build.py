@@ -119,8 +119,7 @@ def build(
         for relation, error in left_out.items():
             logger.warning("%s is left out of the warehouse: %s", relation, error)
         if sync_views(warehouse_path, views, session, lake):
-            read = {build_of(key) for key in [*published.values(), *run.tables.values()]}
-            remove_unread_builds(lake, {build for build in read if build is not None})
+            remove_unread_builds(lake, {build_of(key) for key in [*published.values(), *run.tables.values()]})
         elif run.written:
             logger.warning("build %s is not published: %s is held by another process, whose readers see the "
                            "previous build whole; the next build publishes (pmw sql)", run.build_id, warehouse_path)

@@ -6,7 +6,7 @@ writing them in one DuckDB transaction (views.sync_views), with the view ``pmw.b
 table model comes from. So a reader sees the models of one publish, or of the one before, never some of each: a
 build killed (or failing) before it publishes leaves the views, and the files they read, as they were. After a
 publish, the build folders this host wrote that no view read before it or reads after it are removed (those of
-killed builds too). Why, in docs/design.md, "The SQL build".
+killed builds too, and the tables of an older pmw, `_models/<schema>/`). Why, in docs/design.md, "The SQL build".
 """
 
 from __future__ import annotations
@@ -80,14 +80,17 @@ def builds_line(builds: Mapping[str, str] | None) -> str:
     return f"build {newest}" + (f"; of earlier builds: {', '.join(older)}" if older else "")
 
 
-def remove_unread_builds(lake: Lake, read: set[str]) -> list[str]:
+def remove_unread_builds(lake: Lake, read: set[str | None]) -> list[str]:
     """Remove the build folders this host wrote (it stages them under the lake's local folder) whose ids are not
-    in `read`; return the ids removed."""
+    in `read`, and the schema folders of the layout before build ids unless `read` holds None (a file of theirs is
+    still read); return the folders removed."""
     local = lake.store.local_path(MODELS_DIR)
-    found = sorted(path.name for path in local.glob(f"{BUILD_PREFIX}*") if path.is_dir()) if local.is_dir() else []
-    removed = [name.removeprefix(BUILD_PREFIX) for name in found if name.removeprefix(BUILD_PREFIX) not in read]
-    for build_id in removed:
-        key = f"{MODELS_DIR}/{BUILD_PREFIX}{build_id}"
+    found = sorted(path.name for path in local.iterdir() if path.is_dir() and not path.name.startswith(".")) \
+        if local.is_dir() else []
+    removed = [name for name in found if (build_of(f"{MODELS_DIR}/{name}/") if name.startswith(BUILD_PREFIX)
+                                          else None) not in read]
+    for name in removed:
+        key = f"{MODELS_DIR}/{name}"
         lake.store.remove_tree(key)
         shutil.rmtree(lake.store.local_path(key), ignore_errors=True)  # an object store's local staging folder
     return removed

@@ -76,3 +76,15 @@ def test_a_model_that_fails_keeps_its_published_table_and_says_so(world: tuple[L
     market, platform, builds = read_marts(warehouse, lake)
     assert (market, platform) == (15, 10)
     assert builds is not None and builds_line(builds).endswith("; of earlier builds: marts.platform_trades")
+
+
+def test_the_files_of_the_layout_before_build_ids_go_once_no_view_reads_them(world: tuple[Lake, Path, Path]) -> None:
+    lake, sql_dir, warehouse = world
+    legacy = lake.root / MODELS_DIR / "marts" / "market_trades.parquet"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(b"a table of an older pmw")
+    project = load_project(sql_dir)
+    list(build(project, lake, warehouse, project.models, ()))
+    assert not legacy.parent.exists()
+    assert [path.name for path in (lake.root / MODELS_DIR).iterdir() if not path.name.startswith(".")] == [
+        f"build-{build_id}" for build_id in set(read_marts(warehouse, lake)[2].values())]  # type: ignore[union-attr]
