@@ -5,6 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from pipeline.defs.automation.jobs import ingestion_job
+from pipeline.defs.automation.lake_scrub import lake_scrub_schedule
 from pipeline.defs.automation.run_retention import run_retention_job, run_retention_schedule
 from pipeline.defs.automation.schedule import daily_ingestion_schedule
 from pipeline.defs.automation.sensor import backfill_sensor
@@ -40,7 +41,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         jobs=[ingestion_job, orderbook_job, traders_job, sports_job, freshness_job, run_retention_job],
         schedules=[daily_ingestion_schedule(settings), orderbook_rounds_schedule(settings),
                    daily_traders_schedule(settings), daily_sports, freshness_schedule,
-                   run_retention_schedule(settings)],
+                   run_retention_schedule(settings), lake_scrub_schedule(settings)],
         sensors=[backfill_sensor(settings), *([rebuild_sensor(models, settings)] if models else [])],
         resources={"pipeline": PipelineResource()},
         executor=dg.in_process_executor,

@@ -79,6 +79,9 @@ class AutomationSettings:
     daily_at: time = time(0, 30)  # when the daily schedule runs, UTC: the API has had time to take in the day's trades
     marts_interval_s: int = 30  # seconds between two looks of the SQL models' automation at what has landed
     run_retention_days: int = 30  # Dagster's finished runs older than this are deleted every day (0: none)
+    scrub: bool = True  # whether the lake's scrub schedule starts on (PMW_SCRUB)
+    scrub_at: time = time(3, 0)  # when it runs, UTC (PMW_SCRUB_AT)
+    scrub_whole_every_days: int = 7  # a scrub reads the whole lake when the last such is this old, else what changed
 
 
 @dataclass(frozen=True)
@@ -382,9 +385,11 @@ def _shrink_tolerance(env: Mapping[str, str]) -> float:
     return _share(env, "PMW_SHRINK_TOLERANCE", Settings.shrink_tolerance)
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
+def _flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
     raw = (env.get(name) or "").strip().lower()
-    if raw in ("", "0", "false", "no"):
+    if not raw:
+        return default
+    if raw in ("0", "false", "no"):
         return False
     if raw in ("1", "true", "yes"):
         return True
@@ -422,6 +427,9 @@ def _automation(env: Mapping[str, str]) -> AutomationSettings:
         daily_at=_time_of_day(env, "PMW_DAILY_AT") or defaults.daily_at,
         marts_interval_s=_integer(env, "PMW_MARTS_INTERVAL_S", defaults.marts_interval_s),
         run_retention_days=_integer(env, "PMW_RUN_RETENTION_DAYS", defaults.run_retention_days, minimum=0),
+        scrub=_flag(env, "PMW_SCRUB", default=defaults.scrub),
+        scrub_at=_time_of_day(env, "PMW_SCRUB_AT") or defaults.scrub_at,
+        scrub_whole_every_days=_integer(env, "PMW_SCRUB_WHOLE_EVERY_DAYS", defaults.scrub_whole_every_days),
     )
 
 

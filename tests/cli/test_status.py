@@ -14,8 +14,11 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.cli.status.facts import day_ranges
+from pipeline.engine.lake.scrub import scrub
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, lake_tables
+from pipeline.engine.warehouse.build import build
+from pipeline.engine.warehouse.project import load_project
 from tests.support.frames import rejects_frame, sample_frame
 
 YESTERDAY = datetime.now(UTC).date() - timedelta(days=1)
@@ -218,3 +221,35 @@ def test_every_table_of_the_lake_is_listed_where_it_landed(lake: Lake, capsys: p
         assert row_of(out, table, value) == [table, value, "1", str(DAYS[2]), str(DAYS[2]), "0", "0", "?", "0", "-"]
     assert not any(line.split()[:1] == ["orderbook_levels"] for line in out.splitlines())  # never landed
     assert out.splitlines()[-1] == f"yesterday ({YESTERDAY}): landed for every table on polymarket, kalshi"
+
+
+def test_the_last_scrub_is_shown_and_its_bad_files_fail_the_status(
+    lake: Lake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = status(capsys)
+    assert code == 0 and "lake scrub: never (job lake_scrub runs it daily; pmw verify reads every file)" in out
+    at = datetime(2026, 11, 26, 3, 0, tzinfo=UTC)
+    record = scrub(lake, at, timedelta(days=7))
+    code, out = status(capsys)
+    assert code == 1
+    [line] = [line for line in out.splitlines() if line.startswith("lake scrub:")]
+    assert line.startswith(f"lake scrub: 2026-11-26 03:00 UTC, the whole lake, {record.checked} files read, 2 bad: ")
+    assert str(lake.partition_path(*CORRUPT)) in line and "pmw restore" in line
+    assert json.loads(status(capsys, "--json")[1])["scrub"] == record.as_json()
+
+
+def test_the_build_the_marts_are_of_is_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "data"))
+    lake = Lake(tmp_path / "data" / "lake")
+    lake.write_partition("trades", "kalshi", YESTERDAY, sample_frame("trades", "kalshi", YESTERDAY, n=2))
+    assert "marts: no build published yet (pmw sql builds them)" in status(capsys)[1]
+    (tmp_path / "sql" / "marts").mkdir(parents=True)
+    (tmp_path / "sql" / "marts" / "n.sql").write_text("-- materialized: table\nSELECT count(*) AS n FROM raw.trades\n")
+    project = load_project(tmp_path / "sql")
+    list(build(project, lake, tmp_path / "data" / "warehouse.duckdb", project.models, ()))
+    [line] = [line for line in status(capsys)[1].splitlines() if line.startswith("marts: ")]
+    [build_id] = json.loads(status(capsys, "--json")[1])["marts"].values()
+    assert line == f"marts: build {build_id}"

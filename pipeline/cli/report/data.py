@@ -11,6 +11,7 @@ import polars as pl
 
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES
+from pipeline.engine.warehouse.builds import builds_line, shown_builds
 from pipeline.engine.warehouse.views import connect_read_only, relocate_views
 
 TOP_MOVERS = 10
@@ -72,6 +73,7 @@ class ReportData:
     candles: pl.DataFrame
     category_volume: pl.DataFrame
     rejects: pl.DataFrame  # table, platform, day, rows, rejects (null: the rejects file does not read)
+    builds: str = ""  # which build of the models the marts drawn are of (builds.builds_line)
 
 
 def load_report_data(warehouse_path: Path, lake: Lake, days: int) -> ReportData:
@@ -103,6 +105,7 @@ def _read_window(db: duckdb.DuckDBPyConnection, lake: Lake, days: int) -> Report
         candles=_frame(db, CANDLES_SQL, {**window, "per_platform": BUSIEST_PER_PLATFORM}),
         category_volume=_frame(db, CATEGORY_SQL, window),
         rejects=lake_rejects(lake, first, last),
+        builds=builds_line(shown_builds(db)),
     )
 
 

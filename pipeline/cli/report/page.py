@@ -49,7 +49,7 @@ def run_report(settings: Settings, days: int, output: Path, say: Callable[[str],
         raise CommandError(str(error), FAILED) from None
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render_report(data, settings.warehouse_path), encoding="utf-8")
-    say(f"pmw report: {data.first} .. {data.last} -> {output}")
+    say(f"pmw report: {data.first} .. {data.last}, marts of {data.builds} -> {output}")
 
 
 def render_report(data: ReportData, warehouse_path: Path) -> str:
@@ -74,7 +74,8 @@ def render_report(data: ReportData, warehouse_path: Path) -> str:
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>pm-warehouse report</title>"
         f"<style>{STYLE}</style><script>{get_plotlyjs()}</script></head><body>"
         f"<h1>pm-warehouse report</h1><p class='note'>Days {data.first} .. {data.last} (UTC) of "
-        f"{html.escape(str(warehouse_path))}; generated {generated} by <code>pmw report</code>.</p>"
+        f"{html.escape(str(warehouse_path))}, marts of {html.escape(data.builds)}; generated {generated} by "
+        "<code>pmw report</code>.</p>"
         + "".join(sections) + "</body></html>\n"
     )
 

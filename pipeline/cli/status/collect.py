@@ -16,9 +16,12 @@ from pathlib import Path
 from pipeline.cli.common.dagster_home import data_dir_home
 from pipeline.cli.status.facts import Recorded, Status, TableStatus
 from pipeline.engine.config import Settings, dagster_home
+from pipeline.engine.lake.scrub import last_scrub
 from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import TABLES, lake_tables
+from pipeline.engine.warehouse.builds import shown_builds
+from pipeline.engine.warehouse.views import connect_read_only
 
 
 def collect_status(settings: Settings, days: int | None, today: date) -> Status:
@@ -44,7 +47,16 @@ def collect_status(settings: Settings, days: int | None, today: date) -> Status:
             listed = [d for p, d in found if p == platform and first <= d <= yesterday]
             tables.append(_table_status(lake, table, platform, listed, window, unreadable, recorded))
     return Status(lake.url, first, yesterday, configured, tables, home,
-                  None if recorded is None else recorded.failed_checks)
+                  None if recorded is None else recorded.failed_checks, last_scrub(lake),
+                  _published_builds(settings.warehouse_path))
+
+
+def _published_builds(warehouse_path: Path) -> dict[str, str] | None:
+    """Which build each table model comes from, as the warehouse file shows readers; None when none is published."""
+    if not warehouse_path.exists():
+        return None
+    with connect_read_only(warehouse_path) as connection:
+        return shown_builds(connection)
 
 
 def _window_start(landed: dict[str, list[tuple[str, date]]], yesterday: date, days: int | None, start: date) -> date:

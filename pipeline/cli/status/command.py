@@ -20,12 +20,14 @@ def add_parser(subparsers: Subparsers) -> None:
         help="what has landed, what is missing, which checks failed and whether yesterday is fresh",
         description="Per table and platform: partitions landed, first and last day, missing days of the window, "
                     "rows and rejects (from the Parquet footers), incomplete and unreadable partitions; then the "
-                    "failed checks of the latest materialisations and whether yesterday (UTC) landed. Incomplete "
+                    "failed checks of the latest materialisations, the last scrub of the lake, the build the marts "
+                    "are of, and whether yesterday (UTC) landed. Incomplete "
                     "partitions and failed checks are read from DAGSTER_HOME's instance (without it, from the data "
                     "dir's own dagster_home that pmw demo makes), unknown without either.",
-        epilog="exit status: 0 yesterday landed for every table and platform and no check of severity ERROR "
-               "failed; 1 yesterday is missing somewhere or such a check failed (a failed WARN check is listed "
-               "only); 2 bad arguments or configuration.",
+        epilog="exit status: 0 yesterday landed for every table and platform, no check of severity ERROR "
+               "failed and the last scrub found no bad file; 1 yesterday is missing somewhere, such a check failed "
+               "(a failed WARN check is listed only) or the last scrub found a bad file; 2 bad arguments or "
+               "configuration.",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document (keys in docs/operating.md)")
     parser.add_argument("--days", type=positive, default=None, metavar="N",

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from pipeline.engine.lake.scrub import ScrubRecord
+
 
 @dataclass(frozen=True)
 class FailedCheck:
@@ -82,6 +84,8 @@ class Status:
     tables: list[TableStatus]
     dagster_home: str | None
     failed_checks: list[FailedCheck] | None  # None: unknown (no DAGSTER_HOME)
+    scrub: ScrubRecord | None = None  # the lake's last scrub (pipeline.engine.lake.scrub); None: never scrubbed
+    marts: dict[str, str] | None = None  # table model -> the build readers see it from; None: none published
 
     @property
     def yesterday_missing(self) -> list[TableStatus]:
@@ -90,7 +94,8 @@ class Status:
 
     @property
     def ok(self) -> bool:
-        return not self.yesterday_missing and not any(check.blocking for check in self.failed_checks or ())
+        return (not self.yesterday_missing and not any(check.blocking for check in self.failed_checks or ())
+                and not (self.scrub and self.scrub.bad))
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +106,8 @@ class Status:
             "dagster_home": self.dagster_home,
             "tables": [s.as_json() for s in self.tables],
             "failed_checks": None if self.failed_checks is None else [c.as_json() for c in self.failed_checks],
+            "scrub": None if self.scrub is None else self.scrub.as_json(),
+            "marts": self.marts,
             "yesterday": {"day": self.yesterday.isoformat(), "landed": not self.yesterday_missing,
                           "missing": [{"table": s.table, "platform": s.platform} for s in self.yesterday_missing]},
             "ok": self.ok,

@@ -4,6 +4,9 @@ whether yesterday landed."""
 from __future__ import annotations
 
 from pipeline.cli.status.facts import FailedCheck, Status, TableStatus, day_ranges, iso
+from pipeline.engine.files import some_paths
+from pipeline.engine.lake.scrub import ScrubRecord
+from pipeline.engine.warehouse.builds import builds_line
 
 SHOWN_RANGES = 3  # of the missing days, in the plain table (the JSON names them all)
 UNKNOWN = "unknown without DAGSTER_HOME"
@@ -20,6 +23,8 @@ def plain_lines(status: Status) -> list[str]:
     lines += [f"INCOMPLETE {s.table} {s.platform} {day}: {markets} market(s) not read back to the day's start"
               for s in status.tables for day, markets in sorted((s.incomplete or {}).items())]
     lines += _check_lines(status.failed_checks)
+    lines.append(_scrub_line(status.scrub))
+    lines.append(f"marts: {builds_line(status.marts)}")
     lines.append(_yesterday_line(status))
     return lines
 
@@ -45,6 +50,17 @@ def _check_lines(failed: list[FailedCheck] | None) -> list[str]:
     if failed is None:
         return [f"failed checks and incomplete partitions (incompl ?): {UNKNOWN}"]
     return [check.line() for check in failed] or ["failed checks: none"]
+
+
+def _scrub_line(record: ScrubRecord | None) -> str:
+    if record is None:
+        return "lake scrub: never (job lake_scrub runs it daily; pmw verify reads every file)"
+    scope = "the whole lake" if record.whole else "the files changed since the scrub before"
+    said = f"lake scrub: {record.finished_at:%Y-%m-%d %H:%M} UTC, {scope}, {record.checked} files read, "
+    if not record.bad:
+        return said + "0 bad"
+    return (said + f"{len(record.bad)} bad: {some_paths([b.path for b in record.bad])}; put each back with pmw "
+            "restore (or rerun its partition), then pmw verify")
 
 
 def _yesterday_line(status: Status) -> str:

@@ -1,8 +1,8 @@
 """dbt_like_sql in Dagster: an asset per SQL model, a blocking asset check per SQL test.
 
-All models are one subsettable multi-asset built in one step (pipeline.engine.warehouse.build); a model reading a
-table whose blocking ingestion check failed in the run is held back, and a landed partition missing from the lake
-fails the step. Why, in docs/design.md, "The SQL models' checks".
+All models are one subsettable multi-asset built in one step (pipeline.engine.warehouse.build), materialised once the
+build is published; a model reading a table whose blocking ingestion check failed in the run is held back, and a
+landed partition missing from the lake fails the step. Why, in docs/design.md, "The SQL models' checks".
 
 (No ``from __future__ import annotations`` here: Dagster reads the op's annotations at definition time.)
 """
@@ -75,18 +75,20 @@ def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
         chosen_models = [r for r in chosen_models if r not in held]
         chosen_tests = [t for t in chosen_tests if not held.keys() & set(t.reads)]
         failed = []
+        results: list[dg.MaterializeResult | dg.AssetCheckResult] = []  # told once the build is published
         for outcome in build(project, lake, settings.warehouse_path, chosen_models, chosen_tests):
             if isinstance(outcome, Built):
                 context.log.info("%s: %d rows in %.2f s", outcome.model.relation, outcome.rows, outcome.seconds)
-                yield _materialization(outcome)
+                results.append(_materialization(outcome))
             elif isinstance(outcome, Tested):
-                yield _check_result(outcome)
+                results.append(_check_result(outcome))
             elif isinstance(outcome, NotBuilt) and outcome.failed:
                 context.log.error("%s failed: %s", outcome.model.relation, outcome.reason)
                 failed.append(f"{outcome.model.relation}: {outcome.reason}")
             else:
                 what = outcome.model.relation if isinstance(outcome, NotBuilt) else f"test {outcome.test.name}"
                 context.log.warning("%s skipped: %s", what, outcome.reason)
+        yield from results
         if failed:
             raise dg.Failure("SQL model(s) failed:\n" + "\n".join(failed))
 

@@ -6,7 +6,8 @@ reader returns wrong rows and no error. Every page the lake writes carries a CRC
 changed page, a page header that no longer parses, or a footer that no longer reads names its file; so does
 a file whose columns are not its table's (a flip in a column's name) and one that polars, the lake's own
 reader, refuses (it is stricter about page headers than pyarrow). The built models under `_models/` are
-left out: they are rebuilt from the lake by `pmw sql`.
+left out: they are rebuilt from the lake by `pmw sql`. `pmw verify` reads every file; the scheduled scrub
+(scrub.py) the files changed since its last run, through the same functions.
 """
 
 from __future__ import annotations
@@ -29,18 +30,36 @@ from pipeline.engine.schema import lake_tables
 
 @dataclass(frozen=True)
 class BadFile:
-    """A lake file that cannot be trusted, and why."""
+    """A lake file (or partition folder) of `table` that cannot be trusted, and why."""
 
+    table: str
     path: Location
     problem: str
 
 
-def _lake_keys(lake: Lake) -> Iterator[tuple[str, pa.Schema]]:
+@dataclass(frozen=True)
+class LakeFile:
+    """A data or rejects file of the lake: its table, its key in the store and the schema it must have."""
+
+    table: str
+    key: str
+    schema: pa.Schema
+
+
+def lake_files(lake: Lake) -> Iterator[LakeFile]:
+    """Every data and rejects file of every table of the lake, table by table."""
     for table, spec in lake_tables().items():
         for rejects, directory in ((False, table), (True, f"{REJECTS_DIR}/{table}")):
             schema = stored_schema(table, rejects)
             for key in lake.store.glob(f"{directory}/{spec.partitioned_by}=*/date=*/*.parquet"):
-                yield key, schema
+                yield LakeFile(table, key, schema)
+
+
+def unreadable_paths(lake: Lake) -> Iterator[BadFile]:
+    """The partition folders and files of the lake that cannot even be listed or opened (a glob passes over them)."""
+    for table in lake_tables():
+        for path in lake.unreadable(table):
+            yield BadFile(table, path, "cannot be listed or opened (permissions, disk)")
 
 
 def verify_file(path: Path | BinaryIO, schema: pa.Schema) -> str | None:
@@ -68,25 +87,24 @@ def verify_file(path: Path | BinaryIO, schema: pa.Schema) -> str | None:
 def verify_lake(lake: Lake) -> Iterator[tuple[Location, BadFile | None]]:
     """Each lake file in turn with what is wrong with it (None when nothing is); first, the partition directories
     and files that cannot even be listed or opened (which a glob would pass over)."""
-    for table in lake_tables():
-        for path in lake.unreadable(table):
-            yield path, BadFile(path, "cannot be listed or opened (permissions, disk)")
-    for key, schema in _lake_keys(lake):
-        path = lake.store.location(key)
-        problem = _verify_key(lake, key, schema)
-        yield path, BadFile(path, problem) if problem is not None else None
+    for bad in unreadable_paths(lake):
+        yield bad.path, bad
+    for file in lake_files(lake):
+        path = lake.store.location(file.key)
+        problem = verify_lake_file(lake, file)
+        yield path, BadFile(file.table, path, problem) if problem is not None else None
 
 
-def _verify_key(lake: Lake, key: str, schema: pa.Schema) -> str | None:
+def verify_lake_file(lake: Lake, file: LakeFile) -> str | None:
     """`verify_file` on a lake file through one handle (on an object store, its object read in one GET)."""
     try:
-        handle = lake.store.open_read(key)
+        handle = lake.store.open_read(file.key)
     except OSError as error:
         return f"unreadable: {type(error).__name__}: {str(error)[:300]}"
     if handle is None:
         return "unreadable: gone while the scrub ran"
     with handle:
-        return verify_file(handle, schema)
+        return verify_file(handle, file.schema)
 
 
 def _schema_difference(found: pa.Schema, expected: pa.Schema) -> str:

@@ -1,8 +1,9 @@
 """Build dbt_like_sql models and run their tests, without ever holding the warehouse file for long.
 
-A build works in a private in-memory DuckDB session, writes each `table` model as a Parquet file renamed into
-place, and leaves only views in ``warehouse.duckdb`` (synced if they changed), so an analyst's read-only session
-never blocks it; builds of a host take turns on a file lock. Why, in docs/design.md, "The SQL build".
+A build works in a private in-memory DuckDB session, writes each `table` model as a Parquet file in a folder of its
+own (builds.py), and leaves only views in ``warehouse.duckdb``, written at the end in one transaction: readers see
+every model of the build at once, or of the one before. Builds of a host take turns on a file lock. Why, in
+docs/design.md, "The SQL build".
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -22,10 +24,19 @@ from pipeline.engine.files import some_paths
 from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import lake_tables
+from pipeline.engine.warehouse.builds import (
+    BUILDS_SCHEMA,
+    MODELS_DIR,
+    build_of,
+    builds_view,
+    new_build_id,
+    published_tables,
+    remove_unread_builds,
+    table_key,
+)
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
 from pipeline.engine.warehouse.views import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
 
-MODELS_DIR = "_models"  # table models land in the lake beside the tables (`_` keeps it off table names)
 PREVIEW_ROWS = 5
 
 logger = logging.getLogger(__name__)
@@ -82,11 +93,13 @@ class LakeUnreadableError(OSError):
 def build(
     project: Project, lake: Lake | Path, warehouse_path: Path, models: Iterable[Relation], tests: Iterable[SqlTest]
 ) -> Iterator[Outcome]:
-    """Build ``models`` and run ``tests`` in dependency order, yielding what happened to each as it happens.
+    """Build ``models`` and run ``tests`` in dependency order, yielding what happened to each as it happens, then
+    publish every model built to the warehouse file's readers in one step (when the generator is exhausted).
 
     A failed model stops the models downstream of it; so does a failed test (tests are blocking), for the
-    models downstream of the model it checks. Models not chosen are read as they were last built. `lake`: the
-    lake, or the folder of a local one.
+    models downstream of the model it checks. Models not chosen, or not built, are read as last published. A
+    build stopped before its end (killed, or an error raised) publishes nothing. `lake`: the lake, or the folder
+    of a local one.
     """
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     unreadable = [path for table in lake_tables() for path in lake.unreadable(table)]
@@ -97,14 +110,19 @@ def build(
     with FileLock(output / ".build.lock"), closing(_session(output, lake)) as session:
         for leftover in output.rglob(".*.tmp"):  # only a killed build leaves these: we hold the lock
             leftover.unlink()
-        run = _Run(session, project, lake)
+        published = published_tables(warehouse_path, lake)
+        run = _Run(session, project, lake, new_build_id(datetime.now(UTC)), published)
         run.define_all()
         for step in project.plan(models, tests):
             yield run.test(step) if isinstance(step, SqlTest) else run.model(step)
         views, left_out = run.define_all()
         for relation, error in left_out.items():
             logger.warning("%s is left out of the warehouse: %s", relation, error)
-        sync_views(warehouse_path, views, session, lake)
+        if sync_views(warehouse_path, views, session, lake):
+            remove_unread_builds(lake, {build_of(key) for key in [*published.values(), *run.tables.values()]})
+        elif run.written:
+            logger.warning("build %s is not published: %s is held by another process, whose readers see the "
+                           "previous build whole; the next build publishes (pmw sql)", run.build_id, warehouse_path)
 
 
 def _session(output: Path, lake: Lake) -> duckdb.DuckDBPyConnection:
@@ -120,10 +138,16 @@ def _session(output: Path, lake: Lake) -> duckdb.DuckDBPyConnection:
 class _Run:
     """One build: the session, the models that did not build, and what stops the models downstream."""
 
-    def __init__(self, session: duckdb.DuckDBPyConnection, project: Project, lake: Lake) -> None:
+    def __init__(self, session: duckdb.DuckDBPyConnection, project: Project, lake: Lake, build_id: str,
+                 published: dict[Relation, str]) -> None:
         self.session = session
         self.project = project
         self.lake = lake
+        self.build_id = build_id
+        # table model -> the key of its file as readers will see it: as published, then as this build writes it
+        self.tables = {r: key for r, key in published.items()
+                       if r in project.models and project.models[r].materialized == "table"}
+        self.written: list[Relation] = []
         self.unbuilt: set[Relation] = set()  # models that failed or were skipped in this run
         self.blocking: dict[Relation, str] = {}  # model -> why the models downstream of it must not build
 
@@ -134,7 +158,8 @@ class _Run:
         with the reason), as is a model whose SQL fails: the warehouse then shows only what can be queried.
         """
         views = raw_views(self.lake)
-        for schema in sorted({view.schema for view in views} | {r.schema for r in self.project.models}):
+        for schema in sorted({view.schema for view in views} | {r.schema for r in self.project.models}
+                             | {BUILDS_SCHEMA}):
             self.session.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")
         for view in views:
             self.session.execute(view.statement)
@@ -150,7 +175,9 @@ class _Run:
                 left_out[model.relation] = str(error).splitlines()[0]
                 continue
             views.append(view)
-        return views, left_out
+        built = builds_view({r: key for r, key in self.tables.items() if r not in left_out})
+        self.session.execute(built.statement)
+        return [*views, built], left_out
 
     def model(self, model: Model) -> Built | NotBuilt:
         reasons = sorted({self.blocking[r] for r in self.project.upstream(model.relation) if r in self.blocking})
@@ -194,21 +221,19 @@ class _Run:
         """The model's view: its SELECT, or for a table model a view over its file (None if not built yet)."""
         if model.materialized == "view":
             return View(model.relation.schema, model.relation.name, model.sql)
-        key = _table_key(model)
-        if not self.lake.store.exists(key):
+        key = self.tables.get(model.relation)
+        if key is None:
             return None
         return parquet_view(model.relation.schema, model.relation.name, self.lake.store.location(key))
 
     def _write_table(self, model: Model) -> Location:
-        """Write the model's rows to a temporary file, fsync it, then publish it over the previous table."""
-        key = _table_key(model)
+        """Write the model's rows to a temporary file, fsync it, then make it the file of this build's table."""
+        key = table_key(self.build_id, model.relation)
         with self.lake.replacing(key) as temporary:
             self.session.sql(model.sql).write_parquet(str(temporary), compression="zstd")
+        self.tables[model.relation] = key
+        self.written.append(model.relation)
         return self.lake.store.location(key)
-
-
-def _table_key(model: Model) -> str:
-    return f"{MODELS_DIR}/{model.relation.schema}/{model.relation.name}.parquet"
 
 
 def _qualified(relation: Relation) -> str:

@@ -174,7 +174,7 @@ def _lake_root_of(raw_view_sql: str, table: str) -> str:
 
 
 def _reads_another_lake(raw_view_sql: str, lake: Lake) -> bool:
-    return f"{_literal(lake.url)[:-1]}/" not in raw_view_sql
+    return f"{literal(lake.url)[:-1]}/" not in raw_view_sql
 
 
 def _single_parquet_file(view_sql: str) -> str | None:
@@ -183,6 +183,16 @@ def _single_parquet_file(view_sql: str) -> str | None:
     if match is None or "*" in match.group(1):
         return None
     return match.group(1).replace("''", "'")
+
+
+def published_files(warehouse_path: Path) -> dict[tuple[str, str], str]:
+    """(schema, view) -> the file (path or URL) of each view pmw wrote over one Parquet file (a table model as
+    readers see it); {} while there is no warehouse file. Read-only, waiting out a pipeline's brief write."""
+    if not warehouse_path.exists():
+        return {}
+    with connect_read_only(warehouse_path) as connection:
+        catalogue = _view_catalogue(connection, None, owned_only=True)
+    return {key: path for key, (sql, _) in catalogue.items() if (path := _single_parquet_file(sql)) is not None}
 
 
 def foreign_raw_views(warehouse_path: Path, lake: Lake) -> list[str]:
@@ -235,7 +245,7 @@ class View:
         """Create or replace the view in `connection`'s database, marked as pmw's own."""
         connection.execute(self.statement)
         connection.execute(
-            f"COMMENT ON VIEW {qualified_name(self.schema, self.name)} IS {_literal(OWNED_VIEW_COMMENT)}"
+            f"COMMENT ON VIEW {qualified_name(self.schema, self.name)} IS {literal(OWNED_VIEW_COMMENT)}"
         )
 
 
@@ -261,7 +271,7 @@ def _file_stamp(path: Path) -> tuple[int, int, int] | None:
 
 def parquet_view(schema: str, name: str, path: Location) -> View:
     """A view over one Parquet file, so that replacing the file changes what the view reads, not the view."""
-    return View(schema, name, f"SELECT * FROM read_parquet({_literal(str(path))})")
+    return View(schema, name, f"SELECT * FROM read_parquet({literal(str(path))})")
 
 
 def sync_views(warehouse_path: Path, views: Sequence[View], built: duckdb.DuckDBPyConnection,
@@ -380,13 +390,13 @@ def _source_over(spec: Table, glob: str) -> str:
     change are rewritten; it never shows them with NULLs.
     """
     hive_types = ", ".join(
-        f"{_literal(column)}: {_literal(duckdb_type(spec.polars_schema[column]))}" for column in spec.partition_columns
+        f"{literal(column)}: {literal(duckdb_type(spec.polars_schema[column]))}" for column in spec.partition_columns
     )
     columns = ", ".join(quote_identifier(name) for name in spec.column_names)
     typed_nulls = ", ".join(
         f"CAST(NULL AS {duckdb_type(dtype)}) AS {quote_identifier(name)}" for name, dtype in spec.polars_schema.items()
     )
-    files = (f"read_parquet({_literal(glob)}, hive_partitioning = true, "
+    files = (f"read_parquet({literal(glob)}, hive_partitioning = true, "
              f"hive_types = {{{hive_types}}}, allow_empty = true)")
     return f"SELECT {columns} FROM (SELECT * FROM {files} UNION ALL BY NAME SELECT {typed_nulls} WHERE false)"
 
@@ -406,7 +416,8 @@ def quote_identifier(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-def _literal(text: str) -> str:
+def literal(text: str) -> str:
+    """A DuckDB string literal of `text`."""
     return "'" + text.replace("'", "''") + "'"
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.cli.main import main
 from pipeline.engine.lake.parquet_files import stored_schema
+from pipeline.engine.lake.scrub import last_scrub
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.lake.verify import verify_file, verify_lake
 from pipeline.engine.warehouse.views import ensure_raw_views
@@ -75,6 +76,9 @@ def test_pmw_verify_names_each_bad_file_and_fails(
     assert [line for line in out if line.startswith("BAD ")] == [line for line in out if str(bad) in line]
     assert len([line for line in out if line.startswith("BAD ")]) == 1
     assert out[-1].startswith("pmw verify: 2 files, 1 bad")
+    assert [str(b.path) for b in last_scrub(lake).bad] == [str(bad)]  # type: ignore[union-attr]  # as pmw status shows it
+    lake.write_partition("trades", "polymarket", DAY, trades_frame("polymarket", DAY, 500))
+    assert main(["verify"]) == 0 and last_scrub(lake).bad == ()  # type: ignore[union-attr]
 
 
 def test_a_file_written_without_checksums_is_named(lake: Lake) -> None:
