@@ -17,7 +17,7 @@ MIN_PAIRS = 30
 
 
 def test_both_catalogues_land_every_record_as_a_market_row() -> None:
-    for normalized, expected in ((polymarket_normalized(), 17), (kalshi_normalized(), 24)):
+    for normalized, expected in ((polymarket_normalized(), 34), (kalshi_normalized(), 50)):
         assert normalized.rejects.is_empty(), normalized.rejects
         assert normalized.rows.height == expected
         assert normalized.rows["title"].null_count() == 0
@@ -45,8 +45,9 @@ def test_labels_are_well_formed_and_unique() -> None:
     assert not same["kalshi_id"].is_duplicated().any()
 
 
-def test_the_set_holds_enough_near_misses_and_pairs_every_polymarket_market() -> None:
+def test_the_set_holds_enough_pairs_and_near_misses_and_labels_every_polymarket_market() -> None:
     pairs = labelled_pairs()
+    assert pairs.filter(pl.col("label") == "same").height >= MIN_PAIRS
     assert pairs.filter(pl.col("label") == "different").height >= MIN_PAIRS
-    same = pairs.filter(pl.col("label") == "same")
-    assert set(same["polymarket_id"]) == set(polymarket_normalized().rows["id"])
+    # every Polymarket market is in the labelled set: linked to its Kalshi twin, or a decoy with only near misses
+    assert set(pairs["polymarket_id"]) == set(polymarket_normalized().rows["id"])
