@@ -107,6 +107,7 @@ class Settings:
     rate_limit_db: Path = field(default_factory=lambda: _default_state_dir() / "rate-limit.sqlite")
     budget_url: Secret | None = None  # PMW_BUDGET_URL: the budget's shared store; None: the file rate_limit_db
     budget_timeout_s: float = 10.0  # PMW_BUDGET_TIMEOUT_S: the longest wait for one answer of the budget's store
+    lock_timeout_s: float = 3600.0  # PMW_LOCK_TIMEOUT_S: the longest wait for a lock another process holds
     catalogue_ttl_s: float = 3600.0
     http_timeout_s: float = 30.0
     http_deadline_s: float = 120.0  # a request's whole answer, however slowly it trickles in
@@ -218,6 +219,7 @@ class Settings:
             rate_limit_db=Path(env.get("PMW_RATE_LIMIT_DB") or defaults.rate_limit_db),
             budget_url=_budget_url(env),
             budget_timeout_s=_seconds(env, "PMW_BUDGET_TIMEOUT_S", defaults.budget_timeout_s, positive=True),
+            lock_timeout_s=_seconds(env, "PMW_LOCK_TIMEOUT_S", defaults.lock_timeout_s, positive=True),
             keep_versions=_integer(env, "PMW_KEEP_VERSIONS", defaults.keep_versions, minimum=0),
             catalogue_ttl_s=float(_integer(env, "PMW_CATALOGUE_TTL_S", int(defaults.catalogue_ttl_s), minimum=0)),
             http_timeout_s=_seconds(env, "PMW_HTTP_TIMEOUT_S", defaults.http_timeout_s, positive=True),

@@ -221,7 +221,7 @@ def run_backfill(platforms: Sequence[str], start: date, end: date, asset_names: 
         windows = {day: window for window in windows_of((p.day for p in planned), token) for day in window.days}
         finished: list[PartitionReport] = []
         interrupted: PartitionReport | None = None
-        sweeps = WindowSweeps(resource.settings().windows_dir)
+        sweeps = WindowSweeps(resource.settings().windows_dir, resource.settings().lock_timeout_s)
         for spool in sweeps.remove_dead():
             say(f"removed the window spool {spool} of a backfill that is gone")
         with sweeps.owning(token), logs_above(progress.display):

@@ -6,11 +6,12 @@ import time
 from pathlib import Path
 
 import dagster as dg
-from filelock import FileLock
 
 from pipeline.cli.common.dagster_home import INIT_LOCK, pmw_dagster_home
 from pipeline.defs.automation.jobs import register_api_pools
+from pipeline.engine.locks import held
 
+INIT_WAIT_S = 300.0  # the longest wait for another process setting the home's storages up (seconds, at most)
 SENSOR_DAEMON = "SENSOR"  # the daemon type whose heartbeats say that sensors (the marts' rebuild) are evaluated
 DAEMON_ALIVE_S = 120.0  # a heartbeat this recent means a running daemon (it beats every 30 s)
 
@@ -34,7 +35,7 @@ def pmw_instance(data_dir: Path) -> dg.DagsterInstance:
 def instance_at(home: Path) -> dg.DagsterInstance:
     """The instance of the Dagster home directory `home`, opened under pmw's lock, its API pools listed (at the
     limit its settings give every pool) from the first use, before any run or sensor needs them."""
-    with FileLock(home / INIT_LOCK):
+    with held(home / INIT_LOCK, f"the Dagster home {home}'s set-up", INIT_WAIT_S, setting=None):
         instance = dg.DagsterInstance.from_config(str(home))
         register_api_pools(instance)
     return instance

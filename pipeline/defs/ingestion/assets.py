@@ -147,7 +147,8 @@ def _per_market_asset(settings: Settings, table: str) -> dg.AssetsDefinition:
         with pipeline.source(platform) as source:
             coverage = None
             if window is not None and window.first < window.last and isinstance(source, WindowSource):
-                sweeps, coverage = WindowSweeps(pipeline.settings().windows_dir), Coverage()
+                run_settings = pipeline.settings()
+                sweeps, coverage = WindowSweeps(run_settings.windows_dir, run_settings.lock_timeout_s), Coverage()
                 chunks = sweeps.day_stream(source, table, window, day, market_rows, coverage)
             else:
                 window = None

@@ -76,7 +76,8 @@ def sql_assets(project: Project) -> list[dg.AssetsDefinition]:
         chosen_tests = [t for t in chosen_tests if not held.keys() & set(t.reads)]
         failed = []
         results: list[dg.MaterializeResult | dg.AssetCheckResult] = []  # told once the build is published
-        for outcome in build(project, lake, settings.warehouse_path, chosen_models, chosen_tests):
+        for outcome in build(project, lake, settings.warehouse_path, chosen_models, chosen_tests,
+                             settings.lock_timeout_s):
             if isinstance(outcome, Built):
                 context.log.info("%s: %d rows in %.2f s", outcome.model.relation, outcome.rows, outcome.seconds)
                 results.append(_materialization(outcome))

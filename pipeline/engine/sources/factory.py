@@ -113,7 +113,7 @@ def open_unified_source(settings: Settings, emulator: Emulator | None = None) ->
         cache_key = f"api:{hashlib.sha256(settings.api_url.encode()).hexdigest()[:16]}"
     else:
         raise ConfigError(f"PMW_SOURCE={settings.source.value} reads the platforms' APIs, not the unified API")
-    cache = CatalogueCache(settings.cache_dir / "catalogue", settings.catalogue_ttl_s)
+    cache = CatalogueCache(settings.cache_dir / "catalogue", settings.catalogue_ttl_s, settings.lock_timeout_s)
     try:
         yield UnifiedSource(http, cache, cache_key, settings.trade_lateness_s)
     finally:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from itertools import chain, repeat
@@ -29,10 +30,10 @@ from urllib.parse import quote
 
 import numpy as np
 import orjson
-from filelock import FileLock
 
 from pipeline.engine.config import Settings
 from pipeline.engine.files import replaced_atomically
+from pipeline.engine.locks import held
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer
@@ -84,15 +85,17 @@ class CatalogueCache:
     read, so that a file altered since it was written (even into other valid JSON) is not trusted, and how many
     items each list held, which bounds the next listing's pages when the service counts nothing (`listed`)."""
 
-    def __init__(self, directory: Path, ttl_s: float) -> None:
-        self.directory, self.ttl_s = directory, ttl_s
+    def __init__(self, directory: Path, ttl_s: float, lock_timeout_s: float = Settings.lock_timeout_s) -> None:
+        self.directory, self.ttl_s, self.lock_timeout_s = directory, ttl_s, lock_timeout_s
 
     def path(self, key: str) -> Path:
         return self.directory / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
-    def lock(self, key: str) -> FileLock:
+    def lock(self, key: str) -> AbstractContextManager[None]:
+        """The catalogue `key`'s, held while it is listed or stored: another process listing it is awaited (it
+        stores what it lists), at most PMW_LOCK_TIMEOUT_S."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.path(key)) + ".lock")
+        return held(str(self.path(key)) + ".lock", f"the catalogue {key}", self.lock_timeout_s)
 
     def load(self, key: str) -> Catalogue | None:
         """The cached catalogue, or None when there is none still fresh. A file that cannot be read as one (cut

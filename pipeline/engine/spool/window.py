@@ -14,7 +14,7 @@ import io
 import shutil
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -24,8 +24,10 @@ import orjson
 import polars as pl
 from filelock import FileLock, Timeout
 
+from pipeline.engine.config import Settings
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
+from pipeline.engine.locks import held
 from pipeline.engine.normalize.partitions.protocol import WindowSource
 from pipeline.engine.normalized import MarketsDone, Normalized
 from pipeline.engine.schema import REJECTS_SCHEMA, TABLES
@@ -90,8 +92,8 @@ def windows_of(days: Iterable[date], token: str, max_days: int = MAX_WINDOW_DAYS
 class WindowSweeps:
     """The spools of the windows being landed, under one directory."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, root: Path, lock_timeout_s: float = Settings.lock_timeout_s) -> None:
+        self.root, self.lock_timeout_s = root, lock_timeout_s
 
     def day_stream(self, source: WindowSource, table: str, window: Window, day: date, markets: pl.DataFrame,
                    coverage: Coverage) -> Iterator[Normalized | MarketsDone]:
@@ -121,7 +123,7 @@ class WindowSweeps:
         lock, which the system lets go when the process dies, however it dies) and are removed when it ends."""
         self.root.mkdir(parents=True, exist_ok=True)
         owner = self.root / f"{token_digest(token)}{OWNER}"
-        with FileLock(str(owner)):
+        with held(owner, f"the spools of the windows {token}", self.lock_timeout_s):
             try:
                 yield
             finally:
@@ -154,9 +156,10 @@ class WindowSweeps:
     def _directory(self, table: str, platform: str, window: Window) -> Path:
         return self.root / f"{platform}_{window.first}_{window.last}_{token_digest(window.token)}" / table
 
-    def _lock(self, directory: Path) -> FileLock:
+    def _lock(self, directory: Path) -> AbstractContextManager[None]:
         directory.parent.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(directory) + ".lock")
+        return held(str(directory) + ".lock", f"the window spool {directory.parent.name}/{directory.name}",
+                    self.lock_timeout_s)
 
     def _spool(self, source: WindowSource, table: str, window: Window,
                markets: pl.DataFrame) -> _Spool:

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
-from filelock import FileLock
 
+from pipeline.engine.config import Settings
 from pipeline.engine.files import some_paths
 from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
+from pipeline.engine.locks import held
 from pipeline.engine.schema import lake_tables
 from pipeline.engine.warehouse.builds import (
     BUILDS_SCHEMA,
@@ -91,7 +92,8 @@ class LakeUnreadableError(OSError):
 
 
 def build(
-    project: Project, lake: Lake | Path, warehouse_path: Path, models: Iterable[Relation], tests: Iterable[SqlTest]
+    project: Project, lake: Lake | Path, warehouse_path: Path, models: Iterable[Relation], tests: Iterable[SqlTest],
+    lock_timeout_s: float = Settings.lock_timeout_s,
 ) -> Iterator[Outcome]:
     """Build ``models`` and run ``tests`` in dependency order, yielding what happened to each as it happens, then
     publish every model built to the warehouse file's readers in one step (when the generator is exhausted).
@@ -99,7 +101,7 @@ def build(
     A failed model stops the models downstream of it; so does a failed test (tests are blocking), for the
     models downstream of the model it checks. Models not chosen, or not built, are read as last published. A
     build stopped before its end (killed, or an error raised) publishes nothing. `lake`: the lake, or the folder
-    of a local one.
+    of a local one. Another build of the same lake running, this one waits for it at most `lock_timeout_s`.
     """
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     unreadable = [path for table in lake_tables() for path in lake.unreadable(table)]
@@ -107,7 +109,8 @@ def build(
         raise LakeUnreadableError(unreadable)
     output = lake.root / MODELS_DIR  # the lock, the spill and the tables being written, on this host
     output.mkdir(parents=True, exist_ok=True)
-    with FileLock(output / ".build.lock"), closing(_session(output, lake)) as session:
+    with (held(output / ".build.lock", f"the SQL models' build of {lake.root}", lock_timeout_s),
+          closing(_session(output, lake)) as session):
         for leftover in output.rglob(".*.tmp"):  # only a killed build leaves these: we hold the lock
             leftover.unlink()
         published = published_tables(warehouse_path, lake)
