@@ -130,19 +130,32 @@ class _Waiting:
         self._within_budget()
 
     def complete_through(self, through: str | None) -> Iterator[pl.DataFrame]:
-        """The markets up to ``through`` (all of them, for None), in id order, each in file order; small
-        markets go together, in batches of about BATCH_ROWS rows (the checks and the writer cost per batch)."""
+        """The markets up to ``through`` (all of them, for None), in id order, each in file order. Markets held
+        wholly in memory go together, sorted at once in batches of at least BATCH_ROWS rows: the key starts with
+        the market, so one sort of many markets is each market's sort, and a sort (like a check or a write)
+        costs per call, which thousands of small markets (a day's price history) would pay each."""
         together: list[pl.DataFrame] = []
+        rows = 0
         for market_id in sorted(m for m in self.markets if through is None or m <= through):
-            for batch in self.markets.pop(market_id).in_file_order():
-                if together and sum(b.height for b in together) + batch.height > BATCH_ROWS:
-                    yield pl.concat(together)
-                    together = []
-                together.append(batch)
+            market = self.markets.pop(market_id)
+            if market.runs.spans:
+                if together:
+                    yield self._sorted(together)
+                    together, rows = [], 0
+                yield from market.in_file_order()
+                continue
+            together += market.held
+            rows += market.held_rows
+            if rows >= BATCH_ROWS:
+                yield self._sorted(together)
+                together, rows = [], 0
         if together:
-            yield pl.concat(together)
+            yield self._sorted(together)
         if through is not None and (self.done is None or through > self.done):
             self.done = through
+
+    def _sorted(self, frames: list[pl.DataFrame]) -> pl.DataFrame:
+        return pl.concat(frames).sort(self.spec.sort_key, nulls_last=True)
 
     def _within_budget(self) -> None:
         """Set the markets holding the most rows aside on disk until the held rows fit HELD_ROWS."""
