@@ -181,8 +181,9 @@ def _by_market(rows: pl.DataFrame) -> Iterator[tuple[str, pl.DataFrame]]:
     if ids[0] == ids[-1] and ids.is_sorted():
         yield ids[0], rows
         return
-    for (market_id,), part in rows.partition_by(MARKET, as_dict=True, maintain_order=True).items():
-        yield market_id, part
+    # Not `as_dict=True`: polars then reads each part's key with a query of its own, thousands per chunk of prices.
+    parts = rows.partition_by(MARKET, maintain_order=True)
+    yield from zip(ids.unique(maintain_order=True).to_list(), parts, strict=True)
 
 
 class _Market:
