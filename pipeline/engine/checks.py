@@ -136,9 +136,14 @@ def _unique_key_check(table: Table) -> Check:
 
 
 def _price_check(prices: Callable[[], pl.Expr]) -> Check:
+    def wrong(price: pl.Expr) -> pl.Expr:
+        return price.is_nan() | (price < 0) | (price > 1)
+
     def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
-        values = df.select(_key_columns(df), prices().alias("price")).explode("price")
-        return values.filter(pl.col("price").is_nan() | (pl.col("price") < 0) | (pl.col("price") > 1))
+        values = df.select(_key_columns(df), prices().alias("price"))
+        # Only the rows holding a wrong price are exploded: exploding every row copies its keys once per price.
+        flagged = values.filter(pl.col("price").list.eval(wrong(pl.element())).list.any())
+        return flagged.explode("price").filter(wrong(pl.col("price")))
 
     return Check("prices_in_unit_interval", "every price is a number within [0, 1]", run)
 

@@ -130,19 +130,32 @@ class _Waiting:
         self._within_budget()
 
     def complete_through(self, through: str | None) -> Iterator[pl.DataFrame]:
-        """The markets up to ``through`` (all of them, for None), in id order, each in file order; small
-        markets go together, in batches of about BATCH_ROWS rows (the checks and the writer cost per batch)."""
+        """The markets up to ``through`` (all of them, for None), in id order, each in file order. Markets held
+        wholly in memory go together, sorted at once in batches of at least BATCH_ROWS rows: the key starts with
+        the market, so one sort of many markets is each market's sort, and a sort (like a check or a write)
+        costs per call, which thousands of small markets (a day's price history) would pay each."""
         together: list[pl.DataFrame] = []
+        rows = 0
         for market_id in sorted(m for m in self.markets if through is None or m <= through):
-            for batch in self.markets.pop(market_id).in_file_order():
-                if together and sum(b.height for b in together) + batch.height > BATCH_ROWS:
-                    yield pl.concat(together)
-                    together = []
-                together.append(batch)
+            market = self.markets.pop(market_id)
+            if market.runs.spans:
+                if together:
+                    yield self._sorted(together)
+                    together, rows = [], 0
+                yield from market.in_file_order()
+                continue
+            together += market.held
+            rows += market.held_rows
+            if rows >= BATCH_ROWS:
+                yield self._sorted(together)
+                together, rows = [], 0
         if together:
-            yield pl.concat(together)
+            yield self._sorted(together)
         if through is not None and (self.done is None or through > self.done):
             self.done = through
+
+    def _sorted(self, frames: list[pl.DataFrame]) -> pl.DataFrame:
+        return pl.concat(frames).sort(self.spec.sort_key, nulls_last=True)
 
     def _within_budget(self) -> None:
         """Set the markets holding the most rows aside on disk until the held rows fit HELD_ROWS."""
@@ -168,8 +181,9 @@ def _by_market(rows: pl.DataFrame) -> Iterator[tuple[str, pl.DataFrame]]:
     if ids[0] == ids[-1] and ids.is_sorted():
         yield ids[0], rows
         return
-    for (market_id,), part in rows.partition_by(MARKET, as_dict=True, maintain_order=True).items():
-        yield market_id, part
+    # Not `as_dict=True`: polars then reads each part's key with a query of its own, thousands per chunk of prices.
+    parts = rows.partition_by(MARKET, maintain_order=True)
+    yield from zip(ids.unique(maintain_order=True).to_list(), parts, strict=True)
 
 
 class _Market:

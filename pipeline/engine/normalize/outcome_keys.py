@@ -24,9 +24,21 @@ def keyed_by_outcome_id(markets: pl.DataFrame) -> pl.DataFrame:
     its name replaced by that outcome's id; entries, their order, null and empty maps otherwise as they were."""
     if markets.is_empty():
         return markets
+    keyed_by_name = [column for column, names in markets.select(_keys_not_ids(c) for c in OUTCOME_MAPS).row(0,
+                     named=True).items() if names]
+    if not keyed_by_name:  # every key already an outcome id of its market (the usual case): nothing to match
+        return markets
     indexed = markets.with_row_index(_ROW)
     lookup = _outcome_lookup(indexed)
-    return markets.with_columns(_rekeyed(indexed, column, lookup) for column in OUTCOME_MAPS)
+    return markets.with_columns(_rekeyed(indexed, column, lookup) for column in keyed_by_name)
+
+
+def _keys_not_ids(column: str) -> pl.Expr:
+    """How many keys of the map column, over all rows, are not an id of their row's outcomes (a row without
+    outcomes: all its keys)."""
+    keys = pl.col(column).list.eval(pl.element().struct.field("key"))
+    ids = pl.col("outcomes").list.eval(pl.element().struct.field("id"))
+    return keys.list.set_difference(ids).list.len().fill_null(keys.list.len()).fill_null(0).sum().alias(column)
 
 
 def _outcome_lookup(indexed: pl.DataFrame) -> pl.DataFrame:

@@ -378,7 +378,9 @@ def _source_over(spec: Table, glob: str) -> str:
     column of its own), and the typed empty relation it is united with by name gives every column its
     type: the view has the same columns and types before the first partition lands as after, so that landing
     never has to rewrite it. Once files exist the empty relation adds nothing, and a filter on ``platform``
-    or ``date`` still prunes partitions by path.
+    or ``date`` still prunes partitions by path. The typed relation comes first, its partition columns leading: a
+    union passes at least its first column along, so a query that reads no column (``count(*)``) reads a
+    partition column, which the path gives, not the first column of every file (15x slower for a month of trades).
 
     No ``union_by_name`` across the files: DuckDB takes the columns from the first file and matches every
     other file's columns to them by name (their order may differ). With ``union_by_name`` it read every
@@ -393,12 +395,13 @@ def _source_over(spec: Table, glob: str) -> str:
         f"{literal(column)}: {literal(duckdb_type(spec.polars_schema[column]))}" for column in spec.partition_columns
     )
     columns = ", ".join(quote_identifier(name) for name in spec.column_names)
+    leading = [*spec.partition_columns, *(name for name in spec.column_names if name not in spec.partition_columns)]
     typed_nulls = ", ".join(
-        f"CAST(NULL AS {duckdb_type(dtype)}) AS {quote_identifier(name)}" for name, dtype in spec.polars_schema.items()
+        f"CAST(NULL AS {duckdb_type(spec.polars_schema[name])}) AS {quote_identifier(name)}" for name in leading
     )
     files = (f"read_parquet({literal(glob)}, hive_partitioning = true, "
              f"hive_types = {{{hive_types}}}, allow_empty = true)")
-    return f"SELECT {columns} FROM (SELECT * FROM {files} UNION ALL BY NAME SELECT {typed_nulls} WHERE false)"
+    return f"SELECT {columns} FROM (SELECT {typed_nulls} WHERE false UNION ALL BY NAME SELECT * FROM {files})"
 
 
 def _is_held_elsewhere(error: duckdb.Error) -> bool:

@@ -150,6 +150,22 @@ def test_price_maps_keyed_by_outcome_name_are_stored_by_outcome_id_and_a_stray_k
     assert twin["price_24h_changes"] == [] and twin["price_7d_changes"] is None
 
 
+def test_a_map_keyed_by_name_in_one_market_among_markets_keyed_by_id_is_still_matched(
+        sandbox: dict[str, list[Record]]) -> None:
+    by_id = [copy.deepcopy(m) for m in sandbox["markets"] if m["platform"] == "kalshi"][:3]
+    by_name = copy.deepcopy(by_id[0])
+    by_name["id"], by_name["last_trades"] = "BY-NAME", {"No": by_name["last_trades"]["no"]}
+    no_outcomes = copy.deepcopy(by_id[0])
+    no_outcomes["id"], no_outcomes["outcomes"], no_outcomes["price_24h_changes"] = "BARE", [], {"yes": 0.01}
+    result = run("markets", [*by_id, by_name, no_outcomes], platform="kalshi")
+    assert result.rejects.is_empty()
+    rows = {row["id"]: row for row in result.rows.to_dicts()}
+    assert rows["BY-NAME"]["last_trades"][0]["key"] == "no"
+    assert rows["BARE"]["price_24h_changes"] == [{"key": "yes", "value": 0.01}]
+    for market in by_id:
+        assert [e["key"] for e in rows[market["id"]]["current_prices"]] == list(market["current_prices"])
+
+
 def test_nested_objects_become_structs_with_snake_case_fields(sandbox: dict[str, list[Record]]) -> None:
     point = sandbox["price_history"][0]
     row = one_row("price_history", point)

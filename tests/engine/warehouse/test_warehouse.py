@@ -70,6 +70,15 @@ def test_views_count_the_rows_of_every_partition(lake: Lake, warehouse: Path) ->
     ]
 
 
+def test_a_count_of_a_view_reads_no_column_of_the_files(lake: Lake, warehouse: Path) -> None:
+    lake.write_partition("trades", "polymarket", DAY, trades_frame("polymarket", DAY, 120))
+    ensure_raw_views(warehouse, lake)
+    plan = query(warehouse, "EXPLAIN SELECT count(*) FROM raw.trades")[0][1]
+    scan = plan[plan.index("READ_PARQUET"):]
+    read = scan[scan.index("Projections:") + len("Projections:"):].split("│")[0].split(",")
+    assert {column.strip() for column in read} <= set(TABLES["trades"].partition_columns)
+
+
 def test_views_list_the_schema_columns_with_partition_types_from_the_path(lake: Lake, warehouse: Path) -> None:
     lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 3))
     ensure_raw_views(warehouse, lake)
