@@ -37,8 +37,8 @@ class _Family:
 
 
 _FAMILIES = (
-    _Family("FEDUPPER", "Economics", "the Fed funds upper bound", "the Fed's upper target rate",
-            (3.75, 4.0, 4.25, 4.5, 4.75), "%", False),
+    _Family("EFFR", "Economics", "the effective federal funds rate", "the Fed's effective rate",
+            (3.83, 4.08, 4.33, 4.58, 4.83), "%", False),
     _Family("CPIANNUAL", "Economics", "CPI inflation year over year", "annual US CPI inflation",
             (2.6, 2.8, 3.0, 3.2, 3.4), "%", True),
     _Family("JOBLESS", "Economics", "the US unemployment rate", "US unemployment",
