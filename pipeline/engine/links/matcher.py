@@ -59,7 +59,7 @@ def _overridden(matched: pl.DataFrame, overrides: pl.DataFrame) -> pl.DataFrame:
         source=pl.lit(LinkSource.ANALYST.value),
         confidence=pl.when(pl.col("verdict") == Verdict.CONFIRMED.value).then(1.0).otherwise(0.0),
         outcome_map=pl.coalesce("outcome_map", "outcome_map_matcher", pl.lit(OutcomeMap.SAME.value)),
-    ).drop("verdict", "outcome_map_matcher", "decision_matcher", "source_matcher", "confidence_matcher"))
+    ).drop("verdict", "outcome_map_matcher"))
     taken = (pl.col("polymarket_id").is_in(confirmed["polymarket_id"].implode())
              | pl.col("kalshi_id").is_in(confirmed["kalshi_id"].implode()))
     rest = (matched.join(overrides.select(keys), on=keys, how="anti")
