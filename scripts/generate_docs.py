@@ -41,6 +41,7 @@ from pipeline.engine.schema import (
     Table,
     lake_tables,
 )
+from pipeline.engine.schema.links import MARKET_LINKS, DerivedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC_PATH = ROOT / "docs" / "schema.md"
@@ -86,6 +87,23 @@ def render_table(table: Table) -> str:
     return "\n".join(lines)
 
 
+def render_derived(table: DerivedTable) -> str:
+    """A table the pipeline derives (links.market_links): its doc, key and columns."""
+    lines = [
+        f"## `{table.schema}.{table.name}`",
+        "",
+        f"{table.doc} Primary key: " + ", ".join(f"`{c}`" for c in table.primary_key) + ".",
+        "",
+        "| column | type | required | notes |",
+        "|---|---|---|---|",
+    ]
+    for column in table.columns:
+        notes = _describe(None, column.doc, column.enum)
+        lines.append(f"| `{column.name}` | {Field('x', dtype=column.dtype).type_label()} | "
+                     f"{'yes' if column.required else ''} | {notes} |")
+    return "\n".join(lines)
+
+
 def render() -> str:
     parts = [
         "# Table reference",
@@ -116,6 +134,7 @@ def render() -> str:
     ]
     tables = lake_tables().values()
     parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "platform")
+    parts.append(render_derived(MARKET_LINKS) + "\n")
     parts.append(render_reconciliation())
     parts.append(render_sports_intro())
     parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "league")

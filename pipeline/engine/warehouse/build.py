@@ -22,6 +22,7 @@ from pipeline.engine.files import some_paths
 from pipeline.engine.lake.storage import Location
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.schema import lake_tables
+from pipeline.engine.warehouse.market_links import links_views
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
 from pipeline.engine.warehouse.views import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
 
@@ -133,7 +134,7 @@ class _Run:
         A table model not built yet, or a model reading one, cannot be defined and is left out (returned
         with the reason), as is a model whose SQL fails: the warehouse then shows only what can be queried.
         """
-        views = raw_views(self.lake)
+        views = [*raw_views(self.lake), *links_views(self.lake)]
         for schema in sorted({view.schema for view in views} | {r.schema for r in self.project.models}):
             self.session.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")
         for view in views:
