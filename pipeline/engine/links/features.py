@@ -32,8 +32,9 @@ _DIRECTION_WORDS = "|".join((_BELOW, _ABOVE, _MOVE_UP, r"\b(?:cuts?|lowers?|decr
 
 def title_features(markets: pl.DataFrame) -> pl.DataFrame:
     """`markets` (columns platform, id, title) with the dates the title names (`days` YYYY-MM-DD, `months` YYYY-MM,
-    `years` YYYY: sorted distinct lists), its `numbers` (sorted distinct floats), `direction` and `topic` (the text
-    without dates, times, numbers, direction words and filler words)."""
+    `years` YYYY: sorted distinct lists), its `numbers` (sorted distinct floats), `direction`, `topic` (the text
+    without dates, times, numbers, direction words and filler words), `names` (its capitalised words, lowercase:
+    the people, places and things it names) and `words` (every word of its text and topic, to find names in)."""
     text = pl.col("title").str.to_lowercase()
     for number, month in enumerate(_MONTHS, start=1):
         text = text.str.replace_all(rf"\b{month}\.? (\d)", f"m{number:02d} $1")
@@ -59,7 +60,12 @@ def title_features(markets: pl.DataFrame) -> pl.DataFrame:
     days = pl.col("_text").str.extract_all(r"\bd\d{4}-\d\d-\d\d\b").list.eval(pl.element().str.slice(1))
     months = pl.col("_text").str.extract_all(r"\bd\d{4}-\d\d\b").list.eval(pl.element().str.slice(1, 7))
     years = pl.col("_text").str.extract_all(r"\b[dy]\d{4}\b").list.eval(pl.element().str.slice(1, 4))
+    words = topic.str.split(" ")
+    names = (pl.col("title").str.extract_all(r"\b[A-Z][A-Za-z]{2,}\b")
+             .list.eval(pl.element().str.to_lowercase()).list.set_difference(pl.lit(list(_NOT_NAMES))))
     return framed.with_columns(
+        words=pl.concat_list(words, pl.col("_plain").str.split(" ")).list.unique(),
+        names=names.list.unique().list.sort(),
         days=days.list.unique().list.sort(),
         months=months.list.unique().list.sort(),
         years=years.list.unique().list.sort(),
@@ -68,6 +74,14 @@ def title_features(markets: pl.DataFrame) -> pl.DataFrame:
         direction=direction,
         topic=topic,
     ).drop("_text", "_plain")
+
+
+# Capitalised words that name nothing: a question's first word, months, directions.
+_NOT_NAMES = ("will", "the", "who", "what", "which", "when", "how", "does", "did", "is", "are", "can", "yes", "no",
+              "above", "below", "over", "under", "before", "after", "by", "in", "on", "at", "for", "of", "to", "be",
+              "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+              "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+              "dec", "est", "edt", "utc")
 
 
 def _number_value(text: pl.Expr) -> pl.Expr:

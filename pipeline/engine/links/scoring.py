@@ -1,12 +1,12 @@
 """The evidence of a candidate pair, its confidence and its outcome map, in polars (the title similarity in
 rapidfuzz, which scores the whole column of pairs in C).
 
-A pair is vetoed (its confidence cut to a quarter) when the titles name other numbers, other dates, incompatible
-directions (a cut against a hike, a range against a threshold) or the markets' outcomes differ in structure (Yes/No
-against named outcomes or another count). Otherwise it scores its topic similarity (50%), the gap between its
-resolution dates (15%: full up to 2 days apart, none past 32), its anchors (15%: the same numbers, the same dates
-named), its category (10%) and a known direction (10%).
-Opposite senses of one threshold (above against at or below) are the same question with the outcomes swapped.
+A pair is vetoed (its confidence cut to a quarter) when the titles name other numbers, other dates, other people
+or things, incompatible directions (a cut against a hike, a range against a threshold) or the markets' outcomes
+differ in structure (Yes/No against named outcomes or another count). Otherwise it scores its topic similarity
+(50%), the gap between its resolution dates (15%: full up to 2 days apart, none past 32), an anchor (15%: the same
+numbers, dates or names named), its category (10%) and a known direction (10%). Opposite senses of one threshold
+(above against at or below) are the same question with the outcomes swapped.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def score_pairs(pairs: pl.DataFrame, features: pl.DataFrame) -> pl.DataFrame:
         numbers_match=pl.col(f"{p}numbers") == pl.col(f"{k}numbers"),
         direction_agrees=_direction_agrees(pl.col(f"{p}direction"), pl.col(f"{k}direction")),
         dates_match=_dates_match(),
+        names_match=_names_match(),
         resolution_gap_days=gap_days,
         structure_match=pl.col(f"{p}structure") == pl.col(f"{k}structure"),
         category_match=pl.col(f"{p}category").str.to_lowercase() == pl.col(f"{k}category").str.to_lowercase(),
@@ -45,11 +46,12 @@ def score_pairs(pairs: pl.DataFrame, features: pl.DataFrame) -> pl.DataFrame:
                             & (pl.col(f"{p}direction") != pl.col(f"{k}direction")))
         .then(pl.lit(OutcomeMap.SWAPPED.value)).otherwise(pl.lit(OutcomeMap.SAME.value)),
     )
-    veto = (~pl.col("numbers_match") | ~pl.col("direction_agrees").fill_null(True)
+    veto = (~pl.col("numbers_match") | ~pl.col("direction_agrees").fill_null(True) | ~pl.col("names_match")
             | ~pl.col("dates_match").fill_null(True) | ~pl.col("structure_match"))
     date_score = (1 - (pl.col("resolution_gap_days") - 2).clip(0, None) / 30).clip(0, 1).fill_null(0.5)
-    anchors = ((pl.col("numbers_match") & (pl.col("polymarket_numbers").list.len() > 0)).cast(pl.Float64)
-               + pl.col("dates_match").fill_null(False).cast(pl.Float64)) / 2
+    anchors = pl.max_horizontal(
+        pl.col("numbers_match") & (pl.col("polymarket_numbers").list.len() > 0), pl.col("dates_match").fill_null(False),
+        pl.col("names_match") & (pl.col("polymarket_names").list.len() > 0)).cast(pl.Float64)
     score = (0.5 * pl.col("title_similarity") + 0.15 * date_score + 0.15 * anchors
              + 0.1 * _credit(pl.col("category_match")) + 0.1 * _credit(pl.col("direction_agrees")))
     return evidence.with_columns(confidence=pl.when(veto).then(score * VETO_FACTOR).otherwise(score))
@@ -79,6 +81,14 @@ def _direction_agrees(left: pl.Expr, right: pl.Expr) -> pl.Expr:
             .when(both_levels).then(True)
             .when(both_moves).then(left == right)
             .otherwise(left == right))
+
+
+def _names_match() -> pl.Expr:
+    """False when each title names someone or something the other does not (Kevin Warsh against Kevin Hassett):
+    another entity; one title naming more than the other (`US CPI` against `CPI`) is not enough."""
+    p_only = pl.col("polymarket_names").list.set_difference(pl.col("kalshi_words")).list.len() > 0
+    k_only = pl.col("kalshi_names").list.set_difference(pl.col("polymarket_words")).list.len() > 0
+    return ~(p_only & k_only)
 
 
 def _dates_match() -> pl.Expr:

@@ -68,12 +68,13 @@ MARKET_LINKS = DerivedTable(
         "One row per candidate pair of a Polymarket and a Kalshi market that the matcher found alike enough to keep "
         "(confidence at least the unsure floor), or that an analyst named in PMW_MARKET_LINKS. How a link is "
         "decided: candidates share topic words and resolve within the date window; a pair whose thresholds, dates "
-        "named in the titles, move direction (a cut against a hike) or outcome structure differ is vetoed; the "
-        "others score their topic similarity (rapidfuzz token-set ratio of the titles without dates, numbers and "
-        "direction words), resolution-date gap and category; a market keeps at most one link, its best. "
-        "`confidence` >= 0.8 is `linked`, >= 0.55 `unsure`. How to override it: a line `polymarket_id,kalshi_id,"
-        "confirmed[,outcome_map]` or `...,rejected` in the PMW_MARKET_LINKS file beats the matcher (`pmw links` "
-        "writes those lines)."
+        "named in the titles, names (each title naming someone the other does not), move direction (a cut against "
+        "a hike) or outcome structure differ is vetoed; the others score their topic similarity (rapidfuzz "
+        "token-set and token-sort ratios of the titles without dates, numbers and direction words), resolution-date "
+        "gap, an anchor (the same numbers, dates or names), category and direction; a market keeps at most one link, "
+        "its best. `confidence` >= 0.8 is `linked`, >= 0.55 `unsure`. How to override it: a line `polymarket_id,"
+        "kalshi_id,confirmed[,outcome_map]` or `...,rejected` in the PMW_MARKET_LINKS file beats the matcher "
+        "(`pmw links` writes those lines)."
     ),
     columns=(
         _column("polymarket_id", pl.String(), "the Polymarket market (`markets.id`)", True),
@@ -95,6 +96,8 @@ MARKET_LINKS = DerivedTable(
         _column("kalshi_direction", pl.String(), "the same of the Kalshi title"),
         _column("direction_agrees", pl.Boolean(), "the senses are compatible (null when a title has none)"),
         _column("dates_match", pl.Boolean(), "the dates the titles name agree (null when one names none)"),
+        _column("names_match", pl.Boolean(), "false when each title names someone or something (a capitalised "
+                "word) the other does not: another nominee, team or country"),
         _column("resolution_gap_days", pl.Float64(), "days between the two resolution dates"),
         _column("structure_match", pl.Boolean(), "same market type and number of outcomes"),
         _column("category_match", pl.Boolean(), "same category, case aside (null when one has none)"),
