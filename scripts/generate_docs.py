@@ -87,6 +87,17 @@ def render_table(table: Table) -> str:
     return "\n".join(lines)
 
 
+CROSS_PLATFORM_DAILY = """\
+### `marts.cross_platform_daily`
+
+The SQL model over `links.market_links` (dbt_like_sql/marts/cross_platform_daily.sql): one row per `linked` pair
+and UTC day on which either market traded (key `polymarket_id`, `kalshi_id`, `day`), with `polymarket_close` and
+`kalshi_close` in the same outcome's terms, Kalshi's Yes (a `swapped` pair's Polymarket close is 1 - its Yes
+price), `gap` = polymarket_close - kalshi_close, both markets' volumes (notional) and trades, and the link's
+`outcome_map`, `confidence` and `source`. Its test `cross_platform_daily_pairs_resolved_alike` flags a pair whose
+two markets both resolved, and differently: a wrong link, or a difference in their rules worth reading."""
+
+
 def render_derived(table: DerivedTable) -> str:
     """A table the pipeline derives (links.market_links): its doc, key and columns."""
     lines = [
@@ -135,6 +146,7 @@ def render() -> str:
     tables = lake_tables().values()
     parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "platform")
     parts.append(render_derived(MARKET_LINKS) + "\n")
+    parts.append(CROSS_PLATFORM_DAILY + "\n")
     parts.append(render_reconciliation())
     parts.append(render_sports_intro())
     parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "league")
