@@ -39,7 +39,8 @@ def read_overrides(path: Path | None) -> pl.DataFrame:
             continue
         cells = [cell.strip() for cell in text.split(",")]
         rows.append(_checked(path, number, cells))
-    return pl.DataFrame(rows, schema=empty.schema, orient="row").unique(["polymarket_id", "kalshi_id"], keep="last")
+    pairs = pl.DataFrame(rows, schema=empty.schema, orient="row")
+    return pairs.unique(["polymarket_id", "kalshi_id"], keep="last", maintain_order=True)  # a later line wins
 
 
 def _checked(path: Path, number: int, cells: list[str]) -> tuple[str, str, str, str | None]:

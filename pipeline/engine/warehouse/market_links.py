@@ -45,6 +45,15 @@ def land_market_links(lake: Lake, overrides_file: Path | None, now: datetime) ->
     return links
 
 
+def landed_market_links(lake: Lake) -> pl.DataFrame | None:
+    """The rows of the last landing of market_links; None before the first."""
+    handle = lake.store.open_read(LINKS_KEY)
+    if handle is None:
+        return None
+    with handle:
+        return pl.read_parquet(handle)
+
+
 def links_views(lake: Lake) -> list[View]:
     """The view `links.market_links` over its file: an empty relation of the same columns before the first landing."""
     glob = f"{lake.store.location(LINKS_DIR)}/*.parquet"
