@@ -40,7 +40,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         jobs=[ingestion_job, orderbook_job, traders_job, sports_job, freshness_job],
         schedules=[daily_ingestion_schedule(settings), orderbook_rounds_schedule(settings),
                    daily_traders_schedule(settings), daily_sports, freshness_schedule],
-        sensors=[backfill_sensor(settings), *([rebuild_sensor(models, settings)] if models else [])],
+        sensors=[backfill_sensor(settings), *([rebuild_sensor([market_links, *models], settings)] if models else [])],
         resources={"pipeline": PipelineResource()},
         executor=dg.in_process_executor,
     )
