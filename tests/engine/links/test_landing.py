@@ -7,7 +7,9 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pytest
 
+from pipeline.engine.config import ConfigError, Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.market_links import land_market_links, links_views
 from tests.support.frames import DAY, table_frame
@@ -39,3 +41,10 @@ def test_the_latest_titles_are_matched_and_the_view_reads_the_file(tmp_path: Pat
         land_market_links(lake, None, datetime(2026, 11, 26, tzinfo=UTC))
         rows = session.sql("SELECT polymarket_id, kalshi_id, decision, outcome_map FROM links.market_links").fetchall()
     assert rows == [("1", "KXCPI-T3.1", "linked", "swapped")]
+
+
+def test_pmw_market_links_may_not_name_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=f"PMW_MARKET_LINKS must name a file .*, got the folder {tmp_path}"):
+        Settings.from_env(overrides={"PMW_MARKET_LINKS": str(tmp_path)}, credentials=False)
+    assert Settings.from_env(overrides={"PMW_MARKET_LINKS": str(tmp_path / "new.csv")},
+                             credentials=False).market_links_file == tmp_path / "new.csv"
