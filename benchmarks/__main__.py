@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks import (
+    market_links,
     memory,
     normalization,
     peers,
@@ -37,6 +38,7 @@ BENCHMARKS: dict[str, Callable[[bool, Path], Report]] = {
     "snapshots": snapshot_rounds.run,
     "peers": peers.run,
     "retention": run_retention.run,
+    "links": market_links.run,
 }
 
 

@@ -21,8 +21,11 @@ class WorldConfig:
     markets_per_event: int = 8
     trades_per_market_day: float = 150.0
     multivariate_markets: int = 6
+    linked_pairs: int = 6  # questions listed on both platforms, each with its decoys (linked_markets.py)
 
     def __post_init__(self) -> None:
+        if self.linked_pairs < 0:
+            raise ValueError(f"WorldConfig.linked_pairs must be >= 0, got {self.linked_pairs}")
         for name in ("days", "series_per_platform", "events_per_series", "markets_per_event"):
             if getattr(self, name) < 1:
                 raise ValueError(f"WorldConfig.{name} must be at least 1, got {getattr(self, name)}")

@@ -16,6 +16,7 @@ import numpy as np
 
 from pipeline.engine.schema import MarketStatus, MarketType, Platform
 from pmw_sandbox.catalogue import Catalogue, Event, Market, Outcome, Series, WorldConfig
+from pmw_sandbox.linked_markets import linked_series, planted_markets
 from pmw_sandbox.series_templates import (
     KALSHI_TEMPLATES,
     POLITICS_QUESTIONS,
@@ -68,6 +69,7 @@ class _CatalogueBuilder:
         self._ensure_every_status()
         if self.platform == Platform.POLYMARKET:
             self._outlive_end()
+        self._add_linked()
         return Catalogue(tuple(self.series), tuple(self.events), tuple(self.markets))
 
     # -- series and events -------------------------------------------------------------------------
@@ -314,6 +316,15 @@ class _CatalogueBuilder:
                     and window_start <= m.trading_end and m.trading_end.date() < last_day):
                 self.markets[i] = replace(m, status=MarketStatus.OPEN, stopped_at=None, resolved_at=None)
                 return
+
+    def _add_linked(self) -> None:
+        """The questions this platform lists as the other does too, and their decoys (linked_markets.py)."""
+        events, markets = planted_markets(self.config, self.platform)
+        if not markets:
+            return
+        self.series.extend(linked_series(self.config, self.platform))
+        self.events.extend(events)
+        self.markets.extend(replace(m, index=len(self.markets) + k) for k, m in enumerate(markets))
 
     def _add_multivariate(self) -> None:
         """Kalshi multivariate (parlay) markets: present in the platform, filtered out by the unified API."""

@@ -41,6 +41,7 @@ from pipeline.engine.schema import (
     Table,
     lake_tables,
 )
+from pipeline.engine.schema.links import MARKET_LINKS, DerivedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC_PATH = ROOT / "docs" / "schema.md"
@@ -86,6 +87,34 @@ def render_table(table: Table) -> str:
     return "\n".join(lines)
 
 
+CROSS_PLATFORM_DAILY = """\
+### `marts.cross_platform_daily`
+
+The SQL model over `links.market_links` (dbt_like_sql/marts/cross_platform_daily.sql): one row per `linked` pair
+and UTC day on which either market traded (key `polymarket_id`, `kalshi_id`, `day`), with `polymarket_close` and
+`kalshi_close` in the same outcome's terms, Kalshi's Yes (a `swapped` pair's Polymarket close is 1 - its Yes
+price), `gap` = polymarket_close - kalshi_close, both markets' volumes (notional) and trades, and the link's
+`outcome_map`, `confidence` and `source`. Its test `cross_platform_daily_pairs_resolved_alike` flags a pair whose
+two markets both resolved, and differently: a wrong link, or a difference in their rules worth reading."""
+
+
+def render_derived(table: DerivedTable) -> str:
+    """A table the pipeline derives (links.market_links): its doc, key and columns."""
+    lines = [
+        f"## `{table.schema}.{table.name}`",
+        "",
+        f"{table.doc} Primary key: " + ", ".join(f"`{c}`" for c in table.primary_key) + ".",
+        "",
+        "| column | type | required | notes |",
+        "|---|---|---|---|",
+    ]
+    for column in table.columns:
+        notes = _describe(None, column.doc, column.enum)
+        lines.append(f"| `{column.name}` | {Field('x', dtype=column.dtype).type_label()} | "
+                     f"{'yes' if column.required else ''} | {notes} |")
+    return "\n".join(lines)
+
+
 def render() -> str:
     parts = [
         "# Table reference",
@@ -116,6 +145,8 @@ def render() -> str:
     ]
     tables = lake_tables().values()
     parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "platform")
+    parts.append(render_derived(MARKET_LINKS) + "\n")
+    parts.append(CROSS_PLATFORM_DAILY + "\n")
     parts.append(render_reconciliation())
     parts.append(render_sports_intro())
     parts.extend(render_table(t) + "\n" for t in tables if t.partitioned_by == "league")

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from types import ModuleType
 
-from pipeline.cli import bench, normalize, restore, shell, verify
+from pipeline.cli import bench, links, normalize, restore, shell, verify
 from pipeline.cli.backfill import command as backfill
 from pipeline.cli.common.arguments import CommandParser
 from pipeline.cli.common.failures import FAILED, OUTSIDE_ERRORS, CommandError, outside
@@ -24,8 +24,9 @@ from pipeline.cli.status import command as status
 DISTRIBUTION = "pm-warehouse"  # the package's name in pyproject.toml, under which its version is installed
 # Each command's module, by the name its parser is added under (the order of `pmw --help`).
 COMMANDS: dict[str, ModuleType] = {
-    "sandbox": sandbox, "backfill": backfill, "demo": demo, "sql": sql, "restore": restore, "verify": verify,
-    "status": status, "report": report, "normalize": normalize, "query": query, "shell": shell, "bench": bench,
+    "sandbox": sandbox, "backfill": backfill, "demo": demo, "sql": sql, "links": links, "restore": restore,
+    "verify": verify, "status": status, "report": report, "normalize": normalize, "query": query, "shell": shell,
+    "bench": bench,
 }
 
 

@@ -13,6 +13,7 @@ from pipeline.defs.automation.yesterday_landed import freshness_job, freshness_s
 from pipeline.defs.common.resources import PipelineResource
 from pipeline.defs.ingestion.assets import ingestion_assets
 from pipeline.defs.ingestion.platform_status import platform_status_asset
+from pipeline.defs.links.assets import market_links
 from pipeline.defs.orderbooks.assets import orderbook_round_asset
 from pipeline.defs.orderbooks.schedule import orderbook_job, orderbook_rounds_schedule
 from pipeline.defs.profiles.assets import trader_profiles_asset
@@ -36,13 +37,13 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     models = load_sql_assets(settings)
     return dg.Definitions(
         assets=[*ingestion_assets(settings), platform_status_asset(settings), orderbook_round_asset(settings),
-                trader_profiles_asset(settings), *sports_assets(settings), *models],
+                trader_profiles_asset(settings), *sports_assets(settings), market_links, *models],
         asset_checks=[yesterday_landed_check(settings)],
         jobs=[ingestion_job, orderbook_job, traders_job, sports_job, freshness_job, run_retention_job],
         schedules=[daily_ingestion_schedule(settings), orderbook_rounds_schedule(settings),
                    daily_traders_schedule(settings), daily_sports, freshness_schedule,
                    run_retention_schedule(settings), lake_scrub_schedule(settings)],
-        sensors=[backfill_sensor(settings), *([rebuild_sensor(models, settings)] if models else [])],
+        sensors=[backfill_sensor(settings), *([rebuild_sensor([market_links, *models], settings)] if models else [])],
         resources={"pipeline": PipelineResource()},
         executor=dg.in_process_executor,
     )

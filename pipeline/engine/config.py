@@ -127,6 +127,7 @@ class Settings:
     trade_lateness_s: float = 3600.0  # how late a server may record a trade: trade paging stops this far past a day
     start_date: date | None = None  # PMW_START_DATE: the first daily partition; None: where the data starts
     sql_dir: Path | None = None  # PMW_SQL_DIR: the folder of the SQL models and tests; None: the repository's
+    market_links_file: Path | None = None  # PMW_MARKET_LINKS: the analyst's confirmed and rejected market pairs
     automation: AutomationSettings = field(default_factory=AutomationSettings)
 
     @property
@@ -239,6 +240,7 @@ class Settings:
             trade_lateness_s=_seconds(env, "PMW_TRADE_LATENESS_S", defaults.trade_lateness_s),
             start_date=_day(env, "PMW_START_DATE"),
             sql_dir=Path(env["PMW_SQL_DIR"]) if env.get("PMW_SQL_DIR") else None,
+            market_links_file=_market_links_file(env),
             automation=_automation(env),
         )
         if settings.backfill_start < settings.first_day:
@@ -356,6 +358,19 @@ def _watchlist(env: Mapping[str, str], kind: WatchlistKind) -> tuple[WatchItem, 
         return read_watchlist(Path(raw), kind)
     except WatchlistError as error:
         raise ConfigError(str(error)) from None
+
+
+def _market_links_file(env: Mapping[str, str]) -> Path | None:
+    """PMW_MARKET_LINKS: the analyst's file of market pairs (read at each landing of market_links, so that an edit
+    counts at the next); it may not exist yet (`pmw links --append` creates it), but it may not be a folder."""
+    raw = env.get("PMW_MARKET_LINKS")
+    if not raw:
+        return None
+    path = Path(raw)
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"PMW_MARKET_LINKS must name a file of polymarket_id,kalshi_id,verdict lines, got the "
+                          f"folder {path}")
+    return path
 
 
 def _round_minutes(env: Mapping[str, str]) -> int:

@@ -17,9 +17,9 @@ import pytest
 from tests.support.paths import REPO_ROOT
 
 TITLES = ("Normalization:", "Memory:", "Request efficiency:", "Requests per window:", "Queries:",
-          "Snapshot rounds beside the daily ingestion:")
+          "Snapshot rounds beside the daily ingestion:", "market_links against the truth:")
 # Every mode but `peers`, which installs dlt from the package registry on first use: tests never reach the internet.
-BENCHMARKS = ("normalisation", "memory", "requests", "windows", "queries", "snapshots")
+BENCHMARKS = ("normalisation", "memory", "requests", "windows", "queries", "snapshots", "links")
 
 
 @pytest.mark.slow

@@ -49,6 +49,9 @@ def test_pmw_demo_lands_every_table_for_both_platforms(tmp_path: Path) -> None:
             assert re.search(rf"^\s+{table}\s+{platform}\s+1\s+[1-9]\d*$", run.stdout, re.MULTILINE), (table, platform)
     for mart in ("orderbook_daily", "trader_daily"):
         assert re.search(rf"^\s+marts\.{mart}\s+table\s+[1-9][\d,]* rows$", run.stdout, re.MULTILINE), mart
+    assert re.search(r"^market_links \(links.market_links\): [1-9]\d* linked", run.stdout, re.MULTILINE)
+    parted = run.stdout.split("The three linked pairs whose prices parted most on 2026-11-21")[1]
+    assert len(re.findall(r"^  gap [+-]", parted, re.MULTILINE)) == 3, parted
     for platform in ("polymarket", "kalshi"):  # each run's observation of /platforms and /health, on today
         assert re.search(rf"^\s+platform_status\s+{platform}\s+1\s+1$", run.stdout, re.MULTILINE), platform
     home = tmp_path / "data" / "dagster_home"

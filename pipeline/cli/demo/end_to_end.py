@@ -8,6 +8,7 @@ from datetime import timedelta
 from pipeline.cli.backfill.partitions import run_backfill
 from pipeline.cli.common.dagster_home import pmw_dagster_home
 from pipeline.cli.common.instance import pmw_instance
+from pipeline.cli.demo.links import land_links, say_widest_gaps
 from pipeline.cli.demo.sports import land_sports_day, say_widest_spreads
 from pipeline.cli.demo.watchlists import example_watchlists, land_watchlists
 from pipeline.cli.demo.world import ui_command, world_env
@@ -64,6 +65,7 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print, 
     sports_failed = sports and any(r.error for r in land_sports_day(last, resource, say, instance))
     lake = Lake.of(settings)
     ensure_raw_views(settings.warehouse_path, lake)
+    land_links(settings, lake, say)
     say("")
     models_built = run_sql(resource=resource, say=say, instance=instance)
     with connect_read_only(settings.warehouse_path, lake) as db:
@@ -86,6 +88,7 @@ def run_demo(world: WorldConfig, days: int, say: Callable[[str], None] = print, 
             say(f"  {platform:<11} {day!s:<10} {active:>6} {new:>4} {resolved:>8} {trades:>7} {volume:>12,.2f}")
         if sports:
             say_widest_spreads(db, last, say)
+        say_widest_gaps(db, last, say)
     say(f"\nQuery it yourself (read-only, {settings.warehouse_path}): pmw query \"SELECT count(*) FROM raw.trades\", "
         "or pmw shell for a prompt")
     say(f"See the runs in Dagster's UI (http://127.0.0.1:3000): "

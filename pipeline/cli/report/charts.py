@@ -107,6 +107,19 @@ def rejects_figure(rejects: pl.DataFrame) -> go.Figure:
     return figure
 
 
+def pair_gaps_figure(gaps: pl.DataFrame) -> go.Figure:
+    """The gap (Polymarket close - Kalshi close, in Kalshi's Yes terms, points) per day of each pair, one line each."""
+    figure = go.Figure()
+    for (_polymarket, _kalshi), days in gaps.group_by("polymarket_id", "kalshi_id", maintain_order=True):
+        figure.add_trace(go.Scatter(x=days["day"].to_list(), y=(days["gap"] * 100).to_list(), mode="lines+markers",
+                                    name=short_title(days["title"][0])))
+    figure.add_hline(y=0, line_color="#999")
+    figure.update_layout(template=TEMPLATE, height=380, margin={"t": 20},
+                         yaxis_title="gap, points (Polymarket - Kalshi)")
+    _day_ticks(figure, gaps["day"])
+    return figure
+
+
 def _day_ticks(figure: go.Figure, days: pl.Series, step: int = 1) -> None:
     """Ticks on whole days (`step` apart, or a multiple of it so that at most MOST_TICKS show), labelled as days:
     plotly's own choice on a short span is every few hours."""

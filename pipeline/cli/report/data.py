@@ -16,6 +16,8 @@ from pipeline.engine.warehouse.views import connect_read_only, relocate_views
 
 TOP_MOVERS = 10
 BUSIEST_PER_PLATFORM = 2
+WIDEST_GAPS = 10
+BUSIEST_PAIRS = 5
 
 PLATFORM_DAILY_SQL = """
 SELECT platform, day, trades, volume FROM marts.platform_daily
@@ -53,6 +55,31 @@ SELECT b.platform, b.market_id, b.title, b.window_trades AS trades,
 FROM busiest AS b JOIN candles AS c USING (platform, market_id)
 ORDER BY b.platform, b.window_trades DESC, b.market_id, c.hour
 """
+# Where the platforms disagree: the linked pairs (marts.cross_platform_daily holds the `linked` ones only, the
+# matcher's confident links and the analyst's confirmed pairs) whose closes parted most on the last day, and the
+# gap over the window of the busiest linked pairs (volume of both markets).
+WIDEST_GAPS_SQL = """
+SELECT polymarket_id, kalshi_id, polymarket_title, kalshi_title, outcome_map, confidence,
+    polymarket_close, kalshi_close, gap
+FROM marts.cross_platform_daily
+WHERE day = $last AND gap IS NOT NULL
+ORDER BY abs(gap) DESC, polymarket_id, kalshi_id
+LIMIT $limit
+"""
+PAIR_GAPS_SQL = """
+WITH busiest AS (
+    SELECT polymarket_id, kalshi_id
+    FROM marts.cross_platform_daily
+    WHERE day BETWEEN $first AND $last
+    GROUP BY polymarket_id, kalshi_id
+    ORDER BY sum(coalesce(polymarket_volume, 0) + coalesce(kalshi_volume, 0)) DESC, polymarket_id, kalshi_id
+    LIMIT $pairs
+)
+SELECT d.polymarket_id, d.kalshi_id, d.kalshi_title AS title, d.day, d.gap
+FROM marts.cross_platform_daily AS d JOIN busiest USING (polymarket_id, kalshi_id)
+WHERE d.day BETWEEN $first AND $last AND d.gap IS NOT NULL
+ORDER BY d.polymarket_id, d.kalshi_id, d.day
+"""
 CATEGORY_SQL = """
 SELECT platform, category, week_start, volume FROM marts.category_volume
 WHERE week_start BETWEEN CAST(date_trunc('week', $first) AS DATE) AND $last
@@ -73,6 +100,8 @@ class ReportData:
     candles: pl.DataFrame
     category_volume: pl.DataFrame
     rejects: pl.DataFrame  # table, platform, day, rows, rejects (null: the rejects file does not read)
+    widest_gaps: pl.DataFrame  # the last day's linked pairs whose closes parted most
+    pair_gaps: pl.DataFrame  # the busiest linked pairs' gap per day
     builds: str = ""  # which build of the models the marts drawn are of (builds.builds_line)
 
 
@@ -106,6 +135,8 @@ def _read_window(db: duckdb.DuckDBPyConnection, lake: Lake, days: int) -> Report
         category_volume=_frame(db, CATEGORY_SQL, window),
         rejects=lake_rejects(lake, first, last),
         builds=builds_line(shown_builds(db)),
+        widest_gaps=_frame(db, WIDEST_GAPS_SQL, {"last": last, "limit": WIDEST_GAPS}),
+        pair_gaps=_frame(db, PAIR_GAPS_SQL, {**window, "pairs": BUSIEST_PAIRS}),
     )
 
 

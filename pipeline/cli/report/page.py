@@ -20,10 +20,18 @@ from pipeline.cli.report.charts import (
     candles_figures,
     category_figure,
     movers_figure,
+    pair_gaps_figure,
     platform_daily_figure,
     rejects_figure,
 )
-from pipeline.cli.report.data import BUSIEST_PER_PLATFORM, TOP_MOVERS, NoDataError, ReportData, load_report_data
+from pipeline.cli.report.data import (
+    BUSIEST_PAIRS,
+    BUSIEST_PER_PLATFORM,
+    TOP_MOVERS,
+    NoDataError,
+    ReportData,
+    load_report_data,
+)
 from pipeline.engine.config import Settings
 from pipeline.engine.lake.store import Lake
 from pipeline.engine.warehouse.views import WarehouseHeld
@@ -67,6 +75,7 @@ def render_report(data: ReportData, warehouse_path: Path) -> str:
         _section("Volume by category and week", "From marts.category_volume; notional in each platform's currency.",
                  [("category-volume", category_figure(data.category_volume))] if data.category_volume.height else [],
                  empty="No trades in the window."),
+        _disagreement_section(data),
         _quality_section(data.rejects),
     ]
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -86,6 +95,25 @@ def _movers_section(data: ReportData) -> str:
                    "marts.market_daily); green rose, red fell.")
     charts = [("movers", movers_figure(data.movers))] if data.movers.height else []
     return _section(f"Top movers of {data.last}", explanation, charts, empty="No first-outcome trade that day.")
+
+
+def _disagreement_section(data: ReportData) -> str:
+    explanation = (f"Markets listed on both platforms (links.market_links, linked pairs only) whose closes parted most "
+                   f"on {data.last}, both in Kalshi's Yes terms (a <code>swapped</code> pair's Polymarket close is 1 - "
+                   f"its Yes price), from marts.cross_platform_daily; then the gap per day of the {BUSIEST_PAIRS} "
+                   "busiest linked pairs (volume of both markets over the window).")
+    charts = [("pair-gaps", pair_gaps_figure(data.pair_gaps))] if data.pair_gaps.height else []
+    rows = "".join(
+        f"<tr><td>{html.escape(p_title)}<br>{html.escape(k_title)}</td><td>{outcome_map}</td>"
+        f"<td>{p_close:.2f}</td><td>{k_close:.2f}</td><td>{gap * 100:+.1f}</td><td>{confidence:.2f}</td></tr>"
+        for p_title, k_title, outcome_map, p_close, k_close, gap, confidence in data.widest_gaps.select(
+            "polymarket_title", "kalshi_title", "outcome_map", "polymarket_close", "kalshi_close", "gap",
+            "confidence").iter_rows()
+    )
+    table = ("<table><tr><th>Polymarket / Kalshi</th><th>outcomes</th><th>Polymarket</th><th>Kalshi</th>"
+             f"<th>gap (points)</th><th>confidence</th></tr>{rows}</table>") if rows else ""
+    return _section("Where the platforms disagree", explanation, charts, after=table,
+                    empty="" if rows else "No linked pair traded on both platforms in the window.")
 
 
 def _quality_section(rejects: pl.DataFrame) -> str:

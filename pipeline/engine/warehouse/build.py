@@ -35,6 +35,7 @@ from pipeline.engine.warehouse.builds import (
     remove_unread_builds,
     table_key,
 )
+from pipeline.engine.warehouse.market_links import links_views
 from pipeline.engine.warehouse.project import Model, Project, Relation, SqlTest
 from pipeline.engine.warehouse.views import View, parquet_view, qualified_name, quote_identifier, raw_views, sync_views
 
@@ -160,7 +161,7 @@ class _Run:
         A table model not built yet, or a model reading one, cannot be defined and is left out (returned
         with the reason), as is a model whose SQL fails: the warehouse then shows only what can be queried.
         """
-        views = raw_views(self.lake)
+        views = [*raw_views(self.lake), *links_views(self.lake)]
         for schema in sorted({view.schema for view in views} | {r.schema for r in self.project.models}
                              | {BUILDS_SCHEMA}):
             self.session.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_identifier(schema)}")

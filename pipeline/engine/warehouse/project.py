@@ -27,6 +27,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.engine.schema import lake_tables
+from pipeline.engine.schema.links import MARKET_LINKS
 from pipeline.engine.warehouse.views import RAW_SCHEMA
 
 TESTS_FOLDER = "tests"
@@ -58,6 +59,10 @@ class Relation:
     @property
     def is_raw(self) -> bool:
         return self.schema == RAW_SCHEMA
+
+
+# The tables the pipeline derives in Python (links.market_links), which models read like the raw tables.
+DERIVED_RELATIONS = frozenset({Relation(MARKET_LINKS.schema, MARKET_LINKS.name)})
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,7 @@ def load_project(root: Path) -> Project:
     paths = sorted(root.rglob("*.sql"))
     test_paths = [p for p in paths if p.parent == root / TESTS_FOLDER]
     relations = {_relation_of(root, path): path for path in paths if path not in test_paths}
-    known = set(relations) | {Relation(RAW_SCHEMA, table) for table in lake_tables()}
+    known = set(relations) | {Relation(RAW_SCHEMA, table) for table in lake_tables()} | DERIVED_RELATIONS
     models = {}
     for relation, path in relations.items():
         sql, comments = _read(path)
