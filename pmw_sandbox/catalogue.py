@@ -21,11 +21,14 @@ class WorldConfig:
     markets_per_event: int = 8
     trades_per_market_day: float = 150.0
     multivariate_markets: int = 6
+    archived_markets: int = 0  # per platform, resolved before the window (pmw_sandbox/archive.py)
 
     def __post_init__(self) -> None:
         for name in ("days", "series_per_platform", "events_per_series", "markets_per_event"):
             if getattr(self, name) < 1:
                 raise ValueError(f"WorldConfig.{name} must be at least 1, got {getattr(self, name)}")
+        if self.archived_markets < 0:
+            raise ValueError(f"WorldConfig.archived_markets must be >= 0, got {self.archived_markets}")
         if self.trades_per_market_day < 0:
             raise ValueError(f"WorldConfig.trades_per_market_day must be >= 0, got {self.trades_per_market_day}")
 
