@@ -2,10 +2,8 @@
 
 The API has no date filter on its catalogue, so the catalogue (markets, events, series of a platform) is
 listed in full at the largest page sizes, once, and kept in a short-lived on-disk cache that every run and
-process on the machine shares: a backfill of many days lists it once. Of the markets, a catalogue keeps only
-those a day from its first may hold (`since`: the day asked, less the longest window's other days, so that it
-serves every day of the day's window whichever runs first), as the pages stream: a real catalogue lists hundreds of
-thousands over its history, a day a few hundred. From it:
+process on the machine shares: a backfill of many days lists it once, keeping as the pages stream only the
+markets a day of a window ending on the day asked may hold (`Catalogue.since`). From it:
 
 - markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
   the scheduled end nor the resolution before it starts); a market that a record synced before the day ended
