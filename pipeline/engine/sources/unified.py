@@ -1,9 +1,8 @@
 """The unified API as a source: what one (platform, day) partition needs, with the fewest requests.
 
-The API has no date filter on its catalogue, so the catalogue (markets, events, series of a platform) is
-listed in full at the largest page sizes, once, and kept in a short-lived on-disk cache that every run and
-process on the machine shares: a backfill of many days lists it once, keeping as the pages stream only the
-markets a day of a window ending on the day asked may hold (`Catalogue.since`). From it:
+The API has no date filter on its catalogue, so the catalogue (markets, events, series) is listed whole at the
+largest page sizes, once, keeping only the markets a window ending on the day asked may hold (`Catalogue.since`),
+in a short-lived on-disk cache that every run and process shares: a backfill of many days lists it once. From it:
 
 - markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
   the scheduled end nor the resolution before it starts); a market that a record synced before the day ended
