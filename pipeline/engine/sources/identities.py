@@ -69,17 +69,26 @@ def fingerprints(items: list[Any]) -> np.ndarray:
         try:  # one field missing from an item (KeyError) or a value that is a list or an object (TypeError)
             values = np.fromiter(map(hash, map(itemgetter(*names), items)), dtype=np.int64, count=len(items))
             return values ^ np.int64(hash(names))
-        except (KeyError, TypeError):
+        except KeyError:
             pass
+        except TypeError:  # the usual catalogue page: the same fields, some of them objects; its names sorted once
+            return np.fromiter(map(partial(_fingerprint, names=names), items), dtype=np.int64, count=len(items))
     return np.fromiter(map(_fingerprint, items), dtype=np.int64, count=len(items))
 
 
-def _fingerprint(item: Any) -> int:
-    """`fingerprints` of one item: the same number for the same content, whichever way it is computed."""
+def _fingerprint(item: Any, names: tuple[str, ...] | None = None) -> int:
+    """`fingerprints` of one item: the same number for the same content, whichever way it is computed. `names`:
+    the sorted field names of another item of as many fields, which this one's are unless one is missing."""
     if type(item) is dict and item:
-        names = tuple(sorted(item))
         try:
-            return hash(itemgetter(*names)(item)) ^ hash(names)
+            values = itemgetter(*names)(item) if names is not None else None
+        except KeyError:
+            names = None
+        if names is None:
+            names = tuple(sorted(item))
+            values = itemgetter(*names)(item)
+        try:
+            return hash(values) ^ hash(names)
         except TypeError:
             pass
     try:

@@ -47,6 +47,7 @@ log = logging.getLogger("pipeline.engine.sources.unified")
 Record = dict[str, Any]
 DAY_S = 86_400
 HOURLY = 60
+KEEP_BATCH = 5_000  # listed market records judged together, as the pages stream
 
 
 def day_bounds(day: date) -> tuple[int, int]:
@@ -139,6 +140,32 @@ class CatalogueCache:
             log.warning("catalogue not cached at %s (%s: %s)", path, type(error).__name__, error)
 
 
+class _MarketsKept:
+    """The market records a listing keeps as its pages stream: those a day from `since` on may hold (all, when
+    None), judged KEEP_BATCH records at a time (a polars call costs per call, not per record); and every record
+    listed counted by its `event_id`."""
+
+    def __init__(self, since: date | None) -> None:
+        self.since, self.per_event = since, Counter[str]()
+        self._kept: list[Record] = []
+        self._pending: list[Record] = []
+
+    def add(self, records: list[Record]) -> None:
+        self.per_event.update(e for r in records if isinstance(r, dict) and isinstance(e := r.get("event_id"), str))
+        self._pending += records
+        if len(self._pending) >= KEEP_BATCH:
+            self._kept += self.judged(self._pending)
+            self._pending = []
+
+    def judged(self, records: list[Record]) -> list[Record]:
+        return records if self.since is None or not records else records_from(records, self.since)
+
+    def kept(self) -> list[Record]:
+        self._kept += self.judged(self._pending)
+        self._pending = []
+        return self._kept
+
+
 class UnifiedSource:
     """Reads partitions from the unified API (or the sandbox, which speaks the same API)."""
 
@@ -184,26 +211,25 @@ class UnifiedSource:
         conflicting: dict[str, list[Record]] = {}
         listings = {name: ListFigures() for name in ("series", "events", "markets")}
         answers = {name: AnswerMeta() for name in listings}
-        per_event: Counter[str] = Counter()
+        markets = _MarketsKept(since)
         for name in listings:
             walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
                                  smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
             listed[name], conflicting[name] = [], []
             for page in walk.pages():
-                kept, repeated = page.items, page.conflicting
                 if name == "markets":
-                    per_event.update(e for r in kept if isinstance(r, dict) and isinstance(e := r.get("event_id"), str))
-                    if since is not None:
-                        kept, repeated = records_from(kept, since), records_from(repeated, since)
-                listed[name] += kept
-                conflicting[name] += repeated
+                    markets.add(page.items)
+                else:
+                    listed[name] += page.items
+                conflicting[name] += page.conflicting
                 listings[name].page(page.body, len(page.items))
                 answers[name].read(page.body)
+        listed["markets"], conflicting["markets"] = markets.kept(), markets.judged(conflicting["markets"])
         log.info("listed the %s catalogue: %d series, %d events, %d markets, %d of them kept (those a day from %s "
                  "may hold)", platform, len(listed["series"]), len(listed["events"]), listings["markets"].listed,
                  len(listed["markets"]), since or "any day")
         return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting, listings,
-                         answers, since, dict(per_event))
+                         answers, since, dict(markets.per_event))
 
     def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
         """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
