@@ -72,25 +72,39 @@ def fingerprints(items: list[Any]) -> np.ndarray:
         except KeyError:
             pass
         except TypeError:  # the usual catalogue page: the same fields, some of them objects; its names sorted once
-            return np.fromiter(map(partial(_fingerprint, names=names), items), dtype=np.int64, count=len(items))
+            return np.fromiter(map(_same_fields(names), items), dtype=np.int64, count=len(items))
     return np.fromiter(map(_fingerprint, items), dtype=np.int64, count=len(items))
 
 
-def _fingerprint(item: Any, names: tuple[str, ...] | None = None) -> int:
-    """`fingerprints` of one item: the same number for the same content, whichever way it is computed. `names`:
-    the sorted field names of another item of as many fields, which this one's are unless one is missing."""
-    if type(item) is dict and item:
+def _same_fields(names: tuple[str, ...]) -> Callable[[dict[str, Any]], int]:
+    """`_fingerprint` for objects whose sorted field names are `names` (an object missing one is sorted anew)."""
+    getter, salt = itemgetter(*names), hash(names)
+
+    def fingerprint(item: dict[str, Any]) -> int:
         try:
-            values = itemgetter(*names)(item) if names is not None else None
+            values = getter(item)
         except KeyError:
-            names = None
-        if names is None:
-            names = tuple(sorted(item))
-            values = itemgetter(*names)(item)
+            return _fingerprint(item)
         try:
-            return hash(values) ^ hash(names)
+            return hash(values) ^ salt
+        except TypeError:
+            return _json_fingerprint(item)
+
+    return fingerprint
+
+
+def _fingerprint(item: Any) -> int:
+    """`fingerprints` of one item: the same number for the same content, whichever way it is computed."""
+    if type(item) is dict and item:
+        names = tuple(sorted(item))
+        try:
+            return hash(itemgetter(*names)(item)) ^ hash(names)
         except TypeError:
             pass
+    return _json_fingerprint(item)
+
+
+def _json_fingerprint(item: Any) -> int:
     try:
         return hash(orjson.dumps(item, option=orjson.OPT_SORT_KEYS))
     except orjson.JSONEncodeError:  # nested deeper than orjson writes: the normalizer rejects such an item anyway

@@ -17,6 +17,7 @@ in a short-lived on-disk cache that every run and process shares: a backfill of 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 from collections import Counter
@@ -34,6 +35,7 @@ from filelock import FileLock
 
 from pipeline.engine.config import MAX_WINDOW_DAYS, Settings
 from pipeline.engine.files import replaced_atomically
+from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer
@@ -156,6 +158,7 @@ class _MarketsKept:
         if len(self._pending) >= KEEP_BATCH:
             self._kept += self.judged(self._pending)
             self._pending = []
+            gc.collect()  # the pages the requests' cyclic garbage still holds (see cyclic_gc_per_chunk)
 
     def judged(self, records: list[Record]) -> list[Record]:
         return records if self.since is None or not records else records_from(records, self.since)
@@ -212,19 +215,20 @@ class UnifiedSource:
         listings = {name: ListFigures() for name in ("series", "events", "markets")}
         answers = {name: AnswerMeta() for name in listings}
         markets = _MarketsKept(since)
-        for name in listings:
-            walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
-                                 smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
-            listed[name], conflicting[name] = [], []
-            for page in walk.pages():
-                if name == "markets":
-                    markets.add(page.items)
-                else:
-                    listed[name] += page.items
-                conflicting[name] += page.conflicting
-                listings[name].page(page.body, len(page.items))
-                answers[name].read(page.body)
-        listed["markets"], conflicting["markets"] = markets.kept(), markets.judged(conflicting["markets"])
+        with cyclic_gc_per_chunk():  # a chunk: KEEP_BATCH market records (their pages parsed, judged, let go)
+            for name in listings:
+                walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
+                                     smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"))
+                listed[name], conflicting[name] = [], []
+                for page in walk.pages():
+                    if name == "markets":
+                        markets.add(page.items)
+                    else:
+                        listed[name] += page.items
+                    conflicting[name] += page.conflicting
+                    listings[name].page(page.body, len(page.items))
+                    answers[name].read(page.body)
+            listed["markets"], conflicting["markets"] = markets.kept(), markets.judged(conflicting["markets"])
         log.info("listed the %s catalogue: %d series, %d events, %d markets, %d of them kept (those a day from %s "
                  "may hold)", platform, len(listed["series"]), len(listed["events"]), listings["markets"].listed,
                  len(listed["markets"]), since or "any day")
