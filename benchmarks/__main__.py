@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks import (
+    catalogue,
     market_links,
     memory,
     normalization,
@@ -39,6 +40,7 @@ BENCHMARKS: dict[str, Callable[[bool, Path], Report]] = {
     "peers": peers.run,
     "retention": run_retention.run,
     "links": market_links.run,
+    "catalogue": catalogue.run,
 }
 
 

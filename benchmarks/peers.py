@@ -124,7 +124,7 @@ def _run_pmw(url: str, first: date, scratch: Path) -> dict[str, Any]:
     """`pmw backfill` of the window in a process of its own; the rows it landed, read from its lake."""
     home = scratch / "dagster_home"
     home.mkdir(parents=True)
-    shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy(REPO_ROOT / "pipeline" / "defs" / "dagster.yaml", home / "dagster.yaml")
     env = {
         **{name: "" for name in os.environ if name.startswith("PMW_")},  # none of this shell's settings
         "PMW_SOURCE": "api", "PMW_API_URL": url, "PMW_API_KEY": PMW_KEY, "PMW_PLATFORMS": PLATFORM,

@@ -22,6 +22,7 @@ class WorldConfig:
     trades_per_market_day: float = 150.0
     multivariate_markets: int = 6
     linked_pairs: int = 6  # questions listed on both platforms, each with its decoys (linked_markets.py)
+    archived_markets: int = 0  # per platform, resolved before the window (pmw_sandbox/archive.py)
 
     def __post_init__(self) -> None:
         if self.linked_pairs < 0:
@@ -29,6 +30,8 @@ class WorldConfig:
         for name in ("days", "series_per_platform", "events_per_series", "markets_per_event"):
             if getattr(self, name) < 1:
                 raise ValueError(f"WorldConfig.{name} must be at least 1, got {getattr(self, name)}")
+        if self.archived_markets < 0:
+            raise ValueError(f"WorldConfig.archived_markets must be >= 0, got {self.archived_markets}")
         if self.trades_per_market_day < 0:
             raise ValueError(f"WorldConfig.trades_per_market_day must be >= 0, got {self.trades_per_market_day}")
 

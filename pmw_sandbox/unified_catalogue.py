@@ -30,16 +30,25 @@ class CatalogueRoutes:
         }
 
     def series(self, query: Query) -> Record:
-        return self._members(query, "series", "include_nested", self.world.series, self.world.series_record)
+        nested, raw = query.flag("include_nested"), query.flag("include_raw")
+        archive = self.world.archive
+        archived = [archive.series_record(p, nested=nested, raw=raw) for p in self._platforms_of(query)
+                    if archive.markets and _matches(query, "Archived markets")]
+        return self._members(query, "series", "include_nested", self.world.series, self.world.series_record,
+                             lambda o, n: archived[o : o + n], len(archived))
 
     def events(self, query: Query) -> Record:
-        return self._members(query, "events", "with_nested_markets", self.world.events, self.world.event_record)
+        archived = self.world.archive.listed_events(self._platforms_of(query), query.text("query"))
+        nested, raw = query.flag("with_nested_markets"), query.flag("include_raw")
+        return self._members(query, "events", "with_nested_markets", self.world.events, self.world.event_record,
+                             lambda o, n: archived.records(o, n, nested=nested, raw=raw), len(archived))
 
     def _members(
         self, query: Query, kind: str, nested_flag: str, listed: Callable[[Platform], list[Any]],
-        record: Callable[..., Record],
+        record: Callable[..., Record], archived: Callable[[int, int], list[Record]], archived_count: int,
     ) -> Record:
-        """A page of `/series` or `/events`: the platforms' members, with their nested members on request."""
+        """A page of `/series` or `/events`: the platforms' members, then the archive's, with their nested members
+        on request."""
         platforms = self._platforms_of(query)
         nested, raw = query.flag(nested_flag), query.flag("include_raw")
         members = self.context.ordered(_search([m for p in platforms for m in listed(p)], query))
@@ -47,8 +56,9 @@ class CatalogueRoutes:
             f"/{kind}",
             kind,
             query,
-            len(members),
-            lambda o, n: [self._served(kind, record(m, nested=nested, raw=raw)) for m in members[o : o + n]],
+            len(members) + archived_count,
+            lambda o, n: [self._served(kind, r) for r in _after(
+                [record(m, nested=nested, raw=raw) for m in members[o : o + n]], archived, o - len(members), n)],
         )
         return {"pagination": pagination, kind: items, "meta": self._list_meta(platforms)}
 
@@ -56,9 +66,15 @@ class CatalogueRoutes:
         platform = query.platform(MARKET_PLATFORMS)
         nested, raw = query.flag("with_nested_markets"), query.flag("include_raw")
         event = self.world.find_event(event_id, platform)
-        if event is None:
-            raise not_found(f"event {event_id!r} not found")
-        return self._single("events", self._served("events", self.world.event_record(event, nested=nested, raw=raw)))
+        if event is not None:
+            return self._single("events", self._served("events", self.world.event_record(event, nested=nested,
+                                                                                         raw=raw)))
+        archive = self.world.archive
+        for p in [platform] if platform else MARKET_PLATFORMS:
+            if (index := archive.event_index(p, event_id)) is not None:
+                return self._single("events", self._served("events", archive.event_record(p, index, nested=nested,
+                                                                                          raw=raw)))
+        raise not_found(f"event {event_id!r} not found")
 
     def markets(self, query: Query) -> Record:
         platforms = self._platforms_of(query)
@@ -67,12 +83,14 @@ class CatalogueRoutes:
             raise bad("status", f"expected one of {', '.join(MarketStatus)}, got {status!r}")
         markets = [m for p in platforms for m in self.world.markets(p) if status is None or m.status == status]
         markets = self.context.ordered(_search(markets, query))
+        archived = self.world.archive.listed_markets(platforms, status, query.text("query"))
         items, pagination = self.pager.page(
             "/markets",
             "markets",
             query,
-            len(markets),
-            lambda o, n: [self._served("markets", self._listed_market(m)) for m in markets[o : o + n]],
+            len(markets) + len(archived),
+            lambda o, n: [self._served("markets", r) for r in _after(
+                [self._listed_market(m) for m in markets[o : o + n]], archived.records, o - len(markets), n)],
         )
         meta = self._list_meta(platforms)
         if items:  # a listing is as fresh as its stalest record
@@ -81,11 +99,14 @@ class CatalogueRoutes:
 
     def market(self, query: Query, market_id: str) -> Record:
         platform = query.platform(MARKET_PLATFORMS)
-        market = self.world.find_market(market_id, platform)
-        if market is None:
-            raise not_found(f"market {market_id!r} not found")
-        return self._single("markets", self._served("markets", self.world.market_record(market,
-                                                                                      raw=query.flag("include_raw"))))
+        market, raw = self.world.find_market(market_id, platform), query.flag("include_raw")
+        if market is not None:
+            return self._single("markets", self._served("markets", self.world.market_record(market, raw=raw)))
+        archive = self.world.archive
+        for p in [platform] if platform else MARKET_PLATFORMS:
+            if (index := archive.market_index(p, market_id)) is not None:
+                return self._single("markets", self._served("markets", archive.market_record(p, index, raw=raw)))
+        raise not_found(f"market {market_id!r} not found")
 
     def _listed_market(self, market: Any) -> Record:
         """A market's record as the listing shows it: as of the world's end, or (reading stale_listing) as an
@@ -125,10 +146,10 @@ class CatalogueRoutes:
         if readings.member_ids == "platform":
             platform = Platform(record["platform"])
             if kind in ("series", "events"):
-                record["platform_id"] = self._member_platform_ids[(platform, record["id"])]
+                record["platform_id"] = self._member_platform_id(platform, record["id"])
             for key in ("event_id", "series_id") if kind == "markets" else ("series_id",) if kind == "events" else ():
                 if record.get(key) is not None:
-                    record[key] = self._member_platform_ids[(platform, record[key])]
+                    record[key] = self._member_platform_id(platform, record[key])
         if kind == "markets" and readings.price_keys == "name":
             names = {outcome["id"]: outcome["name"] for outcome in record["outcomes"]}
             for key in ("current_prices", "price_24h_changes", "price_7d_changes", "last_trades"):
@@ -139,6 +160,10 @@ class CatalogueRoutes:
                 self._served(nested, item)
         return record
 
+    def _member_platform_id(self, platform: Platform, member_id: str) -> str:
+        known = self._member_platform_ids.get((platform, member_id))
+        return known if known is not None else self.world.archive.member_platform_id(platform, member_id)
+
     @cached_property
     def _member_platform_ids(self) -> dict[tuple[Platform, str], str]:
         """Each series' and event's platform_id under member_ids=platform: Polymarket `{slug}-{id}`, Kalshi the
@@ -146,6 +171,20 @@ class CatalogueRoutes:
         members = [m for c in self.world.catalogues.values() for m in (*c.series, *c.events)]
         return {(m.platform, m.id): f"{m.slug}-{m.id}" if m.platform == Platform.POLYMARKET else m.id.lower()
                 for m in members}
+
+
+def _after(first: list[Record], archived: Callable[[int, int], list[Record]], offset: int,
+           limit: int) -> list[Record]:
+    """A page of a listing: the world's own records of it, then the archive's from `offset` (its position among
+    them; negative while the page starts among the world's own) up to `limit` records in all."""
+    if len(first) >= limit:
+        return first
+    return first + archived(max(offset, 0), limit - len(first))
+
+
+def _matches(query: Query, title: str) -> bool:
+    text = query.text("query")
+    return text is None or text.lower() in title.lower()
 
 
 def _search(items: list[Any], query: Query) -> list[Any]:

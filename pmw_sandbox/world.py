@@ -28,6 +28,7 @@ from pmw_sandbox.activity import (
     simulate,
     size_through,
 )
+from pmw_sandbox.archive import Archive
 from pmw_sandbox.catalogue import Catalogue, Event, Market, Series, WorldConfig
 from pmw_sandbox.catalogue_builder import build_catalogue
 
@@ -77,6 +78,7 @@ class World:
         self._activity: OrderedDict[tuple[Platform, str], MarketActivity] = OrderedDict()
         self._activity_lock = threading.Lock()  # apps on threaded servers share a world
         self._stats: dict[tuple[Platform, str, datetime | None], Record] = {}
+        self.archive = Archive(self.config)  # the catalogue's past, listed by the unified API only
 
     # -- lookups (the unified API's view: multivariate markets and their events are hidden) ---------
 

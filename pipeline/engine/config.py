@@ -24,6 +24,9 @@ N = TypeVar("N", int, float)
 
 # PMW_DIRECT_URL=sandbox reads the platform APIs from the in-process sandbox (how `pmw demo` runs direct).
 DIRECT_SANDBOX = "sandbox"
+# A longer range of days is read in windows of at most this many (pipeline/engine/spool/window.py), and a catalogue
+# listed for a day keeps the markets of the days this many before it, for every day of the day's window.
+MAX_WINDOW_DAYS = 31
 SANDBOX_DAYS = 7  # days of history in the in-process sandbox's world (PMW_SANDBOX_DAYS), as WorldConfig.days
 REAL_SOURCE_START = "2025-01-01"  # the first partition by default when the source is a real API
 # PMW_BUDGET_URL: the URL schemes of each store of the request budget (pipeline.engine.sources.budget_store)

@@ -69,9 +69,28 @@ def fingerprints(items: list[Any]) -> np.ndarray:
         try:  # one field missing from an item (KeyError) or a value that is a list or an object (TypeError)
             values = np.fromiter(map(hash, map(itemgetter(*names), items)), dtype=np.int64, count=len(items))
             return values ^ np.int64(hash(names))
-        except (KeyError, TypeError):
+        except KeyError:
             pass
+        except TypeError:  # the usual catalogue page: the same fields, some of them objects; its names sorted once
+            return np.fromiter(map(_same_fields(names), items), dtype=np.int64, count=len(items))
     return np.fromiter(map(_fingerprint, items), dtype=np.int64, count=len(items))
+
+
+def _same_fields(names: tuple[str, ...]) -> Callable[[dict[str, Any]], int]:
+    """`_fingerprint` for objects whose sorted field names are `names` (an object missing one is sorted anew)."""
+    getter, salt = itemgetter(*names), hash(names)
+
+    def fingerprint(item: dict[str, Any]) -> int:
+        try:
+            values = getter(item)
+        except KeyError:
+            return _fingerprint(item)
+        try:
+            return hash(values) ^ salt
+        except TypeError:
+            return _json_fingerprint(item)
+
+    return fingerprint
 
 
 def _fingerprint(item: Any) -> int:
@@ -82,6 +101,10 @@ def _fingerprint(item: Any) -> int:
             return hash(itemgetter(*names)(item)) ^ hash(names)
         except TypeError:
             pass
+    return _json_fingerprint(item)
+
+
+def _json_fingerprint(item: Any) -> int:
     try:
         return hash(orjson.dumps(item, option=orjson.OPT_SORT_KEYS))
     except orjson.JSONEncodeError:  # nested deeper than orjson writes: the normalizer rejects such an item anyway

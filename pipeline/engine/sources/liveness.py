@@ -2,8 +2,8 @@
 
 One rule, `live_on`, a polars expression over the markets table's columns; `live_records` applies it to the unified
 API's raw market records. An unknown end counts as live, an open record is live up to its sync, and a market left
-out on a record that may be stale is asked about again (`unsure_records`, `partition_records`). Why, in
-docs/design.md, "Liveness".
+out on a record that may be stale is asked about again (`unsure_records`, `partition_records`); a listing keeps
+only the records a day from its first may hold (`records_from`). Why, in docs/design.md, "Liveness".
 """
 
 from __future__ import annotations
@@ -51,6 +51,16 @@ def surely_not_live(day: date, last: date | None = None) -> pl.Expr:
     return ~live_on(day, last) & ((synced >= window_end) | seen_ended).fill_null(False)
 
 
+def ended_before(day: date) -> pl.Expr:
+    """Markets that no day from `day` on can hold: their record saw the end of trading (or the resolution) it
+    gives, before `day` began, and does not say the market is still open. `surely_not_live` leaves such a market
+    out of every day from `day` on, whatever the listing's freshness says (a record without a sync is never one)."""
+    day_start = _bounds(day, None)[0]
+    start, end = pl.coalesce("trading_start_at", "created_at"), pl.col("trading_end_at")
+    ended = start.is_not_null() & end.is_not_null() & (_stop() <= day_start) & (pl.col(SYNCED) >= _stop())
+    return (ended & ~_is_open()).fill_null(False)
+
+
 def _is_open() -> pl.Expr:
     """Records that say the market is open (one without a status, or with another, does not)."""
     return (pl.col(STATUS) == MarketStatus.OPEN.value).fill_null(False)
@@ -64,6 +74,11 @@ def live_records(records: list[Any], day: date, last: date | None = None) -> lis
     """The unified API's market records (as parsed JSON) that `live_on` keeps for the day (or the days up to
     `last`)."""
     return list(compress(records, _times(records).select(live_on(day, last)).to_series().to_list()))
+
+
+def records_from(records: list[Any], day: date) -> list[Any]:
+    """The records of a listing that a day from `day` on may hold: all but those `ended_before` leaves out."""
+    return list(compress(records, _times(records).select(~ended_before(day)).to_series().to_list()))
 
 
 def unsure_records(records: list[Any], day: date, last: date | None = None,

@@ -1,8 +1,8 @@
 """The unified API as a source: what one (platform, day) partition needs, with the fewest requests.
 
-The API has no date filter on its catalogue, so the catalogue (markets, events, series of a platform) is
-listed in full at the largest page sizes, once, and kept in a short-lived on-disk cache that every run and
-process on the machine shares: a backfill of many days lists it once. From it:
+The API has no date filter on its catalogue, so the catalogue (markets, events, series) is listed whole at the
+largest page sizes, once, keeping only the markets a window ending on the day asked may hold (`Catalogue.since`),
+in a short-lived on-disk cache that every run and process shares: a backfill of many days lists it once. From it:
 
 - markets live on the day: tradable at some moment of it (trading start before the day ends, and neither
   the scheduled end nor the resolution before it starts); a market that a record synced before the day ended
@@ -17,12 +17,14 @@ process on the machine shares: a backfill of many days lists it once. From it:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
@@ -31,15 +33,16 @@ from urllib.parse import quote
 import numpy as np
 import orjson
 
-from pipeline.engine.config import Settings
+from pipeline.engine.config import MAX_WINDOW_DAYS, Settings
 from pipeline.engine.files import replaced_atomically
+from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
 from pipeline.engine.locks import held
 from pipeline.engine.raw_pages import UNIFIED, RawPage
 from pipeline.engine.schema import LOWEST_DOCUMENTED_LIMIT, MAX_LIMIT
 from pipeline.engine.service_figures import AnswerMeta, ListFigures, PriceAnswer
 from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.identities import field_keys
-from pipeline.engine.sources.liveness import live_records, partition_records, unsure_records
+from pipeline.engine.sources.liveness import live_records, partition_records, records_from, unsure_records
 from pipeline.engine.sources.market_ids import MarketIdParam
 from pipeline.engine.sources.page_bounds import Evidence
 from pipeline.engine.sources.paging import Page, UnifiedCursor
@@ -48,6 +51,7 @@ log = logging.getLogger("pipeline.engine.sources.unified")
 Record = dict[str, Any]
 DAY_S = 86_400
 HOURLY = 60
+KEEP_BATCH = 5_000  # listed market records judged together, as the pages stream
 
 
 def day_bounds(day: date) -> tuple[int, int]:
@@ -61,7 +65,10 @@ class Catalogue:
     """A platform's series, events and markets as listed, per list the records met again with other values under
     an id already listed (`conflicting`: the first version is the one kept), what its pages said of the list
     (`listings`) and of themselves (`answers`: their meta, the market listing's `meta.data_freshness` among it: when
-    the service says its records are as of)."""
+    the service says its records are as of).
+
+    `markets` (and the conflicting ones) are those a day from `since` on may hold (`liveness.records_from`; None:
+    every one listed); `listed_per_event` counts every market listed, by its `event_id`."""
 
     series: list[Record]
     events: list[Record]
@@ -70,6 +77,12 @@ class Catalogue:
     conflicting: dict[str, list[Record]] = field(default_factory=dict)
     listings: dict[str, ListFigures] = field(default_factory=dict)
     answers: dict[str, AnswerMeta] = field(default_factory=dict)
+    since: date | None = None
+    listed_per_event: dict[str, int] = field(default_factory=dict)
+
+    def serves(self, day: date | None) -> bool:
+        """Whether it holds every market the day (and every later one) may hold (None: any catalogue will do)."""
+        return self.since is None or day is None or day >= self.since
 
     @property
     def markets_freshness(self) -> list[str]:
@@ -97,10 +110,10 @@ class CatalogueCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         return held(str(self.path(key)) + ".lock", f"the catalogue {key}", self.lock_timeout_s)
 
-    def load(self, key: str) -> Catalogue | None:
-        """The cached catalogue, or None when there is none still fresh. A file that cannot be read as one (cut
-        short by a full disk, edited by hand: its checksum differs) is a miss, logged and removed, so that the run
-        lists afresh."""
+    def load(self, key: str, day: date | None = None) -> Catalogue | None:
+        """The cached catalogue, or None when there is none still fresh that serves the day (`Catalogue.serves`). A
+        file that cannot be read as one (cut short by a full disk, edited by hand: its checksum differs) is a miss,
+        logged and removed, so that the run lists afresh."""
         path = self.path(key)
         if self.ttl_s <= 0 or not path.exists():
             return None
@@ -112,12 +125,14 @@ class CatalogueCache:
             fetched_at = datetime.fromisoformat(data["fetched_at"])
             catalogue = Catalogue(data["series"], data["events"], data["markets"], fetched_at, data["conflicting"],
                                   {k: ListFigures.from_json(v) for k, v in data.get("listings", {}).items()},
-                                  {k: AnswerMeta.from_json(v) for k, v in data.get("answers", {}).items()})
+                                  {k: AnswerMeta.from_json(v) for k, v in data.get("answers", {}).items()},
+                                  date.fromisoformat(data["since"]) if data["since"] else None,
+                                  data["listed_per_event"])
         except (OSError, ValueError, TypeError, KeyError) as error:  # orjson's JSONDecodeError is a ValueError
             log.warning("catalogue cache %s is unreadable (%s); listing afresh", path, error)
             path.unlink(missing_ok=True)
             return None
-        if (datetime.now(UTC) - fetched_at).total_seconds() > self.ttl_s:
+        if (datetime.now(UTC) - fetched_at).total_seconds() > self.ttl_s or not catalogue.serves(day):
             return None
         return catalogue
 
@@ -138,8 +153,13 @@ class CatalogueCache:
         payload = {"fetched_at": catalogue.fetched_at.isoformat(), "series": catalogue.series,
                    "events": catalogue.events, "markets": catalogue.markets, "conflicting": catalogue.conflicting,
                    "listings": {k: v.as_json() for k, v in catalogue.listings.items()},
-                   "answers": {k: v.as_json() for k, v in catalogue.answers.items()}}
-        listed = {"series": len(catalogue.series), "events": len(catalogue.events), "markets": len(catalogue.markets)}
+                   "answers": {k: v.as_json() for k, v in catalogue.answers.items()},
+                   "since": catalogue.since.isoformat() if catalogue.since else None,
+                   "listed_per_event": catalogue.listed_per_event}
+        # every item each list held (the markets' listing keeps only some), the bound of the next listing's pages
+        held_lists = {"series": catalogue.series, "events": catalogue.events, "markets": catalogue.markets}
+        listed = {name: figures.listed if (figures := catalogue.listings.get(name)) else len(items)
+                  for name, items in held_lists.items()}
         try:
             with replaced_atomically(path) as temporary:
                 body = orjson.dumps(payload)
@@ -147,6 +167,33 @@ class CatalogueCache:
                 temporary.write_bytes(header + b"\n" + body)
         except (OSError, orjson.JSONEncodeError) as error:
             log.warning("catalogue not cached at %s (%s: %s)", path, type(error).__name__, error)
+
+
+class _MarketsKept:
+    """The market records a listing keeps as its pages stream: those a day from `since` on may hold (all, when
+    None), judged KEEP_BATCH records at a time (a polars call costs per call, not per record); and every record
+    listed counted by its `event_id`."""
+
+    def __init__(self, since: date | None) -> None:
+        self.since, self.per_event = since, Counter[str]()
+        self._kept: list[Record] = []
+        self._pending: list[Record] = []
+
+    def add(self, records: list[Record]) -> None:
+        self.per_event.update(e for r in records if isinstance(r, dict) and isinstance(e := r.get("event_id"), str))
+        self._pending += records
+        if len(self._pending) >= KEEP_BATCH:
+            self._kept += self.judged(self._pending)
+            self._pending = []
+            gc.collect()  # the pages the requests' cyclic garbage still holds (see cyclic_gc_per_chunk)
+
+    def judged(self, records: list[Record]) -> list[Record]:
+        return records if self.since is None or not records else records_from(records, self.since)
+
+    def kept(self) -> list[Record]:
+        self._kept += self.judged(self._pending)
+        self._pending = []
+        return self._kept
 
 
 class UnifiedSource:
@@ -165,45 +212,59 @@ class UnifiedSource:
 
     # -- catalogue ---------------------------------------------------------------------------------
 
-    def catalogue(self, platform: str) -> Catalogue:
-        if platform in self._catalogues:
-            return self._catalogues[platform]
+    def catalogue(self, platform: str, day: date | None = None) -> Catalogue:
+        """The platform's catalogue, serving the day, every later one and those of a window that ends with it
+        (MAX_WINDOW_DAYS); with no day, the one the session or the cache holds (a listing afresh then keeps every
+        market)."""
+        held = self._catalogues.get(platform)
+        if held is not None and held.serves(day):
+            return held
+        since = day - timedelta(days=MAX_WINDOW_DAYS - 1) if day is not None else None
         key = f"{self.cache_key}:{platform}"
         if self.cache is None:
-            catalogue = self._list_catalogue(platform)
+            catalogue = self._list_catalogue(platform, since)
         else:
             with self.cache.lock(key):
-                catalogue = self.cache.load(key)
+                catalogue = self.cache.load(key, day)
                 if catalogue is None:
-                    catalogue = self._list_catalogue(platform, self.cache.listed(key))
-                    if catalogue.markets:  # an empty listing is an outage to retry, not a catalogue to keep
+                    catalogue = self._list_catalogue(platform, since, self.cache.listed(key))
+                    if catalogue.listings["markets"].listed:  # an empty listing is an outage to retry, not kept
                         self.cache.store(key, catalogue)
         self._catalogues[platform] = catalogue
         return catalogue
 
-    def _list_catalogue(self, platform: str, before: Mapping[str, int] | None = None) -> Catalogue:
-        """The platform's catalogue, listed; `before`: how many items each list held the last time, the bound of a
-        list whose pages count nothing (page_bounds.py)."""
+    def _list_catalogue(self, platform: str, since: date | None, before: Mapping[str, int] | None = None
+                        ) -> Catalogue:
+        """Series, events and markets paged whole; of the markets, as the pages stream, only those a day from
+        `since` on may hold are kept (`liveness.records_from`), and every one counted by its event. `before`: how
+        many items each list held the last time, the bound of a list whose pages count nothing (page_bounds.py)."""
         fetched_at = datetime.now(UTC)
         listed: dict[str, list[Record]] = {}
         conflicting: dict[str, list[Record]] = {}
         listings = {name: ListFigures() for name in ("series", "events", "markets")}
         answers = {name: AnswerMeta() for name in listings}
-        for name in listings:
-            held = (before or {}).get(name, 0)
-            walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
-                                 smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"),
-                                 expected=Evidence(held, f"the {held} {name} of the previous listing"))
-            listed[name], conflicting[name] = [], []
-            for page in walk.pages():
-                listed[name] += page.items
-                conflicting[name] += page.conflicting
-                listings[name].page(page.body, len(page.items))
-                answers[name].read(page.body)
-        log.info("listed the %s catalogue: %d series, %d events, %d markets", platform,
-                 len(listed["series"]), len(listed["events"]), len(listed["markets"]))
+        markets = _MarketsKept(since)
+        with cyclic_gc_per_chunk():  # a chunk: KEEP_BATCH market records (their pages parsed, judged, let go)
+            for name in listings:
+                previously = (before or {}).get(name, 0)
+                walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
+                                     smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"),
+                                     expected=Evidence(previously, f"the {previously} {name} of the previous listing"))
+                listed[name], conflicting[name] = [], []
+                for page in walk.pages():
+                    if name == "markets":
+                        markets.add(page.items)
+                    else:
+                        listed[name] += page.items
+                    conflicting[name] += page.conflicting
+                    listings[name].page(page.body, len(page.items))
+                    answers[name].read(page.body)
+            listed["markets"], conflicting["markets"] = markets.kept(), markets.judged(conflicting["markets"])
+        log.info("listed the %s catalogue: %d series, %d events, %d markets, %d of them kept (those a day from %s "
+                 "may hold)", platform, len(listed["series"]), len(listed["events"]), listings["markets"].listed,
+                 len(listed["markets"]), since or "any day")
         return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting, listings,
-                         answers)
+                         answers, since, dict(markets.per_event))
 
     def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
         """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the
@@ -220,7 +281,7 @@ class UnifiedSource:
 
     def _reasked(self, platform: str, day: date, last: date | None) -> Catalogue:
         """The catalogue, with the records of its markets unsure for the days replaced by their own."""
-        catalogue = self.catalogue(platform)
+        catalogue = self.catalogue(platform, day)
         asked = self._asked_again.setdefault(platform, set())
         unsure = [r["id"] for r in unsure_records(catalogue.markets, day, last, catalogue.markets_freshness)
                   if isinstance(r.get("id"), str) and r["id"] not in asked]
@@ -260,7 +321,7 @@ class UnifiedSource:
 
         The spec does not say which id a market's `event_id` and `series_id` carry: an id names the event or
         series whose `id` it is, else those whose `platform_id` it is (the rule staging.stg_member_ids follows)."""
-        catalogue = self.catalogue(platform)
+        catalogue = self.catalogue(platform, day)
         members = {"events": catalogue.events, "series": catalogue.series}[kind]
         by_platform_id = ids - {_text(m, "id") for m in members}
         wanted = [m for m in members if _text(m, "id") in ids or _text(m, "platform_id") in by_platform_id]

@@ -24,7 +24,7 @@ import orjson
 import polars as pl
 from filelock import FileLock, Timeout
 
-from pipeline.engine.config import Settings
+from pipeline.engine.config import MAX_WINDOW_DAYS, Settings
 from pipeline.engine.files import replaced_atomically
 from pipeline.engine.garbage_collection import cyclic_gc_per_chunk
 from pipeline.engine.locks import held
@@ -35,7 +35,6 @@ from pipeline.engine.sources.coverage import Coverage
 from pipeline.engine.wire_times import parse_iso, parse_unix
 
 WINDOW_TABLES = ("trades", "price_history")  # the tables read per market, which a window sweeps
-MAX_WINDOW_DAYS = 31  # a longer range is cut into windows of at most this many days
 SPOOL_TTL_S = 86_400.0
 OWNER = ".owner"  # `<token's hash><OWNER>`: the lock its owner holds while it lands the token's windows
 MANIFEST = "manifest.json"

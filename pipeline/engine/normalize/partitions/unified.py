@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
-from itertools import repeat
-from typing import Any
 
 import polars as pl
 
@@ -131,16 +129,11 @@ class UnifiedPartitions:
         figures = ServiceFigures({table: catalogue.listings[table]} if table in catalogue.listings else {})
         if table in catalogue.answers:
             figures.meta = catalogue.answers[table]
-        if table == "events":
-            figures.listed_per_event = _listed_per_event(catalogue.markets)
+        if table == "events":  # how many of the listed market records name each `event_id`
+            figures.listed_per_event = pl.DataFrame(
+                {"event_id": list(catalogue.listed_per_event), "listed": list(catalogue.listed_per_event.values())},
+                schema={"event_id": pl.String(), "listed": pl.Int64()})
         return figures
-
-
-def _listed_per_event(markets: list[Any]) -> pl.DataFrame:
-    """How many of the listed market records name each `event_id` (a record that is no object names none)."""
-    records = markets if set(map(type, markets)) <= {dict} else [m if isinstance(m, dict) else {} for m in markets]
-    event_ids = pl.Series("event_id", list(map(dict.get, records, repeat("event_id"))), dtype=pl.String(), strict=False)
-    return event_ids.drop_nulls().value_counts(name="listed").cast({"listed": pl.Int64()})
 
 
 POINT_KEY = list(TABLES["price_history"].primary_key)
