@@ -14,7 +14,16 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks import memory, normalization, peers, queries, request_efficiency, request_windows, snapshot_rounds
+from benchmarks import (
+    bookkeeping,
+    memory,
+    normalization,
+    peers,
+    queries,
+    request_efficiency,
+    request_windows,
+    snapshot_rounds,
+)
 from benchmarks.report import BenchmarkUnavailable, Report, write_results
 
 HERE = Path(__file__).resolve().parent
@@ -27,6 +36,7 @@ BENCHMARKS: dict[str, Callable[[bool, Path], Report]] = {
     "queries": queries.run,
     "snapshots": snapshot_rounds.run,
     "peers": peers.run,
+    "bookkeeping": bookkeeping.run,
 }
 
 

@@ -1,0 +1,104 @@
+"""Dagster's SQLite storage for the runs that `pmw` makes in its own process, at a fraction of the cost per event.
+
+Dagster's SQLite event log makes a new SQLAlchemy engine for every connection, and storing one event opens one
+to three of them: no statement's compiled form is ever reused (SQLAlchemy caches them per engine), and each
+event is committed with a full sync. Here each database file (a shard: the index, a run's) keeps its engine
+(the most recent KEPT_ENGINES of them), so its statements compile once and its connections are pooled; each
+connection syncs NORMALLY, which in the write-ahead-log mode Dagster sets loses no committed event when a
+process dies, only on a power failure. The files, tables and rows are Dagster's own: its UI and daemon read
+them as ever. `pmw_instance` uses it only where the instance keeps Dagster's default SQLite storage.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import (  # subclassed: no public API connects it
+    INDEX_SHARD_NAME,
+    SqliteEventLogStorage,
+)
+
+# Not exported: the event log's busy timeout, kept as Dagster's.
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+
+# Not exported: the unified SQLite storage whose event log this replaces, and the ConfigurableClass data it takes.
+from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+
+# Not exported: what the instance's storage settings are read into.
+from dagster._serdes import ConfigurableClassData
+from sqlalchemy.engine import Connection, Engine
+
+KEPT_ENGINES = 4  # the index's, and the latest runs' (a run writes its own shard, then the next run's begins)
+DAGSTER_SQLITE = ("dagster._core.storage.sqlite_storage", "DagsterSqliteStorage")
+
+
+def _sync_normally(connection: Any, _record: Any) -> None:
+    connection.execute("PRAGMA synchronous=NORMAL")
+
+
+class KeptEngineEventLogStorage(SqliteEventLogStorage):
+    """Dagster's SQLite event log, each shard's engine kept (its compiled statements, its pooled connections)."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
+        self._engines: OrderedDict[str, Engine] = OrderedDict()
+        self._engines_lock = threading.Lock()
+        super().__init__(base_dir, inst_data)
+
+    def _engine(self, shard: str) -> Engine:
+        with self._engines_lock:
+            engine = self._engines.pop(shard, None)
+            if engine is None:
+                engine = sa.create_engine(self.conn_string_for_shard(shard),
+                                          connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS})
+                sa.event.listen(engine, "connect", _sync_normally)
+            self._engines[shard] = engine
+            while len(self._engines) > KEPT_ENGINES:
+                self._engines.popitem(last=False)[1].dispose()
+            return engine
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[Connection]:
+        with self._db_lock:
+            engine = self._engine(shard)
+            if shard not in self._initialized_dbs:
+                self._initdb(engine)
+                self._initialized_dbs.add(shard)
+            with engine.connect() as connection, connection.begin():
+                yield connection
+
+    def has_table(self, table_name: str) -> bool:
+        engine = self._engine(INDEX_SHARD_NAME)
+        with engine.connect() as connection:
+            return bool(engine.dialect.has_table(connection, table_name))
+
+    def dispose(self) -> None:
+        with self._engines_lock:
+            for engine in self._engines.values():
+                engine.dispose()
+            self._engines.clear()
+        super().dispose()
+
+
+class KeptEngineSqliteStorage(DagsterSqliteStorage):
+    """Dagster's default SQLite storage (runs, event log, schedules under one directory), its event log kept."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None) -> None:
+        super().__init__(base_dir, inst_data)
+        self._event_log_storage = KeptEngineEventLogStorage(self._event_log_storage._base_dir)
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData, config_value: Any) -> KeptEngineSqliteStorage:
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+
+def kept_engine_storage(storage: ConfigurableClassData | None) -> ConfigurableClassData | None:
+    """The storage settings `storage` with KeptEngineSqliteStorage in place of Dagster's default SQLite storage;
+    any other (PostgreSQL, a user's own) as it is."""
+    if storage is None or (storage.module_name, storage.class_name) != DAGSTER_SQLITE:
+        return storage
+    return ConfigurableClassData(__name__, KeptEngineSqliteStorage.__name__, storage.config_yaml)
