@@ -3,20 +3,25 @@
 Dagster's SQLite event log makes a new SQLAlchemy engine for every connection, and storing one event opens one
 to three of them: no statement's compiled form is ever reused (SQLAlchemy caches them per engine), and each
 event is committed with a full sync. Here each database file (a shard: the index, a run's) keeps its engine
-(the most recent KEPT_ENGINES of them), so its statements compile once and its connections are pooled; each
-connection syncs NORMALLY, which in the write-ahead-log mode Dagster sets loses no committed event when a
+(the most recent KEPT_ENGINES of them), so its statements compile once and its connections are pooled; a run's
+new database is a copy of an empty one (Dagster makes one per run, stamping its migrations); each connection
+syncs NORMALLY, which in the write-ahead-log mode Dagster sets loses no committed event when a
 process dies, only on a power failure. The files, tables and rows are Dagster's own: its UI and daemon read
 them as ever. `pmw_instance` uses it only where the instance keeps Dagster's default SQLite storage.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import dagster
 import sqlalchemy as sa
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (  # subclassed: no public API connects it
     INDEX_SHARD_NAME,
@@ -34,6 +39,8 @@ from dagster._serdes import ConfigurableClassData
 from sqlalchemy.engine import Connection, Engine
 
 KEPT_ENGINES = 4  # the index's, and the latest runs' (a run writes its own shard, then the next run's begins)
+# Not *.db: Dagster lists every *.db of the directory as a run; named by Dagster's version, whose schema it holds.
+RUN_SHARD_TEMPLATE = f".pmw-run-shard-{dagster.__version__}.template"
 DAGSTER_SQLITE = ("dagster._core.storage.sqlite_storage", "DagsterSqliteStorage")
 
 
@@ -61,12 +68,32 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
                 self._engines.popitem(last=False)[1].dispose()
             return engine
 
+    def _new_run_shard(self, shard: str) -> bool:
+        """Make a run's new database as a copy of an empty one made by Dagster (RUN_SHARD_TEMPLATE, made once per
+        directory): what Dagster's own making of it (its tables, then its migrations' revision stamped, at a third
+        of a second a run) would leave. False when the shard is the index, or already there (Dagster checks it)."""
+        path = self.path_for_shard(shard)
+        if shard == INDEX_SHARD_NAME or os.path.exists(path):
+            return False
+        template = os.path.join(self._base_dir, RUN_SHARD_TEMPLATE)
+        if not os.path.exists(template):
+            making = f"{template}.{uuid.uuid4().hex}"
+            engine = sa.create_engine(f"sqlite:///{making}")
+            self._initdb(engine)
+            engine.dispose()  # the last connection closed: the write-ahead log checkpointed into the file
+            os.replace(making, template)
+        copying = f"{path}.{uuid.uuid4().hex}"
+        shutil.copyfile(template, copying)
+        os.replace(copying, path)
+        return True
+
     @contextmanager
     def _connect(self, shard: str) -> Iterator[Connection]:
         with self._db_lock:
             engine = self._engine(shard)
             if shard not in self._initialized_dbs:
-                self._initdb(engine)
+                if not self._new_run_shard(shard):
+                    self._initdb(engine)
                 self._initialized_dbs.add(shard)
             with engine.connect() as connection, connection.begin():
                 yield connection
