@@ -27,15 +27,9 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import (  # subclas
     INDEX_SHARD_NAME,
     SqliteEventLogStorage,
 )
-
-# Not exported: the event log's busy timeout, kept as Dagster's.
-from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
-
-# Not exported: the unified SQLite storage whose event log this replaces, and the ConfigurableClass data it takes.
-from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
-
-# Not exported: what the instance's storage settings are read into.
-from dagster._serdes import ConfigurableClassData
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS  # not exported: kept as Dagster's own
+from dagster._core.storage.sqlite_storage import DagsterSqliteStorage  # not exported: its event log is replaced
+from dagster._serdes import ConfigurableClassData  # not exported: what the instance's storage settings are read into
 from sqlalchemy.engine import Connection, Engine
 
 KEPT_ENGINES = 4  # the index's, and the latest runs' (a run writes its own shard, then the next run's begins)
