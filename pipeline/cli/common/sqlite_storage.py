@@ -97,11 +97,18 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
         with engine.connect() as connection:
             return bool(engine.dialect.has_table(connection, table_name))
 
-    def dispose(self) -> None:
+    def _dispose_engines(self) -> None:
         with self._engines_lock:
             for engine in self._engines.values():
                 engine.dispose()
             self._engines.clear()
+
+    def wipe(self) -> None:
+        self._dispose_engines()  # no pooled connection left on a database that is removed
+        super().wipe()
+
+    def dispose(self) -> None:
+        self._dispose_engines()
         super().dispose()
 
 
