@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks import (
+    bookkeeping,
     catalogue,
     market_links,
     memory,
@@ -41,6 +42,7 @@ BENCHMARKS: dict[str, Callable[[bool, Path], Report]] = {
     "retention": run_retention.run,
     "links": market_links.run,
     "catalogue": catalogue.run,
+    "bookkeeping": bookkeeping.run,
 }
 
 

@@ -388,20 +388,20 @@ class World:
                 ohlc = np.repeat(ohlc[:, 3:4], 4, axis=1)
             volume = period_volume(act, j, starts, interval_min)
             open_interest = size_through(act, j, starts, interval_min) * 0.35  # whatever span is asked
+            # Each point's prices: (o, h, l, c) as they are, less and plus the half spread clamped to [0, 1], each
+            # rounded as _price rounds; columns computed at once, rounded value by value (Python's rounding).
+            columns = [ohlc, np.clip(ohlc - half_spread, 0.0, 1.0), np.clip(ohlc + half_spread, 0.0, 1.0)]
+            price, bid, ask = ([[round(v, 4) for v in row] for row in frame.tolist()] for frame in columns)
             for k, t in enumerate(starts.tolist()):
-                o, h, lo, c = (float(v) for v in ohlc[k])
                 points.append(
                     {
                         "timestamp": t,
-                        "price": {"close": _price(c), "open": _price(o), "high": _price(h), "low": _price(lo)},
+                        "price": _named_ohlc(price[k]),
                         "platform": market.platform.value,
                         "marketId": market.id,
                         "volume": _money(volume[k]),
                         "openInterest": _money(open_interest[k]),
-                        "bidAsk": {
-                            "bid": _ohlc_shifted(o, h, lo, c, -half_spread),
-                            "ask": _ohlc_shifted(o, h, lo, c, half_spread),
-                        },
+                        "bidAsk": {"bid": _named_ohlc(bid[k]), "ask": _named_ohlc(ask[k])},
                         "outcomeId": outcome.id,
                     }
                 )
@@ -432,11 +432,9 @@ def _users(platform: Platform) -> tuple[Record, ...]:
     )
 
 
-def _ohlc_shifted(o: float, h: float, lo: float, c: float, shift: float) -> Record:
-    def clamp(x: float) -> float:
-        return _price(min(max(x + shift, 0.0), 1.0))
-
-    return {"close": clamp(c), "open": clamp(o), "high": clamp(h), "low": clamp(lo)}
+def _named_ohlc(row: list[float]) -> Record:
+    o, h, lo, c = row
+    return {"close": c, "open": o, "high": h, "low": lo}
 
 
 def _listed(index: Mapping[tuple[Platform, str], Listed], key: str, platform: Platform | None) -> Listed | None:

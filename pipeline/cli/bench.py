@@ -21,7 +21,8 @@ def add_parser(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("bench", help="run the benchmarks of this checkout (see benchmarks/README.md)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: proves the benchmarks still run (CI)")
     parser.add_argument("--only", default=None,
-                        help="comma list of normalisation, memory, requests, windows, queries, snapshots, peers, links")
+                        help="comma list of normalisation, memory, requests, windows, queries, snapshots, peers, "
+                             "retention, links, catalogue, bookkeeping")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -93,6 +93,7 @@ def _files(lake_root: Path, platform: str, day: date) -> dict[Path, int]:
             if f"platform={platform}" in path.parts and f"date={day}" in path.parts}
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_backfill_names_what_is_left_and_missing_lands_only_that(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

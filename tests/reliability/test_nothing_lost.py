@@ -51,6 +51,7 @@ def _files(data_dir: Path) -> dict[str, bytes]:
             if "platform_status" not in p.parts}
 
 
+@pytest.mark.slow
 def test_empty_catalogues_after_a_good_run_leave_every_partition_intact_and_fail_the_backfill(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -68,6 +69,7 @@ def test_empty_catalogues_after_a_good_run_leave_every_partition_intact_and_fail
             assert f"markets {platform} {day}: the markets listing came back empty" in said, said
 
 
+@pytest.mark.slow
 def test_allow_shrink_lands_the_empty_day_on_purpose(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -83,6 +85,7 @@ def test_allow_shrink_lands_the_empty_day_on_purpose(
         assert lake.row_count("trades", platform, END) == 0
 
 
+@pytest.mark.slow
 def test_an_empty_listing_on_a_new_day_is_refused_when_the_platform_had_markets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

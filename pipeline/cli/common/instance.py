@@ -6,8 +6,10 @@ import time
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.instance.ref import InstanceRef  # not exported: the settings read, to swap the SQLite storage
 
 from pipeline.cli.common.dagster_home import INIT_LOCK, pmw_dagster_home
+from pipeline.cli.common.sqlite_storage import kept_engine_storage
 from pipeline.defs.automation.jobs import register_api_pools
 from pipeline.engine.locks import held
 
@@ -34,9 +36,12 @@ def pmw_instance(data_dir: Path) -> dg.DagsterInstance:
 
 def instance_at(home: Path) -> dg.DagsterInstance:
     """The instance of the Dagster home directory `home`, opened under pmw's lock, its API pools listed (at the
-    limit its settings give every pool) from the first use, before any run or sensor needs them."""
+    limit its settings give every pool) from the first use, before any run or sensor needs them. Dagster's
+    default SQLite storage is opened as KeptEngineSqliteStorage (pipeline.cli.common.sqlite_storage): the same
+    files, at less cost per event."""
     with held(home / INIT_LOCK, f"the Dagster home {home}'s set-up", INIT_WAIT_S, setting=None):
-        instance = dg.DagsterInstance.from_config(str(home))
+        ref = InstanceRef.from_dir(str(home))
+        instance = dg.DagsterInstance.from_ref(ref._replace(storage_data=kept_engine_storage(ref.storage_data)))
         register_api_pools(instance)
     return instance
 

@@ -1,0 +1,62 @@
+"""pmw's runs are recorded through KeptEngineSqliteStorage (pipeline.cli.common.sqlite_storage), and Dagster reads
+them back unchanged: a plain instance on the same home (the UI's, the daemon's) sees every event, materialisation
+and check result, in run databases that are Dagster's own."""
+
+import sqlite3
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dagster._serdes import ConfigurableClassData  # not exported: what an instance's storage settings are read into
+
+from pipeline.cli.common.instance import pmw_instance
+from pipeline.cli.common.sqlite_storage import DAGSTER_SQLITE, KeptEngineEventLogStorage, kept_engine_storage
+
+PARTITIONS = dg.StaticPartitionsDefinition(["a", "b"])
+
+
+@dg.asset(partitions_def=PARTITIONS, check_specs=[dg.AssetCheckSpec("positive", asset="numbers")])
+def numbers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"dagster/row_count": 3, "partition": context.partition_key},
+                                check_results=[dg.AssetCheckResult(passed=context.partition_key == "a")])
+
+
+def _alembic_revision(database: Path) -> list[tuple[str]]:
+    with sqlite3.connect(database) as connection:
+        return connection.execute("SELECT version_num FROM alembic_version").fetchall()
+
+
+def test_pmw_runs_are_recorded_at_less_cost_and_read_back_by_dagster(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    instance = pmw_instance(tmp_path / "data")
+    assert isinstance(instance.event_log_storage, KeptEngineEventLogStorage)
+    runs = [dg.materialize([numbers], instance=instance, partition_key=key, raise_on_error=False).run_id
+            for key in ("a", "b")]
+    home = tmp_path / "data" / "dagster_home"
+    with dg.DagsterInstance.from_config(str(home)) as dagster:  # Dagster's own storage on the same home
+        assert type(dagster.event_log_storage).__name__ == "SqliteEventLogStorage"
+        for run_id in runs:
+            assert dagster.get_run_by_id(run_id).status == dg.DagsterRunStatus.SUCCESS  # type: ignore[union-attr]
+            types = [e.dagster_event_type for e in dagster.all_logs(run_id) if e.is_dagster_event]
+            assert types.count(dg.DagsterEventType.ASSET_MATERIALIZATION) == 1
+            assert types.count(dg.DagsterEventType.ASSET_CHECK_EVALUATION) == 1
+        records = dagster.fetch_materializations(dg.AssetKey("numbers"), limit=10).records
+        assert sorted(r.partition_key for r in records) == ["a", "b"]
+        checks = dagster.event_log_storage.get_asset_check_execution_history(
+            dg.AssetCheckKey(dg.AssetKey("numbers"), "positive"), limit=10)
+        assert sorted(c.status.value for c in checks) == ["FAILED", "SUCCEEDED"]
+        # A run's database copied from the template is what Dagster makes: the same migrations' revision stamped.
+        plain = dg.materialize([numbers], instance=dagster, partition_key="a").run_id
+    shards = home / "history" / "runs"
+    assert _alembic_revision(shards / f"{runs[1]}.db") == _alembic_revision(shards / f"{plain}.db") != []
+
+
+def test_only_dagsters_default_sqlite_storage_is_replaced() -> None:
+    default = ConfigurableClassData(*DAGSTER_SQLITE, "base_dir: /x\n")
+    postgres = ConfigurableClassData("dagster_postgres", "DagsterPostgresStorage", "{}\n")
+    replaced = kept_engine_storage(default)
+    assert replaced is not None and replaced.class_name == "KeptEngineSqliteStorage"
+    assert replaced.config_yaml == default.config_yaml
+    assert kept_engine_storage(postgres) is postgres
+    assert kept_engine_storage(None) is None
