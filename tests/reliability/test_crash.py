@@ -73,10 +73,12 @@ class KillReport:
     leftovers: int
 
 
-def _spread(requests: int, points: int) -> list[int]:
-    """`points` distinct request numbers spread evenly from the first request to the last."""
-    assert requests >= points, f"the run makes only {requests} requests: too few for {points} kill points"
-    return sorted({1 + round(i * (requests - 1) / (points - 1)) for i in range(points)})
+def _spread(work: list[str], points: int) -> list[int]:
+    """`points` request numbers spread evenly from the first request to the last, each a distinct piece of `work`
+    (the pages of a listing after its first are one piece: `SeenRequest.work` shows them alike)."""
+    firsts = sorted({label: number for number, label in reversed(list(enumerate(work, start=1)))}.values())
+    assert len(firsts) >= points, f"only {len(firsts)} distinct requests: too few for {points} kill points"
+    return sorted({firsts[round(i * (len(firsts) - 1) / (points - 1))] for i in range(points)})
 
 
 def _partition_files(data_dir: Path) -> dict[str, int]:
@@ -206,7 +208,7 @@ def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_conv
         reference = lake_rows(reference_dir)
         assert len(reference) == 5, "every table must land in the uninterrupted run"
 
-        points = _spread(len(work), KILL_POINTS)
+        points = _spread(work, KILL_POINTS)
         rounds = len(points) // KILLS_PER_ROUND
         kills = Kills()
         served.app.watch(kills)
@@ -265,7 +267,7 @@ def test_on_an_object_store_a_killed_backfill_leaves_every_partition_whole_and_a
         kills = Kills()
         served.app.watch(kills)
         data_dir, bucket = tmp_path / "killed", {"PMW_LAKE_URL": s3_lake_url}
-        for point in _spread(len(work), OBJECT_STORE_KILL_POINTS + 2)[1:-1]:  # the first and last request left out
+        for point in _spread(work, OBJECT_STORE_KILL_POINTS + 2)[1:-1]:  # the first and last request left out
             _killed_run(served, kills, SECRET, data_dir, point, work[point - 1], **bucket)
             for name, frame in lake_rows(data_dir, lake_url=s3_lake_url).items():  # each object read whole
                 assert_frame_equal(frame, reference[name])  # a partition is whole or absent, never torn

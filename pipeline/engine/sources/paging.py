@@ -79,7 +79,7 @@ class Paginator(ABC):
         while query is not None:
             if self._beyond_reach(query):
                 return
-            if asked >= bound.pages(query):
+            if bound.reached(asked, query):
                 raise ApiError(f"GET {self.endpoint}: {asked} pages and the server still says there are more: "
                                f"stopped at {bound.said(query)}")
             asked += 1
@@ -91,13 +91,14 @@ class Paginator(ABC):
                 # A restart from the first page meets every page it has walked again: that many stale pages are due.
                 query, stale = self._instead(error, query), -asked
                 if query is not None and self._restarts(query):
-                    bound.restart(asked)
+                    bound.restart()
                 continue
             key = self._items_key(body)
             items = body if key is None else body[key]
             bound.counted(self._total(body))
             met = self.seen.meet(self.keys(items), fingerprints(items))
             fresh = list(compress(items, met.new))
+            bound.brought(len(fresh))
             if items:  # an empty page neither brings nor repeats anything: its own count
                 stale, empty = 0 if fresh else stale + 1, 0
             else:

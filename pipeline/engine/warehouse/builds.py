@@ -29,8 +29,9 @@ BUILDS_SCHEMA, BUILDS_VIEW = "pmw", "builds"
 
 
 def new_build_id(now: datetime) -> str:
-    """A build's id: when it started (UTC, to the second; ids sort as builds started) and 4 random hex digits."""
-    return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(2)}"
+    """A build's id: when it started (UTC, to the microsecond, so that ids sort as builds started even two in one
+    second) and 4 random hex digits."""
+    return f"{now:%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(2)}"
 
 
 def table_key(build_id: str, relation: Relation) -> str:

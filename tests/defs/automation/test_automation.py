@@ -549,7 +549,8 @@ def test_the_sensor_refills_a_landed_partition_whose_files_are_gone_or_unreadabl
 def test_the_code_location_holds_the_schedules_sensors_checks_and_retrying_job() -> None:
     repo = defs.get_repository_def()
     assert {s.name for s in repo.schedule_defs} == {"daily_ingestion", "daily_freshness_checks", "orderbook_rounds",
-                                                    "daily_traders", "daily_sports", "daily_lake_scrub"}
+                                                    "daily_traders", "daily_sports", "daily_lake_scrub",
+                                                    "run_retention"}
     assert sorted(s.name for s in repo.sensor_defs) == ["backfill_sensor", "sql_models_after_ingestion"]
     job = repo.get_job("ingestion")
     assert job.op_retry_policy == STEP_RETRY_POLICY

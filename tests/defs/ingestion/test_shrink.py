@@ -21,8 +21,6 @@ from tests.support.runs import DAY, shared_instance
 PLATFORM = "kalshi"
 PARTITION = dg.MultiPartitionKey({"platform": PLATFORM, "date": DAY.isoformat()})
 MARKETS = [a for a in INGESTION_ASSETS if a.key.to_user_string() == "markets"]
-SERVED = 38  # the test world's markets of the partition
-HELD = 2 * SERVED
 
 
 def _run(tags: dict[str, str] | None = None) -> dg.ExecuteInProcessResult:
@@ -34,7 +32,10 @@ def test_a_rerun_with_half_the_rows_is_refused_in_one_line_unless_the_run_allows
     pipeline_env: Path,
 ) -> None:
     lake = Lake(pipeline_env / "lake")
-    lake.write_partition("markets", PLATFORM, DAY, table_frame("markets", PLATFORM, DAY, HELD, {}))
+    assert _run().success  # the test world's markets of the partition, landed: what a rerun serves
+    served = lake.row_count("markets", PLATFORM, DAY)
+    held = 2 * served
+    lake.write_partition("markets", PLATFORM, DAY, table_frame("markets", PLATFORM, DAY, held, {}))
     before = lake.partition_path("markets", PLATFORM, DAY).read_bytes()  # type: ignore[union-attr]
 
     refused = _run()
@@ -42,18 +43,18 @@ def test_a_rerun_with_half_the_rows_is_refused_in_one_line_unless_the_run_allows
     [failure] = refused.get_step_failure_events()
     assert failure.step_failure_data.error is not None
     said = failure.step_failure_data.error.to_string()
-    assert (f"PartitionRefused: markets {PLATFORM} {DAY}: a rerun would replace {HELD} rows with {SERVED} "
-            f"({shrink_percent(HELD, SERVED)}), past PMW_SHRINK_TOLERANCE=0.05; the previous partition is kept "
+    assert (f"PartitionRefused: markets {PLATFORM} {DAY}: a rerun would replace {held} rows with {served} "
+            f"({shrink_percent(held, served)}), past PMW_SHRINK_TOLERANCE=0.05; the previous partition is kept "
             "(`pmw backfill --allow-shrink`, or the run tag pmw/allow_shrink=true, lands it)\n") in said, said
     assert lake.partition_path("markets", PLATFORM, DAY).read_bytes() == before  # type: ignore[union-attr]
 
     allowed = _run(tags={ALLOW_SHRINK_TAG: "true"})
     assert allowed.success
-    assert lake.row_count("markets", PLATFORM, DAY) == SERVED
+    assert lake.row_count("markets", PLATFORM, DAY) == served
     [warning] = [c for c in allowed.get_asset_check_evaluations() if c.check_name == "rows_kept"]
     assert not warning.passed and warning.severity == dg.AssetCheckSeverity.WARN
     [example] = warning.metadata["examples"].value  # type: ignore[attr-defined]
-    assert (example["rows_before"], example["rows_after"], example["change"]) == (HELD, SERVED, "-50.0 %")
+    assert (example["rows_before"], example["rows_after"], example["change"]) == (held, served, "-50.0 %")
     [landed] = allowed.asset_materializations_for_node("markets")
     path = lake.partition_path("markets", PLATFORM, DAY)
     assert landed.metadata["checksum"].value == hashlib.sha256(path.read_bytes()).hexdigest()  # type: ignore[union-attr]

@@ -244,7 +244,8 @@ def test_a_failing_sql_test_fails_its_check_and_stops_the_models_downstream(pipe
     assert "| price |" in preview.splitlines()[0] and preview.count("| 1.5 ") == 5
     built = built_keys(result)
     downstream = {asset_key(r) for r in project.downstream(Relation("staging", "stg_trades"))}
-    assert downstream == {dg.AssetKey(["marts", n]) for n in ("market_daily", "platform_daily", "category_volume")}
+    assert downstream == {dg.AssetKey(["marts", n])
+                          for n in ("market_daily", "platform_daily", "category_volume", "cross_platform_daily")}
     assert not built & downstream
     assert {dg.AssetKey(["staging", "stg_trades"]), dg.AssetKey(["marts", "dim_markets"])} <= built
     assert dg.AssetKey(["marts", "price_candles_hourly"]) in built  # not downstream of the failing test
@@ -399,6 +400,7 @@ def test_selectors_follow_dbt() -> None:
         "marts.market_daily",
         "marts.platform_daily",
         "marts.category_volume",
+        "marts.cross_platform_daily",
     }
     assert names("+stg_market_outcomes") == {"staging.stg_market_outcomes", "staging.stg_markets",
                                              "staging.stg_member_ids"}
