@@ -7,12 +7,18 @@ from pathlib import Path
 
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef  # not exported: the settings read, to swap the SQLite storage
+from dagster._serdes import ConfigurableClassData  # not exported: how an InstanceRef names a class it builds
 
 from pipeline.cli.common.dagster_home import INIT_LOCK, pmw_dagster_home
 from pipeline.cli.common.sqlite_storage import kept_engine_storage
 from pipeline.defs.automation.jobs import register_api_pools
 from pipeline.engine.locks import held
 
+# The runs pmw executes in its own process record Dagster's events but not their steps' raw stdout and stderr:
+# Dagster's capture mirrors them to the terminal through `tail` and a Python watcher process in the terminal's
+# process group, which a Ctrl-C reaches too and which then prints a KeyboardInterrupt traceback.
+NO_CAPTURED_LOGS = ConfigurableClassData("dagster._core.storage.noop_compute_log_manager", "NoOpComputeLogManager",
+                                         "{}\n")
 INIT_WAIT_S = 300.0  # the longest wait for another process setting the home's storages up (seconds, at most)
 SENSOR_DAEMON = "SENSOR"  # the daemon type whose heartbeats say that sensors (the marts' rebuild) are evaluated
 DAEMON_ALIVE_S = 120.0  # a heartbeat this recent means a running daemon (it beats every 30 s)
@@ -38,10 +44,11 @@ def instance_at(home: Path) -> dg.DagsterInstance:
     """The instance of the Dagster home directory `home`, opened under pmw's lock, its API pools listed (at the
     limit its settings give every pool) from the first use, before any run or sensor needs them. Dagster's
     default SQLite storage is opened as KeptEngineSqliteStorage (pipeline.cli.common.sqlite_storage): the same
-    files, at less cost per event."""
+    files, at less cost per event; its runs' steps' raw output is not captured (NO_CAPTURED_LOGS)."""
     with held(home / INIT_LOCK, f"the Dagster home {home}'s set-up", INIT_WAIT_S, setting=None):
         ref = InstanceRef.from_dir(str(home))
-        instance = dg.DagsterInstance.from_ref(ref._replace(storage_data=kept_engine_storage(ref.storage_data)))
+        instance = dg.DagsterInstance.from_ref(ref._replace(storage_data=kept_engine_storage(ref.storage_data),
+                                                            compute_logs_data=NO_CAPTURED_LOGS))
         register_api_pools(instance)
     return instance
 
