@@ -3,42 +3,17 @@ one line naming the lock, what it guards and the setting, where the wait was end
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from pipeline.engine.config import Settings
 from pipeline.engine.locks import LockWaitPassed, held
 from pipeline.engine.sources.unified import CatalogueCache
+from tests.support.locks import held_elsewhere
 
 DEADLINE_S = 0.3
-
-
-@contextmanager
-def held_elsewhere(path: Path | str) -> Iterator[None]:
-    """The lock file `path` held by another holder (another open of it: the system tells them apart) until the
-    block ends."""
-    holder = FileLock(str(path), thread_local=False)
-    taken, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with holder:
-            taken.set()
-            release.wait(10)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    try:
-        assert taken.wait(5)
-        yield
-    finally:
-        release.set()
-        thread.join(10)
 
 
 def test_the_deadline_is_a_setting() -> None:

@@ -16,6 +16,7 @@ import redis
 from pipeline.engine.config import Secret, Settings
 from pipeline.engine.sources.budget_store import BudgetStore, BudgetStoreError
 from pipeline.engine.sources.request_budget import RequestBudget
+from tests.support.locks import held_elsewhere
 from tests.support.servers import redis_server
 from tests.support.stalling import relay
 
@@ -138,30 +139,14 @@ def test_a_postgres_session_keeps_the_urls_options_and_adds_its_timeouts(postgre
 def test_a_sqlite_budget_whose_lock_another_process_holds_fails_within_the_timeout(tmp_path: Path) -> None:
     """pyrate-limiter's file lock on the SQLite store waited forever for a process that held it (stopped, or hung);
     held here by another open of the same lock file, which the system treats as another holder."""
-    from filelock import FileLock
-
     path = tmp_path / "budget.sqlite"
     budget = RequestBudget("sqlite_held", 100, BudgetStore.of(None, path, timeout_s=TIMEOUT_S), window_s=0.2,
                            margin_s=0.0)
     budget.acquire()
-    holder = FileLock(f"{path}.lock", thread_local=False)
-    taken, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with holder:
-            taken.set()
-            release.wait(10)
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    try:
-        assert taken.wait(5)
+    with held_elsewhere(f"{path}.lock"):
         started = time.monotonic()
         with pytest.raises(BudgetStoreError) as failed:
             budget.acquire()
         assert time.monotonic() - started < TIMEOUT_S + 1.5
-    finally:
-        release.set()
-        thread.join(10)
     assert str(failed.value) == (f"the request budget's store {path}: its lock {path}.lock was held by another "
                                  f"process for longer than {TIMEOUT_S:g} s (PMW_BUDGET_TIMEOUT_S)")

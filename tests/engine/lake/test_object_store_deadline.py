@@ -8,63 +8,17 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from pipeline.engine.lake.storage import ObjectStore, open_store
+from tests.support.raw_http import Answer, raw_http_server
 from tests.support.servers import S3_TEST_CREDENTIALS
 
 DEADLINE_S = 1.0
 KEY = "trades/platform=kalshi/date=2026-11-20/data.parquet"
-Answer = Callable[[socket.socket, threading.Event], None]
-
-
-def _request_head(connection: socket.socket) -> bytes:
-    """The request line and headers (what follows them, a PUT's body, is left unread)."""
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = connection.recv(65536)
-        if not chunk:
-            break
-        head += chunk
-    return head
-
-
-@contextmanager
-def _raw_s3(answer: Answer) -> Iterator[tuple[str, list[str]]]:
-    """An 'S3 server' on 127.0.0.1 answering every connection (one thread each) with `answer`; its endpoint URL and
-    the methods of the requests it took. Stopped, every connection closed, on exit."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    stop, threads, methods = threading.Event(), [], []
-
-    def serve_one(connection: socket.socket) -> None:
-        with connection, suppress(OSError):  # OSError: the client gave up and closed
-            methods.append(_request_head(connection).partition(b" ")[0].decode())
-            answer(connection, stop)
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = listener.accept()
-            except TimeoutError:
-                continue
-            threads.append(thread := threading.Thread(target=serve_one, args=(connection,), daemon=True))
-            thread.start()
-
-    acceptor = threading.Thread(target=serve, daemon=True)
-    acceptor.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", methods
-    finally:
-        stop.set()
-        acceptor.join(5)
-        for thread in threads:
-            thread.join(5)
-        listener.close()
-
 
 def _trickled_get(connection: socket.socket, stop: threading.Event) -> None:
     """An object of 20 bytes, its body sent a byte every 0.5 s (10 s in all)."""
@@ -87,9 +41,9 @@ def _unavailable(connection: socket.socket, stop: threading.Event) -> None:
 @contextmanager
 def _store_at(answer: Answer, tmp_path: Path,
               monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[ObjectStore, list[str]]]:
-    """A store on a `_raw_s3` server, its client made beforehand (the deadline is then the request's alone), and the
+    """A store on a `raw_http_server`, its client made beforehand (the deadline is then the request's alone), and the
     methods of the requests the server took."""
-    with _raw_s3(answer) as (endpoint, methods):
+    with raw_http_server(answer) as (endpoint, methods):
         for name, value in {"AWS_ENDPOINT_URL": endpoint, **S3_TEST_CREDENTIALS}.items():
             monkeypatch.setenv(name, value)
         store = open_store("s3://bucket/lake", tmp_path, deadline_s=DEADLINE_S)

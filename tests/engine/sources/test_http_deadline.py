@@ -5,48 +5,18 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
 
 import pytest
 
 from pipeline.engine.config import Secret
 from pipeline.engine.sources.http import ApiError, HttpLayer
+from tests.support.raw_http import raw_http_server
 
 KEY = "sk-live-DO-NOT-LEAK-0042"
 DEADLINE_S = 0.5
 TRICKLE_S = 0.1  # between two bytes: well within the timeout, so only the deadline can end the wait
 BODY = b'{"markets": [], "cursor": null, "more": false}'  # 46 bytes: 4.6 s at this pace
-
-
-@contextmanager
-def _raw_server(answer: Callable[[socket.socket, threading.Event], None]) -> Iterator[tuple[str, list[int]]]:
-    """A one-thread HTTP server on 127.0.0.1 that answers each connection with `answer`; yields its URL and the
-    count of connections taken; stopped (and its sockets closed) on exit."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    stop, accepted = threading.Event(), [0]
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = listener.accept()
-            except TimeoutError:
-                continue
-            accepted[0] += 1
-            with connection:
-                connection.recv(65536)  # the request
-                with suppress(OSError):  # the client gave up and closed
-                    answer(connection, stop)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", accepted
-    finally:
-        stop.set()
-        thread.join(5)
-        listener.close()
 
 
 def _trickle(connection: socket.socket, stop: threading.Event, data: bytes) -> None:
@@ -79,7 +49,7 @@ def test_a_trickling_answer_fails_at_the_deadline_once_naming_the_path_and_the_s
     """Issue 39, point 2: a server sending a header byte every 2 s held a request 150 s past a 10-s deadline."""
     for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    with _raw_server(answer) as (url, accepted):
+    with raw_http_server(answer) as (url, requests):
         if proxied:
             monkeypatch.setenv("HTTP_PROXY", url)
         base = "http://api.invalid" if proxied else url
@@ -88,7 +58,7 @@ def test_a_trickling_answer_fails_at_the_deadline_once_naming_the_path_and_the_s
         with pytest.raises(ApiError) as caught, layer:
             layer.get_json("/markets/KX-1/orderbook")
         elapsed = time.monotonic() - started
-        taken = accepted[0]
+        taken = len(requests)
     message = str(caught.value)
     assert elapsed < DEADLINE_S + 5, elapsed
     assert taken == 1, "a request that passed its deadline is not tried again (one try holds the run that long)"
