@@ -8,6 +8,7 @@ the budget binds within seconds; the assertion is the API's own: no 429 for a sp
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import threading
@@ -32,6 +33,7 @@ from tests.support.served import (
     backfill_process,
     serve,
 )
+from tests.support.servers import redis_server
 from tests.support.world import STRICT_BUDGET
 
 BUDGET_WINDOW_S = 1.0
@@ -161,3 +163,39 @@ def test_three_hosts_taking_turns_in_one_budget_draw_no_429_on_any_store(
     finally:
         for host in hosts:
             host.communicate(timeout=30)
+
+
+@pytest.mark.slow
+def test_a_redis_restart_mid_backfill_fails_no_partition(tmp_path: Path) -> None:
+    """Issue 39, point 5: a Redis restart of half a second failed every running partition (NoScriptError). Here the
+    Redis of the budget stops as the backfill's 10th request is answered and comes back empty 0.5 s later, on the
+    same port: the backfill waits for it (PMW_BUDGET_TIMEOUT_S), loads its script again, takes the lost window as
+    full, and lands every table, without a 429."""
+    config = SandboxConfig.strict(world=WORLD, api_keys=(SECRET,), rate_window_s=BUDGET_WINDOW_S)
+    with contextlib.ExitStack() as servers, serve(config) as served:
+        first = contextlib.ExitStack()
+        url = first.enter_context(redis_server())
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        restarted = threading.Event()
+
+        def restart() -> None:
+            first.close()
+            time.sleep(0.5)
+            servers.enter_context(redis_server(port))
+            restarted.set()
+
+        def hook(request: SeenRequest) -> None:
+            if request.number == 10:
+                threading.Thread(target=restart).start()
+
+        served.app.watch(hook)
+        env = api_env(served.url, tmp_path / "host", PMW_BUDGET_URL=url, PMW_RATE_LIMIT_PER_MIN=str(STRICT_BUDGET),
+                      PMW_RATE_WINDOW_S=str(BUDGET_WINDOW_S))
+        with backfill_process(env, RUN) as backfill:
+            out, err = backfill.communicate(timeout=240)
+        served.app.on_request = None
+        assert restarted.wait(30), "Redis was not started again"
+        first.close()
+    assert backfill.returncode == 0, out + err
+    assert served.app.requests_served > 10
+    assert served.app.rate_limited_answers == 0
