@@ -25,14 +25,18 @@ def request_head(connection: socket.socket) -> bytes:
 
 @contextmanager
 def raw_http_server(answer: Answer) -> Iterator[tuple[str, list[str]]]:
-    """The server's URL, and the methods of the requests it took (one per connection)."""
+    """The server's URL, and the methods of the requests it took (one per connection; a connection closed before its
+    request line, as a client at its deadline may leave one, took none)."""
     listener = socket.create_server(("127.0.0.1", 0))
     listener.settimeout(0.1)
     stop, threads, methods = threading.Event(), [], []
 
     def serve_one(connection: socket.socket) -> None:
         with connection, suppress(OSError):  # OSError: the client gave up and closed
-            methods.append(request_head(connection).partition(b" ")[0].decode())
+            head = request_head(connection)
+            if not head:
+                return
+            methods.append(head.partition(b" ")[0].decode())
             answer(connection, stop)
 
     def serve() -> None:
