@@ -4,7 +4,9 @@ The responses are the sandbox's own (the bytes the unified API sends: trades pag
 of 250, price history 10 markets a call). The pipeline's path is the assets' path: parse each body as the
 HTTP layer does, then ``land_stream`` (trades, price history) or ``normalize`` and ``Lake.write_partition``
 (markets). The baseline (benchmarks/baseline.py) reads the same bodies. Both run in one process pinned to
-one CPU, polars and pyarrow limited to one thread; each figure is the best of a few runs.
+one CPU, polars and pyarrow limited to one thread; each figure is the best of a few runs. So does the floor
+(benchmarks/normalization_floor.py): the fastest exact-typed read of the same bodies and the Parquet write alone,
+which says whether the targets are reachable at all.
 
 For trades the pipeline's time is also split into stages, the profile that says what limits it.
 """
@@ -51,13 +53,18 @@ def run(quick: bool, workdir: Path) -> Report:
         env={"POLARS_MAX_THREADS": "1"},
         cpus={cpu},
     )
-    rows, targets = [], []
+    rows, targets, floors = [], [], []
     for table in ("trades", "markets", "price_history"):
         f = figures[table]
         speedup = f["pipeline_per_s"] / f["baseline_per_s"]
+        floor_speedup = f["floor_per_s"] / f["baseline_per_s"]
         rows.append(
-            [table, f["records"], f["bytes_per_record"], f["pipeline_per_s"], f["baseline_per_s"], round(speedup, 1)]
+            [table, f["records"], f["bytes_per_record"], f["pipeline_per_s"], f["baseline_per_s"], round(speedup, 1),
+             f["floor_per_s"], round(floor_speedup, 1)]
         )
+        needed = f["baseline_per_s"] * TARGET_SPEEDUP
+        target = f"{TARGET_SPEEDUP:.0f}x the baseline ({needed:,.0f} records/s)"
+        floors.append(_floor_note(table, target, needed, f["floor_per_s"], f["baseline_per_s"]))
         targets.append(
             Target(
                 f"{table}: at least {TARGET_SPEEDUP:.0f}x the baseline", speedup >= TARGET_SPEEDUP, f"{speedup:.1f}x"
@@ -71,8 +78,11 @@ def run(quick: bool, workdir: Path) -> Report:
             f"{trades_per_s:,} records/s, {trades_per_s / TARGET_TRADES_PER_S:.2f}x the target",
         )
     )
-    stages = figures["trades_stages"]
+    stages, trades = figures["trades_stages"], figures["trades"]
     notes = [
+        *floors,
+        _floor_note("trades", f"{TARGET_TRADES_PER_S:,} records/s", TARGET_TRADES_PER_S, trades["floor_per_s"],
+                    trades["baseline_per_s"]),
         "trades, where the pipeline's one-core time goes (one timed run): "
         + ", ".join(f"{name} {stage['share']:.0%}" for name, stage in stages["stages"].items()),
         f"trades at Python's default garbage-collector thresholds: {stages['default_gc_per_s']:,} records/s "
@@ -81,11 +91,22 @@ def run(quick: bool, workdir: Path) -> Report:
     return Report(
         name="normalisation",
         title=f"Normalization: raw JSON responses to Parquet, one core (CPU {cpu}), best of {figures['repeats']}",
-        columns=["table", "records", "bytes/record", "pipeline rec/s", "baseline rec/s", "speed-up"],
+        columns=["table", "records", "bytes/record", "pipeline rec/s", "baseline rec/s", "speed-up", "floor rec/s",
+                 "floor speed-up"],
         rows=rows,
         figures=figures,
         targets=targets,
         notes=notes,
+    )
+
+
+def _floor_note(table: str, target: str, needed_per_s: float, floor_per_s: int, baseline_per_s: int) -> str:
+    """Whether a target is above the floor (benchmarks/normalization_floor.py), so that no exact-typed path from
+    the same bodies reaches it on this machine, or below it, so not ruled out (the floor neither sorts nor checks)."""
+    verdict = "below the floor: not ruled out" if floor_per_s >= needed_per_s else "above the floor: NOT reachable"
+    return (
+        f"{table}: {target} is {verdict} (the floor, pyarrow.json with an explicit schema on one thread and the "
+        f"Parquet write alone, does {floor_per_s:,} records/s, {floor_per_s / baseline_per_s:.1f}x the baseline)"
     )
 
 
@@ -119,6 +140,7 @@ def measure(quick: bool, data_dir: str) -> dict[str, Any]:
         records = sum(p.records for p in partitions)
         pipeline_s = _best(sizes.repeats, _pipeline, partitions, root / "pipeline")
         baseline_s = _best(sizes.repeats, _baseline, partitions, root / "baseline")
+        floor_s = _best(sizes.repeats, _floor, partitions, root / "floor")
         figures[table] = {
             "records": records,
             "bytes_per_record": round(sum(len(b) for p in partitions for b in p.bodies) / records),
@@ -126,6 +148,8 @@ def measure(quick: bool, data_dir: str) -> dict[str, Any]:
             "baseline_s": round(baseline_s, 3),
             "pipeline_per_s": round(records / pipeline_s),
             "baseline_per_s": round(records / baseline_s),
+            "floor_s": round(floor_s, 3),
+            "floor_per_s": round(records / floor_s),
         }
     figures["trades_stages"] = _trade_stages(payloads["trades"], root / "stages", sizes.repeats)
     shutil.rmtree(root, ignore_errors=True)
@@ -157,6 +181,12 @@ def _baseline(partitions: list[Responses], directory: Path) -> None:
     _fresh(directory)
     for p in partitions:
         baseline.land(p.table, p.bodies, p.items_key, p.platform, DAY, directory / f"{p.table}-{p.platform}.parquet")
+
+
+def _floor(partitions: list[Responses], directory: Path) -> None:
+    from benchmarks import normalization_floor
+
+    normalization_floor.land(partitions, _fresh(directory))
 
 
 def _trade_stages(partitions: list[Responses], lake_dir: Path, repeats: int) -> dict[str, Any]:

@@ -135,11 +135,15 @@ def _unique_key_check(table: Table) -> Check:
     return Check("unique_key", "one row per " + ", ".join(key), run)
 
 
-def _price_check(prices: Callable[[], pl.Expr]) -> Check:
+def _price_check(prices: Callable[[], pl.Expr], columns: Callable[[], list[pl.Expr]] | None = None) -> Check:
+    """`prices`: a row's prices as a list; `columns`: the same prices as columns, when they are (the rows holding a
+    wrong one are then found first, and only theirs are made lists: a list per row costs more than the check)."""
     def wrong(price: pl.Expr) -> pl.Expr:
         return price.is_nan() | (price < 0) | (price > 1)
 
     def run(df: pl.DataFrame, _ctx: PartitionContext) -> pl.DataFrame:
+        if columns is not None:
+            df = df.filter(pl.any_horizontal(wrong(price) for price in columns()))
         values = df.select(_key_columns(df), prices().alias("price"))
         # Only the rows holding a wrong price are exploded: exploding every row copies its keys once per price.
         flagged = values.filter(pl.col("price").list.eval(wrong(pl.element())).list.any())
@@ -311,13 +315,15 @@ def checks_for(table: Table) -> tuple[Check, ...]:
         checks.append(_price_check(lambda: pl.col("current_prices").list.eval(pl.element().struct.field("price"))))
         checks.append(_price_keys_check())
     if table.name in ("trades", "profile_trades"):
-        checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
+        checks.append(_price_check(lambda: pl.concat_list(pl.col("price")), lambda: [pl.col("price")]))
         checks.append(_positive_size_check("a trade of nothing, or of less, is no trade"))
     if table.name == "price_history":
-        checks.append(_price_check(lambda: pl.concat_list(
-            [pl.col("price").struct.field(f) for f in ("open", "high", "low", "close")])))
+        def candle() -> list[pl.Expr]:
+            return [pl.col("price").struct.field(f) for f in ("open", "high", "low", "close")]
+
+        checks.append(_price_check(lambda: pl.concat_list(candle()), candle))
     if table.name == "orderbook_levels":
-        checks.append(_price_check(lambda: pl.concat_list(pl.col("price"))))
+        checks.append(_price_check(lambda: pl.concat_list(pl.col("price")), lambda: [pl.col("price")]))
         checks.append(_positive_size_check("a level with nothing resting at its price is no level"))
         checks.append(_levels_in_order_check())
     if table.name == "orderbook_snapshots":

@@ -176,10 +176,15 @@ def _sliced(batches: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
 
 
 def _by_market(rows: pl.DataFrame) -> Iterator[tuple[str, pl.DataFrame]]:
-    """The rows of each market, in order of arrival; a chunk of one market (the usual case) is not copied."""
+    """The rows of each market, in order of arrival. When the chunk's markets come one after the other (the usual
+    case: one market's pages, or a price-history call's markets in id order), each market's rows are a slice of
+    the chunk, not a copy (copying them cost a sixth of the time to land a day of price history)."""
     ids = rows[MARKET]
-    if ids[0] == ids[-1] and ids.is_sorted():
-        yield ids[0], rows
+    if ids.is_sorted() and ids.null_count() == 0:
+        starts = (ids != ids.shift(1)).fill_null(True).arg_true()
+        ends = [*starts.to_list()[1:], rows.height]
+        for market_id, start, end in zip(ids.gather(starts).to_list(), starts.to_list(), ends, strict=True):
+            yield market_id, rows.slice(start, end - start)
         return
     # Not `as_dict=True`: polars then reads each part's key with a query of its own, thousands per chunk of prices.
     parts = rows.partition_by(MARKET, maintain_order=True)
