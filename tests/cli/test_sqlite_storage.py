@@ -52,6 +52,19 @@ def test_pmw_runs_are_recorded_at_less_cost_and_read_back_by_dagster(tmp_path: P
     assert _alembic_revision(shards / f"{runs[1]}.db") == _alembic_revision(shards / f"{plain}.db") != []
 
 
+def test_a_check_result_is_linked_to_its_own_runs_materialisation(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The partition's latest materialisation, which the storage looks up once per run for its check results, is
+    looked up again by the next run of the partition in the same process."""
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    instance = pmw_instance(tmp_path / "data")
+    for _ in range(2):
+        run_id = dg.materialize([numbers], instance=instance, partition_key="a").run_id
+        [evaluation] = [e.dagster_event.event_specific_data for e in instance.all_logs(run_id)
+                        if e.dagster_event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION]
+        assert evaluation.target_materialization_data.run_id == run_id  # type: ignore[union-attr]
+
+
 def test_only_dagsters_default_sqlite_storage_is_replaced() -> None:
     default = ConfigurableClassData(*DAGSTER_SQLITE, "base_dir: /x\n")
     postgres = ConfigurableClassData("dagster_postgres", "DagsterPostgresStorage", "{}\n")
