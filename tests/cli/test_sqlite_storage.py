@@ -10,7 +10,12 @@ import pytest
 from dagster._serdes import ConfigurableClassData  # not exported: what an instance's storage settings are read into
 
 from pipeline.cli.common.instance import pmw_instance
-from pipeline.cli.common.sqlite_storage import DAGSTER_SQLITE, KeptEngineEventLogStorage, kept_engine_storage
+from pipeline.cli.common.sqlite_storage import (
+    DAGSTER_SQLITE,
+    BatchingInstance,
+    KeptEngineEventLogStorage,
+    kept_engine_storage,
+)
 
 PARTITIONS = dg.StaticPartitionsDefinition(["a", "b"])
 
@@ -31,6 +36,7 @@ def test_pmw_runs_are_recorded_at_less_cost_and_read_back_by_dagster(tmp_path: P
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     instance = pmw_instance(tmp_path / "data")
     assert isinstance(instance.event_log_storage, KeptEngineEventLogStorage)
+    assert isinstance(instance, BatchingInstance)  # the events a run plans stored in one transaction
     runs = [dg.materialize([numbers], instance=instance, partition_key=key, raise_on_error=False).run_id
             for key in ("a", "b")]
     home = tmp_path / "data" / "dagster_home"
@@ -41,6 +47,8 @@ def test_pmw_runs_are_recorded_at_less_cost_and_read_back_by_dagster(tmp_path: P
             types = [e.dagster_event_type for e in dagster.all_logs(run_id) if e.is_dagster_event]
             assert types.count(dg.DagsterEventType.ASSET_MATERIALIZATION) == 1
             assert types.count(dg.DagsterEventType.ASSET_CHECK_EVALUATION) == 1
+            assert types.count(dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED) == 1
+            assert types.count(dg.DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED) == 1
         records = dagster.fetch_materializations(dg.AssetKey("numbers"), limit=10).records
         assert sorted(r.partition_key for r in records) == ["a", "b"]
         checks = dagster.event_log_storage.get_asset_check_execution_history(

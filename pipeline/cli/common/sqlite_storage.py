@@ -18,8 +18,8 @@ import shutil
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import dagster
@@ -39,6 +39,7 @@ from dagster._core.storage.sqlite_storage import DagsterSqliteStorage  # not exp
 from dagster._serdes import ConfigurableClassData  # not exported: what the instance's storage settings are read into
 from sqlalchemy.engine import Connection, Engine
 
+EVENT_BATCH = 1000  # events a batch holds at most (those a run plans, one per asset and check, are handed as one)
 KEPT_ENGINES = 4  # the index's, and the latest runs' (a run writes its own shard, then the next run's begins)
 # Not *.db: Dagster lists every *.db of the directory as a run; named by Dagster's version, whose schema it holds.
 RUN_SHARD_TEMPLATE = f".pmw-run-shard-{dagster.__version__}.template"
@@ -137,6 +138,16 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
         with self._connect(INDEX_SHARD_NAME):
             super().store_event(event)
 
+    def store_event_batch(self, events: Sequence[dagster.EventLogEntry]) -> None:
+        """The events (Dagster batches those a run plans, when its instance batches events) stored as Dagster stores
+        each, in one transaction on each database they are written to (a run's, the index)."""
+        with ExitStack() as shards:
+            for shard in dict.fromkeys(event.run_id for event in events):
+                shards.enter_context(self._connect(shard))
+            shards.enter_context(self._connect(INDEX_SHARD_NAME))
+            for event in events:
+                self.store_event(event)
+
     def fetch_materializations(self, records_filter: dagster.AssetKey | dagster.AssetRecordsFilter, limit: int,
                                cursor: str | None = None, ascending: bool = False) -> dagster.EventRecordsResult:
         """Dagster's lookup; that of a partition's latest materialisation, which Dagster makes for each check result
@@ -209,6 +220,17 @@ class KeptEngineSqliteStorage(DagsterSqliteStorage):
     @classmethod
     def from_config_value(cls, inst_data: ConfigurableClassData, config_value: Any) -> KeptEngineSqliteStorage:
         return cls.from_local(inst_data=inst_data, **config_value)
+
+
+class BatchingInstance(dagster.DagsterInstance):
+    """Dagster's instance, handing the events Dagster groups in a batch (those a run plans, at its creation) to the
+    storage together (`store_event_batch`: one transaction), as Dagster does when DAGSTER_EVENT_BATCH_SIZE is set."""
+
+    def _get_event_batch_size(self) -> int:  # overridden: Dagster reads DAGSTER_EVENT_BATCH_SIZE here
+        return EVENT_BATCH
+
+
+BATCHING_INSTANCE = ConfigurableClassData(__name__, BatchingInstance.__name__, "{}\n")
 
 
 def kept_engine_storage(storage: ConfigurableClassData | None) -> ConfigurableClassData | None:
