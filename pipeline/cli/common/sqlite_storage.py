@@ -141,10 +141,10 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
     def store_event_batch(self, events: Sequence[dagster.EventLogEntry]) -> None:
         """The events (Dagster batches those a run plans, when its instance batches events) stored as Dagster stores
         each, in one transaction on each database they are written to (a run's, the index)."""
-        with ExitStack() as shards:
+        with ExitStack() as shards:  # the run's database committed first, then the index, as Dagster orders them
+            shards.enter_context(self._connect(INDEX_SHARD_NAME))
             for shard in dict.fromkeys(event.run_id for event in events):
                 shards.enter_context(self._connect(shard))
-            shards.enter_context(self._connect(INDEX_SHARD_NAME))
             for event in events:
                 self.store_event(event)
 
