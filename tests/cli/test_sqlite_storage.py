@@ -73,6 +73,19 @@ def test_a_check_result_is_linked_to_its_own_runs_materialisation(tmp_path: Path
         assert evaluation.target_materialization_data.run_id == run_id  # type: ignore[union-attr]
 
 
+def test_outside_a_run_the_latest_materialisation_is_looked_up_as_it_lands(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between its runs, a pmw process (`pmw status`, say) sees what another process has materialised since."""
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    instance = pmw_instance(tmp_path / "data")
+    latest_of_a = dg.AssetRecordsFilter(asset_key=dg.AssetKey("numbers"), asset_partitions=["a"])
+    first = dg.materialize([numbers], instance=instance, partition_key="a").run_id
+    assert instance.fetch_materializations(latest_of_a, limit=1).records[0].run_id == first
+    with dg.DagsterInstance.from_config(str(tmp_path / "data" / "dagster_home")) as dagster:  # another process's
+        second = dg.materialize([numbers], instance=dagster, partition_key="a").run_id
+    assert instance.fetch_materializations(latest_of_a, limit=1).records[0].run_id == second
+
+
 def test_only_dagsters_default_sqlite_storage_is_replaced() -> None:
     default = ConfigurableClassData(*DAGSTER_SQLITE, "base_dir: /x\n")
     postgres = ConfigurableClassData("dagster_postgres", "DagsterPostgresStorage", "{}\n")

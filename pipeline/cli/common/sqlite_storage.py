@@ -47,6 +47,8 @@ DAGSTER_SQLITE = ("dagster._core.storage.sqlite_storage", "DagsterSqliteStorage"
 INDEXED_EVENTS = frozenset({*ASSET_EVENTS, *ASSET_CHECK_EVENTS, *EVENT_TYPE_TO_PIPELINE_RUN_STATUS})
 MATERIALIZATION = dagster.DagsterEventType.ASSET_MATERIALIZATION
 RUN_START = dagster.DagsterEventType.RUN_START
+RUN_ENDS = frozenset({dagster.DagsterEventType.RUN_SUCCESS, dagster.DagsterEventType.RUN_FAILURE,
+                      dagster.DagsterEventType.RUN_CANCELED})
 
 
 def _sync_normally(connection: Any, _record: Any) -> None:
@@ -69,7 +71,8 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
         self._engines_lock = threading.Lock()
         self._open = threading.local()  # the shards this thread is in a transaction on: shard -> connection
         self._tables: set[str] = set()  # the index's tables known to be there (none is ever dropped while open)
-        self._latest: dict[tuple[dagster.AssetKey, str], dagster.EventRecordsResult] = {}
+        # A partition's latest materialisation as looked up during the run this process executes; None between runs.
+        self._latest: dict[tuple[dagster.AssetKey, str], dagster.EventRecordsResult] | None = None
         super().__init__(base_dir, inst_data)
         self._db_lock = threading.RLock()  # an event's index transaction holds it while its run shard is written
 
@@ -128,8 +131,10 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
         rows) in one transaction; a materialisation forgets its asset's latest looked up."""
         kind = event.dagster_event_type
         if kind == RUN_START:
-            self._latest.clear()  # another process may have materialised the partitions meanwhile
-        elif kind == MATERIALIZATION:
+            self._latest = {}
+        elif kind in RUN_ENDS:
+            self._latest = None  # outside a run, other processes' materialisations are looked up as they land
+        elif kind == MATERIALIZATION and self._latest is not None:
             asset = event.get_dagster_event().asset_key
             self._latest = {key: found for key, found in self._latest.items() if key[0] != asset}
         if kind not in INDEXED_EVENTS:
@@ -151,20 +156,21 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
     def fetch_materializations(self, records_filter: dagster.AssetKey | dagster.AssetRecordsFilter, limit: int,
                                cursor: str | None = None, ascending: bool = False) -> dagster.EventRecordsResult:
         """Dagster's lookup; that of a partition's latest materialisation, which Dagster makes for each check result
-        (to link the result to it), made once per run until the asset materialises again."""
+        (to link the result to it), made once during a run of this process until the asset materialises again."""
         partitions = records_filter.asset_partitions if isinstance(records_filter, dagster.AssetRecordsFilter) else None
         latest_of_partition = (
             isinstance(records_filter, dagster.AssetRecordsFilter) and partitions is not None and len(partitions) == 1
             and records_filter == dagster.AssetRecordsFilter(asset_key=records_filter.asset_key,
                                                              asset_partitions=partitions)
             and limit == 1 and cursor is None and not ascending)
-        if not latest_of_partition:
+        latest = self._latest
+        if not latest_of_partition or latest is None:
             return super().fetch_materializations(records_filter, limit, cursor, ascending)
         assert isinstance(records_filter, dagster.AssetRecordsFilter) and partitions is not None
         key = (records_filter.asset_key, partitions[0])
-        if key not in self._latest:
-            self._latest[key] = super().fetch_materializations(records_filter, limit)
-        return self._latest[key]
+        if key not in latest:
+            latest[key] = super().fetch_materializations(records_filter, limit)
+        return latest[key]
 
     def has_table(self, table_name: str) -> bool:
         if table_name not in self._tables:
@@ -183,7 +189,7 @@ class KeptEngineEventLogStorage(SqliteEventLogStorage):
     def wipe(self) -> None:
         self._dispose_engines()  # no pooled connection left on a database that is removed
         self._tables.clear()
-        self._latest.clear()
+        self._latest = None
         super().wipe()
 
     def dispose(self) -> None:
