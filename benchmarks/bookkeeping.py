@@ -3,21 +3,23 @@
 The window of the peers benchmark (7 days of Polymarket, sandbox seed 7) is backfilled by `pmw backfill`'s own
 code (`run_backfill`: one Dagster run per partition, recorded in a fresh Dagster home holding the project's
 dagster.yaml, the SQLite storage `pmw` opens) in a process of its own, against the sandbox served over HTTP on
-loopback from this process, so that the child's CPU time is the backfill's alone. In the child a thread samples
-the backfill's stack every SAMPLE_EVERY_S seconds, each sample weighted by the process's CPU time (every thread's,
-polars' pool included) since the one before. A sample is Dagster's when, walking out from the innermost frame,
-the first frame of Dagster's packages (dagster, dagster_shared, ...) comes before any of pipeline/: the libraries
-it calls (SQLAlchemy, sqlite3, serialisation) count as its, and those the pipeline calls (polars, pyarrow,
-DuckDB, httpx) as the pipeline's. Samples under neither (the interpreter's start, the sampler) are "other".
+loopback from this process, so that the child's CPU time is the backfill's alone. In the child the backfill's
+stack is sampled each time the process has spent SAMPLE_EVERY_S more seconds of CPU (a SIGPROF timer, every
+thread's time counted, polars' pool included), each sample weighted by that CPU time. (A sampling thread would
+take its samples where the backfill releases the interpreter's lock, after SQLite or polars calls, not where the
+time went.) A sample is Dagster's when, walking out from the innermost frame, the first frame of Dagster's
+packages (dagster, dagster_shared, ...) comes before any of pipeline/: the libraries it calls (SQLAlchemy,
+sqlite3, serialisation) count as its, and those the pipeline calls (polars, pyarrow, DuckDB, httpx) as the
+pipeline's. Samples under neither (the interpreter's start) are "other".
 """
-
 from __future__ import annotations
 
 import shutil
-import sys
-import threading
+import signal
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, timedelta
 from pathlib import Path
 from types import FrameType
@@ -57,7 +59,7 @@ def run(quick: bool, workdir: Path) -> Report:
     return Report(
         name="bookkeeping",
         title=f"Bookkeeping: {days} day(s) of {PLATFORM} through pmw backfill ({figure['partitions']} Dagster runs, "
-              f"sandbox seed {SEED} over HTTP), CPU time by owner, sampled every {SAMPLE_EVERY_S * 1000:.0f} ms",
+              f"sandbox seed {SEED} over HTTP), CPU time by owner, sampled every {SAMPLE_EVERY_S * 1000:.0f} ms of CPU",
         columns=["owner", "CPU s", "share"],
         rows=rows,
         figures=figure,
@@ -92,34 +94,42 @@ def _dagster_module(frame: FrameType | None) -> str:
     return "?"
 
 
-class _Sampler(threading.Thread):
-    def __init__(self, thread_id: int) -> None:
-        super().__init__(daemon=True)
-        self.thread_id, self.cpu, self.dagster = thread_id, Counter[str](), Counter[str]()
-        self.done = threading.Event()
+class _Sampler:
+    """The CPU time between SIGPROF samples, by owner (and Dagster's by module), while `running`."""
 
-    def run(self) -> None:
-        last = time.process_time()
-        while not self.done.wait(SAMPLE_EVERY_S):
-            now = time.process_time()
-            frame = sys._current_frames().get(self.thread_id)
-            whose = owner(frame)
-            self.cpu[whose] += now - last
-            if whose == "dagster":
-                self.dagster[_dagster_module(frame)] += now - last
-            last = now
+    def __init__(self) -> None:
+        self.cpu, self.dagster = Counter[str](), Counter[str]()
+        self._last = 0.0
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        self._last = time.process_time()
+        previous = signal.signal(signal.SIGPROF, self._sample)
+        signal.setitimer(signal.ITIMER_PROF, SAMPLE_EVERY_S, SAMPLE_EVERY_S)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0, 0)
+            signal.signal(signal.SIGPROF, previous)
+            self._sample(signal.SIGPROF, None)  # the time since the last sample: the backfill's end
+
+    def _sample(self, _signum: int, frame: FrameType | None) -> None:
+        now = time.process_time()
+        whose = owner(frame)
+        self.cpu[whose] += now - self._last
+        if whose == "dagster":
+            self.dagster[_dagster_module(frame)] += now - self._last
+        self._last = now
 
 
 def sampled_backfill(days: int) -> dict[str, Any]:
     """In the child: the backfill of the window, its stack sampled; CPU seconds and shares by owner."""
     from pipeline.cli.backfill.partitions import run_backfill
 
-    sampler = _Sampler(threading.get_ident())
+    sampler = _Sampler()
     started = time.perf_counter()
-    sampler.start()
-    reports = run_backfill([PLATFORM], END - timedelta(days=days - 1), END, say=lambda _: None)
-    sampler.done.set()
-    sampler.join()
+    with sampler.running():
+        reports = run_backfill([PLATFORM], END - timedelta(days=days - 1), END, say=lambda _: None)
     failed = [r.line() for r in reports if not r.success]
     if failed:
         raise RuntimeError(f"backfill failed: {failed}")

@@ -10,7 +10,7 @@ from dagster._core.instance.ref import InstanceRef  # not exported: the settings
 from dagster._serdes import ConfigurableClassData  # not exported: how an InstanceRef names a class it builds
 
 from pipeline.cli.common.dagster_home import INIT_LOCK, pmw_dagster_home
-from pipeline.cli.common.sqlite_storage import kept_engine_storage
+from pipeline.cli.common.sqlite_storage import BATCHING_INSTANCE, kept_engine_storage
 from pipeline.defs.automation.jobs import register_api_pools
 from pipeline.engine.locks import held
 
@@ -44,11 +44,14 @@ def instance_at(home: Path) -> dg.DagsterInstance:
     """The instance of the Dagster home directory `home`, opened under pmw's lock, its API pools listed (at the
     limit its settings give every pool) from the first use, before any run or sensor needs them. Dagster's
     default SQLite storage is opened as KeptEngineSqliteStorage (pipeline.cli.common.sqlite_storage): the same
-    files, at less cost per event; its runs' steps' raw output is not captured (NO_CAPTURED_LOGS)."""
+    files, at less cost per event; its runs' steps' raw output is not captured (NO_CAPTURED_LOGS). Unless the home's
+    settings name an instance class of their own, the instance is a BatchingInstance, which stores the events a run
+    plans in one transaction."""
     with held(home / INIT_LOCK, f"the Dagster home {home}'s set-up", INIT_WAIT_S, setting=None):
         ref = InstanceRef.from_dir(str(home))
-        instance = dg.DagsterInstance.from_ref(ref._replace(storage_data=kept_engine_storage(ref.storage_data),
-                                                            compute_logs_data=NO_CAPTURED_LOGS))
+        instance = dg.DagsterInstance.from_ref(ref._replace(
+            storage_data=kept_engine_storage(ref.storage_data), compute_logs_data=NO_CAPTURED_LOGS,
+            custom_instance_class_data=ref.custom_instance_class_data or BATCHING_INSTANCE))
         register_api_pools(instance)
     return instance
 

@@ -9,7 +9,7 @@ resource (those settings, parsed once) and instance.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 
 import dagster as dg
 
@@ -33,14 +33,20 @@ def materialise(keys: Iterable[dg.AssetKey], resource: PipelineResource, instanc
     The run is what `dg.materialize` would run, but named as the smallest of the location's jobs that holds every
     asset of `keys` (ingestion, sql_models, ...), so that the UI lists it under that job."""
     wanted = frozenset(keys)
+    return _job(resource, wanted).execute_in_process(
+        run_config=VERBOSE_LOGS if verbose else QUIET_LOGS, instance=instance, partition_key=partition_key,
+        asset_selection=sorted(wanted), tags=tags, raise_on_error=False)
+
+
+@lru_cache(maxsize=8)
+def _job(resource: PipelineResource, wanted: frozenset[dg.AssetKey]) -> dg.JobDefinition:
+    """The job that runs `wanted` with `resource`, built once per process, resource and selection (a backfill runs
+    many partitions of one: its asset graph is resolved once, not per run)."""
     assets, name = _assets_and_job(resource.settings(), wanted)
-    job = dg.Definitions(
+    return dg.Definitions(
         assets=assets, jobs=[dg.define_asset_job(name, selection=dg.AssetSelection.assets(*wanted))],
         resources={"pipeline": resource}, executor=dg.in_process_executor,
     ).resolve_job_def(name)
-    return job.execute_in_process(run_config=VERBOSE_LOGS if verbose else QUIET_LOGS, instance=instance,
-                                  partition_key=partition_key, asset_selection=sorted(wanted), tags=tags,
-                                  raise_on_error=False)
 
 
 @cache
