@@ -47,8 +47,7 @@ class Sizes:
 
 
 FULL = Sizes(days=30, trades_per_partition=340_000, markets_per_platform=2_000, runs=9)
-# Quick: files of the full run's shape (a day's trades, its row groups and markets), over fewer days.
-QUICK = Sizes(days=2, trades_per_partition=340_000, markets_per_platform=2_000, runs=5)
+QUICK = Sizes(days=2, trades_per_partition=25_000, markets_per_platform=200, runs=3)
 
 
 def analyst_queries(sizes: Sizes) -> dict[str, str]:
