@@ -1,5 +1,5 @@
-"""The lake's Parquet files: how rows are written (sorted, in row groups, with page checksums and per-column
-codecs), and the schema a file declares.
+"""The lake's Parquet files: how rows are written (sorted, in row groups, with page checksums, a page index and
+per-column codecs), and the schema a file declares.
 
 Parquet writer options were chosen by measuring analysts' queries through the raw views against a native DuckDB
 table (benchmarks/queries.py; figures in benchmarks/README.md).
@@ -20,14 +20,18 @@ from pipeline.engine.schema import REJECTS_SCHEMA, Table
 
 # 122_880 rows is DuckDB's own row-group size: large enough for good compression and cheap footers,
 # small enough that min/max statistics let a reader skip most of a day's trades for one market (half or
-# twice that size was slower on full scans or on the one-market query respectively).
+# twice that size was slower on full scans or on the one-market query respectively). A page index (each page's
+# min/max and offset) lets a reader skip the pages within a row group that a filter rules out.
 # Every page of every file carries a CRC-32 of its bytes, and the file's key-value metadata says so: the scrub
 # (pipeline.engine.lake.verify) reads every page back against it, and names a file written without them.
 CHECKSUMS_KEY = b"pm-warehouse.page_checksums"
 ROW_GROUP_SIZE = 122_880
-# Every column is zstd-compressed, as the lake promises its readers. Leaving the float columns uncompressed
-# made aggregate queries 10-20% faster for a 5% larger lake (benchmarks/README.md), not worth breaking it.
+# Strings (and every other column) are zstd-compressed: it shrinks them 2-5x. Floats (dictionary indices of
+# near-distinct values) and timestamps (delta-packed) are stored uncompressed: zstd saved only 15-25% and 47% of
+# their bytes, and decompressing them was most of what reading them cost (benchmarks/README.md: queries 10-20%
+# faster through the raw views for a lake 9% larger).
 COMPRESSION = "zstd"
+UNCOMPRESSED = "none"
 # Timestamps are stored delta-encoded, not dictionary-encoded: sorted by (key, time) their deltas pack into
 # a few bits, while a dictionary of near-distinct instants is as large as the column (a 700 KB dictionary
 # page per row group of a day's trades) and dominated the cost of reading it.
@@ -121,7 +125,7 @@ def write_frames(file: BinaryIO, frames: Iterable[pl.DataFrame], schema: pa.Sche
     pending: list[pa.Table] = []
     pending_rows = rows = 0
     marked = schema.with_metadata({**(schema.metadata or {}), CHECKSUMS_KEY: b"crc32"})
-    with pq.ParquetWriter(file, marked, write_statistics=True, write_page_checksum=True,
+    with pq.ParquetWriter(file, marked, write_statistics=True, write_page_checksum=True, write_page_index=True,
                           **writer_options(schema)) as writer:
         for frame in frames:
             pending.append(frame.to_arrow())
@@ -146,8 +150,9 @@ def writer_options(schema: pa.Schema) -> dict[str, Any]:
     """
     leaves = [leaf for field in schema for leaf in _leaf_columns(field.name, field.type)]
     timestamps = [path for path, dtype in leaves if pa.types.is_timestamp(dtype)]
+    numbers = {path for path, dtype in leaves if pa.types.is_floating(dtype)} | set(timestamps)
     return {
-        "compression": dict.fromkeys((path for path, _ in leaves), COMPRESSION),
+        "compression": {path: UNCOMPRESSED if path in numbers else COMPRESSION for path, _ in leaves},
         "use_dictionary": [path for path, _ in leaves if path not in timestamps],
         "column_encoding": dict.fromkeys(timestamps, TIMESTAMP_ENCODING),
     }

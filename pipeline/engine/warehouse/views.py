@@ -39,6 +39,10 @@ READ_ONLY_CONNECT_TIMEOUT_S = 10.0
 _RETRY_INTERVAL_S = 0.05
 # The settings a reader's statements may still change once its connection is confined (times shown in a zone).
 READER_CONFIGS = ("TimeZone",)
+# A reader's session parses each lake file's footer once, not once per query (benchmarks/README.md, queries):
+# DuckDB keeps the parsed footer only while the file's modification time is unchanged, and the lake replaces a
+# partition by renaming a new file over it, so a replaced partition is read afresh.
+READER_SETTINGS: dict[str, bool] = {"parquet_metadata_cache": True}
 
 logger = logging.getLogger(__name__)
 
@@ -106,14 +110,21 @@ def confine(connection: duckdb.DuckDBPyConnection, lake_url: str) -> None:
     """DuckDB's security settings on a reader's connection: no file, URL or extension outside the lake at
     `lake_url` (``enable_external_access`` off, ``allowed_directories`` the lake's root, so the views' globs and
     the marts' files still read), in UTC, and the configuration locked so that no statement undoes it (``SET
-    TimeZone`` excepted). DuckDB's allowed directories can be written as well as read: what keeps the lake's files
-    from being written is the reading statements `pmw query` and `pmw shell` accept
-    (:mod:`pipeline.cli.query.warehouse`)."""
+    TimeZone`` excepted), tuned for reading the lake (:func:`tune_reader`). DuckDB's allowed directories can be
+    written as well as read: what keeps the lake's files from being written is the reading statements `pmw query`
+    and `pmw shell` accept (:mod:`pipeline.cli.query.warehouse`)."""
     connection.execute("SET TimeZone = 'UTC'")
+    tune_reader(connection)
     connection.execute("SET allowed_directories = ?", [[f"{lake_url}/"]])
     connection.execute("SET allowed_configs = ?", [list(READER_CONFIGS)])
     connection.execute("SET enable_external_access = false")
     connection.execute("SET lock_configuration = true")
+
+
+def tune_reader(connection: duckdb.DuckDBPyConnection) -> None:
+    """The READER_SETTINGS on a connection that reads the raw views."""
+    for name, value in READER_SETTINGS.items():
+        connection.execute(f"SET {name} = {str(value).lower()}")
 
 
 class WarehouseHeld(Exception):

@@ -77,9 +77,13 @@ def test_files_have_row_groups_statistics_and_the_measured_encodings(lake: Lake)
     ]
     for group in map(metadata.row_group, range(metadata.num_row_groups)):
         chunks = {chunk.path_in_schema: chunk for chunk in map(group.column, range(group.num_columns))}
-        # Every column is zstd; floats are dictionary-encoded.
-        assert {chunk.compression for chunk in chunks.values()} == {"ZSTD"}
+        # Floats and timestamps are stored uncompressed, every other column zstd; floats are dictionary-encoded.
+        numbers = {"price", "size", "timestamp", "_fetched_at"}
+        assert {path for path, chunk in chunks.items() if chunk.compression == "UNCOMPRESSED"} == numbers
+        assert {chunks[path].compression for path in chunks.keys() - numbers} == {"ZSTD"}
         assert chunks["price"].has_dictionary_page
+        # Every column has a page index, so that a reader skips the pages a filter rules out.
+        assert all(chunk.has_column_index and chunk.has_offset_index for chunk in chunks.values())
         # Timestamps are delta-encoded, without a dictionary; strings keep theirs.
         for timestamp in ("timestamp", "_fetched_at"):
             assert "DELTA_BINARY_PACKED" in chunks[timestamp].encodings
@@ -100,10 +104,12 @@ def test_every_leaf_column_of_every_table_gets_the_writer_options(lake: Lake, ta
     group = metadata.metadata.row_group(0)
     arrow = metadata.schema_arrow
     timestamps = {path for path, dtype in _leaves(arrow) if pa.types.is_timestamp(dtype)}
+    floats = {path for path, dtype in _leaves(arrow) if pa.types.is_floating(dtype)}
     assert [path for path, _ in _leaves(arrow)] == [group.column(i).path_in_schema for i in range(group.num_columns)]
     for chunk in map(group.column, range(group.num_columns)):
         path = chunk.path_in_schema
-        assert chunk.compression == "ZSTD", path
+        assert chunk.compression == ("UNCOMPRESSED" if path in timestamps | floats else "ZSTD"), path
+        assert chunk.has_column_index and chunk.has_offset_index, path
         assert ("DELTA_BINARY_PACKED" in chunk.encodings) == (path in timestamps), path
     assert timestamps  # every table has some
 

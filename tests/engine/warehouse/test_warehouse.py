@@ -290,6 +290,20 @@ def test_connect_read_only_waits_out_a_pipeline_holding_the_file(lake: Lake, war
         pipeline.communicate()
 
 
+def test_a_readers_session_parses_footers_once_and_still_sees_a_replaced_partition(
+    lake: Lake, warehouse: Path
+) -> None:
+    lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 10))
+    ensure_raw_views(warehouse, lake)
+    with connect_read_only(warehouse, lake) as connection:
+        assert connection.execute("SELECT current_setting('parquet_metadata_cache')").fetchall() == [(True,)]
+        assert connection.execute("SELECT count(*) FROM raw.trades").fetchall() == [(10,)]
+        lake.write_partition("trades", "kalshi", DAY, trades_frame("kalshi", DAY, 25))
+        assert connection.execute("SELECT count(*), count(DISTINCT trade_id) FROM raw.trades").fetchall() == [
+            (25, 25)
+        ]
+
+
 def test_other_connection_errors_are_raised(lake: Lake, tmp_path: Path) -> None:
     not_a_database = tmp_path / "warehouse.duckdb"
     not_a_database.mkdir()
