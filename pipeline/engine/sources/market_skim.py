@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from pipeline.engine.schema import MarketStatus
 from pipeline.engine.sources.identities import field_keys, fingerprints
 from pipeline.engine.sources.liveness import SELECTION, STATUS, SYNCED, ended_records
 from pipeline.engine.sources.paging import Query, UnifiedCursor
@@ -33,12 +33,10 @@ SKIM = pa.schema([
     ("pagination", pa.struct([("total", pa.int64()), ("has_more", pa.bool_()), ("next_cursor", pa.string())])),
     ("meta", pa.struct([("cache_hit", pa.bool_()), ("data_freshness", pa.string())])),
 ])
+OPEN = MarketStatus.OPEN.value.encode()  # the status `liveness` reads as open
 CANONICAL = b"0000-00-00T00:00:00Z"  # the one form `surely_ended` reads: digits where this has zeros
 _DIGITS = np.array([c == ord("0") for c in CANONICAL])
 _SEPARATORS = np.frombuffer(CANONICAL, dtype=np.uint8)[~_DIGITS]
-_PLACES = np.zeros((len(CANONICAL), 6), dtype=np.int64)  # digits -> year, month, day, hour, minute, second
-for _field, (_first, _width) in enumerate([(0, 4), (5, 2), (8, 2), (11, 2), (14, 2), (17, 2)]):
-    _PLACES[_first:_first + _width, _field] = 10 ** np.arange(_width - 1, -1, -1)
 _DAYS_IN_MONTH = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 _by_id = field_keys("id")
 LEFT_OUT = 0  # the fingerprint of every record `liveness.ended_before` leaves out
@@ -55,6 +53,10 @@ class SkimmedMarkets:
         return len(self.ids)
 
     def chosen(self, chosen: list[bool]) -> SkimmedMarkets:
+        if all(chosen):  # the usual page: every record new
+            return self
+        if not any(chosen):
+            return SkimmedMarkets(self.ids.slice(0, 0), self.event_ids.slice(0, 0))
         mask = pa.array(chosen, type=pa.bool_())
         return SkimmedMarkets(self.ids.filter(mask), self.event_ids.filter(mask))
 
@@ -127,10 +129,11 @@ def surely_ended(columns: dict[str, pa.Array], since: date) -> np.ndarray:
     valid, seconds = _canonical(pa.concat_arrays([columns[name] for name in names]))
     count = len(columns[SYNCED])
     (start, created, end, resolved, synced), at = valid.reshape(len(names), count), seconds.reshape(len(names), count)
-    unresolved = columns["resolved_at"].is_null().to_numpy(zero_copy_only=False)
+    unresolved = ~_present(columns["resolved_at"])
     stop = np.where(resolved, np.minimum(at[2], at[3]), at[2])
     horizon = int(datetime.combine(since, datetime.min.time(), UTC).timestamp())
-    is_open = pc.fill_null(pc.equal(columns[STATUS], "open"), False).to_numpy(zero_copy_only=False)
+    said_open, is_open = _texts_of_width(columns[STATUS], len(OPEN))
+    is_open &= (said_open == np.frombuffer(OPEN, dtype=np.uint8)).all(axis=1)
     return ((start | created) & end & (resolved | unresolved) & synced & (stop <= horizon) & (at[4] >= stop)
             & ~is_open)
 
@@ -138,21 +141,44 @@ def surely_ended(columns: dict[str, pa.Array], since: date) -> np.ndarray:
 def _canonical(texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """Per text, whether it is a moment written `YYYY-MM-DDTHH:MM:SSZ` (a year from 1000, a day its month has,
     hours to 23, seconds to 59), and its Unix seconds (meaningless where it is not)."""
-    count, width = len(texts), len(CANONICAL)
-    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset:texts.offset + count + 1]
-    whole = (np.diff(offsets) == width) & texts.is_valid().to_numpy(zero_copy_only=False)
-    chars = np.zeros((count, width), dtype=np.uint8)
-    if whole.any():
-        chars[whole] = np.frombuffer(texts.buffers()[2], dtype=np.uint8)[offsets[:-1][whole, None] + np.arange(width)]
+    chars, whole = _texts_of_width(texts, len(CANONICAL))
     digits = chars - np.uint8(ord("0"))  # wraps below "0": a non-digit is above 9
     shaped = whole & (digits[:, _DIGITS] <= 9).all(axis=1) & (chars[:, ~_DIGITS] == _SEPARATORS).all(axis=1)
-    year, month, day, hour, minute, second = (digits.astype(np.int64) @ _PLACES).T
+
+    def number(first: int, width: int) -> np.ndarray:
+        value = digits[:, first].astype(np.int64)
+        for place in range(first + 1, first + width):
+            value = value * 10 + digits[:, place]
+        return value
+
+    year, month, day = number(0, 4), number(5, 2), number(8, 2)
+    hour, minute, second = number(11, 2), number(14, 2), number(17, 2)
     month_ok = (month >= 1) & (month <= 12)
     leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
     days_in_month = _DAYS_IN_MONTH[np.where(month_ok, month - 1, 0)] + ((month == 2) & leap)
     valid = shaped & (year >= 1000) & month_ok & (day >= 1) & (day <= days_in_month) & (hour <= 23) & (
         minute <= 59) & (second <= 59)
     return valid, _days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second
+
+
+def _texts_of_width(texts: pa.Array, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of each text `width` bytes long, a row each (zeros for the others), and which texts are."""
+    count = len(texts)
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset:texts.offset + count + 1]
+    fits = (np.diff(offsets) == width) & _present(texts)
+    chars = np.zeros((count, width), dtype=np.uint8)
+    if fits.any():
+        chars[fits] = np.frombuffer(texts.buffers()[2], dtype=np.uint8)[offsets[:-1][fits, None] + np.arange(width)]
+    return chars, fits
+
+
+def _present(values: pa.Array) -> np.ndarray:
+    """Which values are not null, read off the array's validity bitmap."""
+    bitmap = values.buffers()[0]
+    if bitmap is None:
+        return np.ones(len(values), dtype=bool)
+    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+    return bits[values.offset:values.offset + len(values)].astype(bool)
 
 
 def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
