@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from pipeline.engine.schema import MarketStatus
-from pipeline.engine.sources.identities import field_keys, fingerprints
+from pipeline.engine.sources.identities import SeenIds, field_keys, fingerprints
 from pipeline.engine.sources.liveness import SELECTION, STATUS, SYNCED, ended_records
 from pipeline.engine.sources.paging import Query, UnifiedCursor
 
@@ -69,7 +69,7 @@ class MarketListing(UnifiedCursor):
 
     def __init__(self, *arguments: Any, since: date, **options: Any) -> None:
         super().__init__(*arguments, keys=_identities, **options)
-        self.since = since
+        self.since, self.seen = since, SeenIds(self.http.stats)
 
     def _get(self, query: Query) -> Any:
         return self.http.get_json(self.path, query, read=self._read)
