@@ -1,5 +1,6 @@
-"""Which items of a listing are the same: their identities (`field_keys`, `content_keys`), and `SeenKeys`, which
-remembers those a walk has met and tells the new items, the plain repeats and the repeats with other values."""
+"""Which items of a listing are the same: their identities (`field_keys`, `content_keys`), and `SeenKeys` (`SeenIds`
+for a catalogue's listing), which remembers those a walk has met and tells the new items, the plain repeats and the
+repeats with other values."""
 
 from __future__ import annotations
 
