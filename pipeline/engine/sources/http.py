@@ -180,10 +180,12 @@ class HttpLayer:
 
     # -- single requests ---------------------------------------------------------------------------
 
-    def get_json(self, path: str, params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None = None) -> Any:
+    def get_json(self, path: str, params: Mapping[str, Any] | Sequence[tuple[str, Any]] | None = None,
+                 read: Callable[[bytes], Any] = orjson.loads) -> Any:
         """GET a JSON document, retrying transient failures; ApiError when it cannot be had.
 
-        `params` may repeat a key when given as pairs (Gamma's `id=1&id=2`).
+        `params` may repeat a key when given as pairs (Gamma's `id=1&id=2`). `read` reads a successful answer's
+        body (by default as Python objects; it raises orjson's JSONDecodeError on a body that is no JSON).
         """
         retrying = Retrying(
             stop=stop_after_attempt(self._max_attempts),
@@ -195,13 +197,13 @@ class HttpLayer:
         )
         try:
             query = list(params.items()) if isinstance(params, Mapping) else list(params or ())
-            return retrying(self._attempt, path, query)
+            return retrying(self._attempt, path, query, read)
         except _Transient as error:
             raise ApiError(
                 f"GET {endpoint_of(path)} failed after {self._max_attempts} attempts: {error}"
             ) from None
 
-    def _attempt(self, path: str, params: list[tuple[str, Any]]) -> Any:
+    def _attempt(self, path: str, params: list[tuple[str, Any]], read: Callable[[bytes], Any]) -> Any:
         """One try: the request, and the same-origin redirects it is answered with, each a request of its own."""
         url: str | httpx.URL = path
         query: list[tuple[str, Any]] | None = params
@@ -228,7 +230,7 @@ class HttpLayer:
                 raise _Transient(f"timed out ({type(error).__name__})") from None
             except httpx.TransportError as error:
                 raise _Transient(f"connection failed: {self.redact(str(error), limit=200)}") from None
-            return self._read(path, response, content)
+            return self._read(path, response, content, read)
 
     def _redirect(self, path: str, response: httpx.Response, hops: int) -> httpx.URL:
         """Where a redirect leads, when it is to be followed: on the API's own origin (scheme, host and port),
@@ -265,12 +267,12 @@ class HttpLayer:
         return ApiError(f"GET {self.redact(path, limit=200)}: no whole answer within the deadline of "
                         f"{self._deadline_s:g} s (PMW_HTTP_DEADLINE_S), still waiting for {awaited}")
 
-    def _read(self, path: str, response: httpx.Response, content: bytes) -> Any:
+    def _read(self, path: str, response: httpx.Response, content: bytes, read: Callable[[bytes], Any]) -> Any:
+        status = response.status_code
         try:
-            body = orjson.loads(content)
+            body = (read if 200 <= status < 300 else orjson.loads)(content)
         except orjson.JSONDecodeError:
             body = None
-        status = response.status_code
         if status == 429:
             self.stats.rate_limited += 1
             raise _Transient("429 rate limited", _retry_after_seconds(response, body))

@@ -21,6 +21,7 @@ from pipeline.engine.wire_times import parse_iso
 TIME_COLUMNS = ("trading_start_at", "created_at", "trading_end_at", "resolved_at")  # the times `live_on` reads
 SYNCED = "last_synced_at"  # when the service synced the record (the direct sources: when the platform was read)
 STATUS = "status"  # `live_on` reads it too: an open record was trading when synced
+SELECTION = ("id", "event_id", *TIME_COLUMNS, SYNCED, STATUS)  # what a listing reads of a market record
 
 
 def _bounds(day: date, last: date | None) -> tuple[datetime, datetime]:
@@ -78,7 +79,12 @@ def live_records(records: list[Any], day: date, last: date | None = None) -> lis
 
 def records_from(records: list[Any], day: date) -> list[Any]:
     """The records of a listing that a day from `day` on may hold: all but those `ended_before` leaves out."""
-    return list(compress(records, _times(records).select(~ended_before(day)).to_series().to_list()))
+    return list(compress(records, (~ended_records(records, day)).to_list()))
+
+
+def ended_records(records: list[Any], day: date) -> pl.Series:
+    """Per record, whether `ended_before` leaves it out of every day from `day` on."""
+    return _times(records).select(ended_before(day)).to_series()
 
 
 def unsure_records(records: list[Any], day: date, last: date | None = None,

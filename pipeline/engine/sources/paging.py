@@ -86,7 +86,7 @@ class Paginator(ABC):
             if asked % PROGRESS_EVERY == 0:
                 log.info("GET %s: %d pages so far, still paging", self.endpoint, asked)
             try:
-                body = self.http.get_json(self.path, query)
+                body = self._get(query)
             except ApiError as error:
                 # A restart from the first page meets every page it has walked again: that many stale pages are due.
                 query, stale = self._instead(error, query), -asked
@@ -96,8 +96,8 @@ class Paginator(ABC):
             key = self._items_key(body)
             items = body if key is None else body[key]
             bound.counted(self._total(body))
-            met = self.seen.meet(self.keys(items), fingerprints(items))
-            fresh = list(compress(items, met.new))
+            met = self.seen.meet(self.keys(items), self._fingerprints(items))
+            fresh = self._chosen(items, met.new)
             bound.brought(len(fresh))
             if items:  # an empty page neither brings nor repeats anything: its own count
                 stale, empty = 0 if fresh else stale + 1, 0
@@ -106,7 +106,7 @@ class Paginator(ABC):
             if stale >= STALE_PAGES:
                 raise ApiError(f"GET {self.endpoint}: {stale} pages in a row brought only items already given "
                                f"(bound {STALE_PAGES}): the cursor changes, the items do not; paging would never end")
-            conflicting = list(compress(items, met.conflicting))
+            conflicting = self._chosen(items, met.conflicting)
             yield Page(fresh if key is None else {**body, key: fresh}, fresh, key, conflicting)
             query = self._next(query, body, items)
             if query is None or (self.stop is not None and self.stop(fresh)):
@@ -121,6 +121,20 @@ class Paginator(ABC):
         """Every item of the list, once."""
         for page in self.pages():
             yield from page.items
+
+    # -- how a page is read (a listing may read its pages otherwise: market_skim.py) ----------------
+
+    def _get(self, query: Query) -> Any:
+        """The answer to `query`, as parsed JSON."""
+        return self.http.get_json(self.path, query)
+
+    def _fingerprints(self, items: Any) -> Any:
+        """The contents' fingerprints of a page's items (identities.fingerprints)."""
+        return fingerprints(items)
+
+    def _chosen(self, items: Any, chosen: list[bool]) -> Any:
+        """The page's items where `chosen` is true."""
+        return list(compress(items, chosen))
 
     # -- what a paging style says ------------------------------------------------------------------
 

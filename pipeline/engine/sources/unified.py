@@ -32,6 +32,8 @@ from urllib.parse import quote
 
 import numpy as np
 import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.engine.config import MAX_WINDOW_DAYS, Settings
 from pipeline.engine.files import replaced_atomically
@@ -44,6 +46,7 @@ from pipeline.engine.sources.http import ApiError, HttpLayer
 from pipeline.engine.sources.identities import field_keys
 from pipeline.engine.sources.liveness import live_records, partition_records, records_from, unsure_records
 from pipeline.engine.sources.market_ids import MarketIdParam
+from pipeline.engine.sources.market_skim import MarketListing, SkimmedMarkets
 from pipeline.engine.sources.page_bounds import Evidence
 from pipeline.engine.sources.paging import Page, UnifiedCursor
 
@@ -170,18 +173,26 @@ class CatalogueCache:
 
 
 class _MarketsKept:
-    """The market records a listing keeps as its pages stream: those a day from `since` on may hold (all, when
-    None), judged KEEP_BATCH records at a time (a polars call costs per call, not per record); and every record
-    listed counted by its `event_id`."""
+    """The market records a listing keeps as its pages stream (with the versions met again otherwise): those a
+    day from `since` on may hold (all, when None), judged KEEP_BATCH records at a time (a polars call costs per
+    call, not per record); and every record listed counted by its `event_id`. A page skimmed
+    (market_skim.SkimmedMarkets) holds none to keep: its records are only counted."""
 
     def __init__(self, since: date | None) -> None:
         self.since, self.per_event = since, Counter[str]()
+        self.conflicting: list[Record] = []
         self._kept: list[Record] = []
         self._pending: list[Record] = []
+        self._skimmed_events: list[pa.Array] = []
 
-    def add(self, records: list[Record]) -> None:
-        self.per_event.update(e for r in records if isinstance(r, dict) and isinstance(e := r.get("event_id"), str))
-        self._pending += records
+    def add(self, records: list[Record] | SkimmedMarkets, conflicting: list[Record] | SkimmedMarkets) -> None:
+        if isinstance(records, SkimmedMarkets):
+            self._skimmed_events.append(records.event_ids)
+        else:
+            self.per_event.update(e for r in records if isinstance(r, dict) and isinstance(e := r.get("event_id"), str))
+            self._pending += records
+        if not isinstance(conflicting, SkimmedMarkets):  # a skimmed page's versions ended before `since`, as it did
+            self.conflicting += conflicting
         if len(self._pending) >= KEEP_BATCH:
             self._kept += self.judged(self._pending)
             self._pending = []
@@ -190,10 +201,16 @@ class _MarketsKept:
     def judged(self, records: list[Record]) -> list[Record]:
         return records if self.since is None or not records else records_from(records, self.since)
 
-    def kept(self) -> list[Record]:
+    def kept(self) -> tuple[list[Record], list[Record]]:
+        """The records kept, and the versions met again otherwise kept."""
         self._kept += self.judged(self._pending)
         self._pending = []
-        return self._kept
+        if self._skimmed_events:
+            counts = pc.value_counts(pa.concat_arrays(self._skimmed_events).drop_null())
+            self.per_event.update(dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(),
+                                           strict=True)))
+            self._skimmed_events = []
+        return self._kept, self.judged(self.conflicting)
 
 
 class UnifiedSource:
@@ -247,24 +264,32 @@ class UnifiedSource:
         with cyclic_gc_per_chunk():  # a chunk: KEEP_BATCH market records (their pages parsed, judged, let go)
             for name in listings:
                 previously = (before or {}).get(name, 0)
-                walk = UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, page_size=MAX_LIMIT[name],
-                                     smaller_page_size=LOWEST_DOCUMENTED_LIMIT[name], keys=field_keys("id"),
-                                     expected=Evidence(previously, f"the {previously} {name} of the previous listing"))
+                walk = self._walk(name, platform, since, Evidence(previously,
+                                                                  f"the {previously} {name} of the previous listing"))
                 listed[name], conflicting[name] = [], []
                 for page in walk.pages():
                     if name == "markets":
-                        markets.add(page.items)
+                        markets.add(page.items, page.conflicting)
                     else:
                         listed[name] += page.items
-                    conflicting[name] += page.conflicting
+                        conflicting[name] += page.conflicting
                     listings[name].page(page.body, len(page.items))
                     answers[name].read(page.body)
-            listed["markets"], conflicting["markets"] = markets.kept(), markets.judged(conflicting["markets"])
+            listed["markets"], conflicting["markets"] = markets.kept()
         log.info("listed the %s catalogue: %d series, %d events, %d markets, %d of them kept (those a day from %s "
                  "may hold)", platform, len(listed["series"]), len(listed["events"]), listings["markets"].listed,
                  len(listed["markets"]), since or "any day")
         return Catalogue(listed["series"], listed["events"], listed["markets"], fetched_at, conflicting, listings,
                          answers, since, dict(markets.per_event))
+
+    def _walk(self, name: str, platform: str, since: date | None, expected: Evidence) -> UnifiedCursor:
+        """A catalogue list's walk: the markets', for a catalogue that keeps only what a day from `since` may hold,
+        skims the pages of markets that ended before it (market_skim.py)."""
+        options: dict[str, Any] = {"page_size": MAX_LIMIT[name], "smaller_page_size": LOWEST_DOCUMENTED_LIMIT[name],
+                                   "expected": expected}
+        if name == "markets" and since is not None:
+            return MarketListing(self.http, f"/{name}", name, {"platform": platform}, since=since, **options)
+        return UnifiedCursor(self.http, f"/{name}", name, {"platform": platform}, keys=field_keys("id"), **options)
 
     def market_pages(self, platform: str, day: date, last: date | None = None) -> Iterator[RawPage]:
         """The catalogue's markets live on the day (or on some day up to `last`), as one page (with the

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.engine.sources import paging
 from pipeline.engine.sources.http import ApiError, HttpLayer, RequestStats
-from pipeline.engine.sources.identities import SeenKeys, content_keys, field_keys, fingerprints
+from pipeline.engine.sources.identities import SeenIds, SeenKeys, content_keys, field_keys, fingerprints
 from pipeline.engine.sources.paging import STALE_PAGES, DataApiOffset, GammaOffset, KalshiCursor, UnifiedCursor
 from pipeline.engine.sources.unified import PastTheDay, UnifiedSource, day_bounds
 
@@ -484,9 +484,10 @@ def met(seen: SeenKeys, identities: list[Any], items: list[Any] | None = None) -
     return result.new, result.conflicting
 
 
-def test_seen_keys_keep_the_first_of_each_identity_across_pages_and_runs() -> None:
+@pytest.mark.parametrize("kind", [SeenKeys, SeenIds])  # the trades' and the catalogue's
+def test_seen_keys_keep_the_first_of_each_identity_across_pages_and_runs(kind: type[SeenKeys]) -> None:
     stats = RequestStats()
-    seen = SeenKeys(stats)
+    seen = kind(stats)
     kept = [met(seen, [f"t{i}" for i in range(start, start + 100)])[0] for start in range(0, 5000, 100)]
     assert all(all(k) for k in kept)
     new, conflicting = met(seen, ["t0", "t4999", "t2500", "new", "new", None, None])
@@ -495,18 +496,21 @@ def test_seen_keys_keep_the_first_of_each_identity_across_pages_and_runs() -> No
     assert (stats.duplicates_dropped, stats.conflicting_repeats) == (4, 0)
 
 
-def test_seen_keys_compare_other_identities_like_python() -> None:
+@pytest.mark.parametrize("kind", [SeenKeys, SeenIds])  # the trades' and the catalogue's
+def test_seen_keys_compare_other_identities_like_python(kind: type[SeenKeys]) -> None:
     stats = RequestStats()
-    seen = SeenKeys(stats)
+    seen = kind(stats)
     same = [{"id": 1}] * 7
     assert met(seen, ["a", 1, None, 1.0, True, "1", "a"], same)[0] == [True, True, True, False, False, True, False]
     assert met(seen, ["a", "b"], same[:2])[0] == [False, True]
     assert stats.duplicates_dropped == 4
 
 
-def test_an_identity_met_again_with_other_values_is_a_conflicting_repeat_and_the_first_is_kept() -> None:
+@pytest.mark.parametrize("kind", [SeenKeys, SeenIds])  # the trades' and the catalogue's
+def test_an_identity_met_again_with_other_values_is_a_conflicting_repeat_and_the_first_is_kept(
+        kind: type[SeenKeys]) -> None:
     stats = RequestStats()
-    seen = SeenKeys(stats)
+    seen = kind(stats)
     first = [{"trade_id": f"t{i}", "price": 0.5, "tags": ["a"] if i % 2 else None} for i in range(300)]
     assert met(seen, ids_of(first), first) == ([True] * 300, [False] * 300)
     # Later pages: t1 again as it was (its fields in another order), t2 and t3 at another price, t7 with
