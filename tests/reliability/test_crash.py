@@ -6,9 +6,9 @@ the backfill when request N arrives, so the backfill dies between sending reques
 With no faults the backfill's requests come in the same order every run (the killing request is compared
 with request N of the uninterrupted run), so each N is one distinct point of the work. Points fall in the
 middle of the trades and price-history streams too, where the partition's temporary file is half written.
-Kills come in two rounds of ten: a run killed early, then reruns from its leftovers killed later and later,
-then a rerun that must converge. One round starts from an empty lake (new partitions must appear whole or not
-at all), the other from a complete one (a rewritten partition must stay the previous one until its rename). The
+Kills come in three rounds of six or seven: a run killed early, then reruns from its leftovers killed later and
+later, then a rerun that must converge. Two rounds start from an empty lake (new partitions must appear whole or
+not at all), one from a complete one (a rewritten partition must stay the previous one until its rename). The
 rounds run side by side, each in its own data dir and with its own API key (CHAIN_KEYS), by which the server
 numbers each run's requests apart; the converging reruns run in this process, one at a time.
 """
@@ -55,11 +55,9 @@ OBJECT_STORE_KILL_POINTS = int(os.environ.get("PMW_TEST_OBJECT_STORE_KILL_POINTS
 # One platform's backfill: Kalshi's day of the small world takes 33 requests, enough for 20 distinct points, and
 # a run of one partition costs half of two (the crash test runs 26 of them).
 PLATFORMS = ("kalshi",)
-# Ten kills a round, so that one converging rerun follows ten killed runs (a rerun is a whole run; a killed run
-# is half of one on average): two rounds, one from an empty lake, one from a complete one.
-KILLS_PER_ROUND = 10
-# One API key per round running at the same time.
-CHAIN_KEYS = (SECRET, "sk-live-RELIABILITY-second-chain")
+# One round per API key, all running at the same time (three at once kept two cores busiest); a converging rerun
+# follows six or seven killed runs (a rerun is a whole run, a killed run half of one on average).
+CHAIN_KEYS = (SECRET, "sk-live-RELIABILITY-second-chain", "sk-live-RELIABILITY-third-chain")
 RERUN_KEY = "sk-live-RELIABILITY-reruns"  # the converging reruns' key: never armed, so never counted
 # Held while reading os.environ for a killed run and while a rerun in this process has changed it.
 ENVIRON = threading.Lock()
@@ -199,8 +197,8 @@ class Round:
 def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_converge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pytestconfig: pytest.Config
 ) -> None:
-    """Rounds of KILLS_PER_ROUND kills then a rerun: each run of a round starts from the previous one's leftovers
-    and is killed later than it, then an uninterrupted rerun must land exactly what the reference run landed."""
+    """Rounds of kills then a rerun: each run of a round starts from the previous one's leftovers and is killed
+    later than it, then an uninterrupted rerun must land exactly what the reference run landed."""
     with serve(SandboxConfig(world=SMALL_WORLD, api_keys=(*CHAIN_KEYS, RERUN_KEY))) as served:
         reference_dir = tmp_path / "reference"
         code, out, err = run_backfill(api_env(served.url, reference_dir), backfill_args(PLATFORMS))
@@ -210,7 +208,7 @@ def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_conv
         assert len(reference) == 5, "every table must land in the uninterrupted run"
 
         points = _spread(work, KILL_POINTS)
-        rounds = len(points) // KILLS_PER_ROUND
+        rounds = len(CHAIN_KEYS)
         kills = Kills()
         served.app.watch(kills)
         keys: queue.Queue[str] = queue.Queue()
@@ -224,7 +222,7 @@ def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_conv
                 for number in range(rounds)
             ]
             reports = []
-            for number, future in enumerate(futures):  # each round's rerun while the other may go on killing
+            for number, future in enumerate(futures):  # each round's rerun while later rounds go on killing
                 reports += future.result()
                 data_dir = tmp_path / f"round-{number}"
                 with ENVIRON:
