@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
@@ -60,6 +61,7 @@ class DirectRun:
     """What `land_directly` did: per asset, its check results, or the error it raised (or that it was skipped)."""
 
     checks: dict[str, dg.AssetCheckResult] = field(default_factory=dict)  # "table.check" -> result
+    metadata: dict[str, Mapping[str, object]] = field(default_factory=dict)  # table -> its materialisation's
     landed: set[str] = field(default_factory=set)
     errors: dict[str, BaseException] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
@@ -100,6 +102,8 @@ def land_directly(platform: str, day: date = DAY) -> DirectRun:
                 for result in asset(context):
                     if isinstance(result, dg.AssetCheckResult):
                         run.checks[f"{name}.{result.check_name}"] = result
+                    elif isinstance(result, dg.MaterializeResult):
+                        run.metadata[name] = result.metadata or {}
             except Exception as error:  # the step's failure, kept to be looked at as a run's would be
                 run.errors[name] = error
                 continue
