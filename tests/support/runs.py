@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
@@ -81,9 +81,10 @@ class DirectRun:
         return " | ".join(said)
 
 
-def land_directly(platform: str, day: date = DAY) -> DirectRun:
-    """The five ingestion assets of one partition invoked directly, as a run's steps would be, without a Dagster
-    run around them: `markets` first, the other four after it unless it failed (in a run they would be skipped).
+def land_directly(platform: str, day: date = DAY, assets: Collection[str] | None = None) -> DirectRun:
+    """The five ingestion assets of one partition (or those named in `assets`) invoked directly, as a run's steps
+    would be, without a Dagster run around them: `markets` first, the others after it unless it failed (in a run
+    they would be skipped).
 
     For the suites that land a partition dozens of times to see what the pipeline makes of a fault or a reading
     of the spec: a Dagster run adds about half a second of its own each time. What a run itself does (steps,
@@ -91,7 +92,8 @@ def land_directly(platform: str, day: date = DAY) -> DirectRun:
     """
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     run = DirectRun()
-    for asset in sorted(INGESTION_ASSETS, key=lambda a: a.key.to_user_string() != "markets"):
+    chosen = [a for a in INGESTION_ASSETS if assets is None or a.key.to_user_string() in assets]
+    for asset in sorted(chosen, key=lambda a: a.key.to_user_string() != "markets"):
         name = asset.key.to_user_string()
         if name != "markets" and "markets" in run.errors:
             run.skipped.add(name)
