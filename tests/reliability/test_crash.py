@@ -52,8 +52,8 @@ KILL_POINTS = 20
 # of the way, in the trades and in the price history. PMW_TEST_OBJECT_STORE_KILL_POINTS=20 runs it at as many
 # points as the local crash test, spread the same way (its figures are in the notes of the issue that built it).
 OBJECT_STORE_KILL_POINTS = int(os.environ.get("PMW_TEST_OBJECT_STORE_KILL_POINTS", "2"))
-# One platform's backfill: Kalshi's day of the small world takes 33 requests, enough for 20 distinct points, and
-# a run of one partition costs half of two (the crash test runs 26 of them).
+# One platform's backfill: Kalshi's day of the small world takes about 50 requests, enough for 20 distinct points,
+# and a run of one partition costs half of two (the crash test runs 24 of them: a reference, 20 killed, 3 reruns).
 PLATFORMS = ("kalshi",)
 # One round per API key, all running at the same time (three at once kept two cores busiest); a converging rerun
 # follows six or seven killed runs (a rerun is a whole run, a killed run half of one on average).
