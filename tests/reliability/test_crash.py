@@ -6,12 +6,11 @@ the backfill when request N arrives, so the backfill dies between sending reques
 With no faults the backfill's requests come in the same order every run (the killing request is compared
 with request N of the uninterrupted run), so each N is one distinct point of the work. Points fall in the
 middle of the trades and price-history streams too, where the partition's temporary file is half written.
-Kills come in rounds of four: a run killed early, then reruns from its leftovers killed later and later,
-then a rerun that must converge. Half the rounds start from an empty lake (new partitions must appear whole or not
-at all), half from a complete one (a rewritten partition must stay the previous one until its rename). Rounds
-run side by side (as many at once as there are CHAIN_KEYS), each in its own data dir and with its own API key,
-by which the server numbers each run's requests apart; the converging reruns run in this process, one at a time,
-while later rounds go on.
+Kills come in three rounds of six or seven: a run killed early, then reruns from its leftovers killed later and
+later, then a rerun that must converge. Two rounds start from an empty lake (new partitions must appear whole or
+not at all), one from a complete one (a rewritten partition must stay the previous one until its rename). The
+rounds run side by side, each in its own data dir and with its own API key (CHAIN_KEYS), by which the server
+numbers each run's requests apart; the converging reruns run in this process, one at a time.
 """
 
 from __future__ import annotations
@@ -53,11 +52,11 @@ KILL_POINTS = 20
 # of the way, in the trades and in the price history. PMW_TEST_OBJECT_STORE_KILL_POINTS=20 runs it at as many
 # points as the local crash test, spread the same way (its figures are in the notes of the issue that built it).
 OBJECT_STORE_KILL_POINTS = int(os.environ.get("PMW_TEST_OBJECT_STORE_KILL_POINTS", "2"))
-# One platform's backfill: Kalshi's day of the small world takes 33 requests, enough for 20 distinct points, and
-# a run of one partition costs half of two (the crash test runs 26 of them).
+# One platform's backfill: Kalshi's day of the small world takes about 50 requests, enough for 20 distinct points,
+# and a run of one partition costs half of two (the crash test runs 24 of them: a reference, 20 killed, 3 reruns).
 PLATFORMS = ("kalshi",)
-KILLS_PER_ROUND = 4
-# One API key per round running at the same time: three at once kept two cores busiest (two, or five, took longer).
+# One round per API key, all running at the same time (three at once kept two cores busiest); a converging rerun
+# follows six or seven killed runs (a rerun is a whole run, a killed run half of one on average).
 CHAIN_KEYS = (SECRET, "sk-live-RELIABILITY-second-chain", "sk-live-RELIABILITY-third-chain")
 RERUN_KEY = "sk-live-RELIABILITY-reruns"  # the converging reruns' key: never armed, so never counted
 # Held while reading os.environ for a killed run and while a rerun in this process has changed it.
@@ -198,8 +197,8 @@ class Round:
 def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_converge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pytestconfig: pytest.Config
 ) -> None:
-    """Rounds of four kills then a rerun: each run of a round starts from the previous one's leftovers and is
-    killed later than it, then an uninterrupted rerun must land exactly what the reference run landed."""
+    """Rounds of kills then a rerun: each run of a round starts from the previous one's leftovers and is killed
+    later than it, then an uninterrupted rerun must land exactly what the reference run landed."""
     with serve(SandboxConfig(world=SMALL_WORLD, api_keys=(*CHAIN_KEYS, RERUN_KEY))) as served:
         reference_dir = tmp_path / "reference"
         code, out, err = run_backfill(api_env(served.url, reference_dir), backfill_args(PLATFORMS))
@@ -209,7 +208,7 @@ def test_a_backfill_killed_at_20_points_leaves_a_consistent_lake_and_reruns_conv
         assert len(reference) == 5, "every table must land in the uninterrupted run"
 
         points = _spread(work, KILL_POINTS)
-        rounds = len(points) // KILLS_PER_ROUND
+        rounds = len(CHAIN_KEYS)
         kills = Kills()
         served.app.watch(kills)
         keys: queue.Queue[str] = queue.Queue()

@@ -24,8 +24,9 @@ END = date(2026, 11, 20)
 DAYS = [END - timedelta(days=1), END]
 PLATFORMS = ("polymarket", "kalshi")
 KEY = "sk-test-nothing-lost"
-WORLD = WorldConfig(seed=3, end=END, days=3, series_per_platform=2, events_per_series=2, markets_per_event=3,
-                    trades_per_market_day=60, multivariate_markets=1)
+# A small world: what is refused or landed is a whole listing, whatever its size.
+WORLD = WorldConfig(seed=3, end=END, days=3, series_per_platform=1, events_per_series=2, markets_per_event=2,
+                    trades_per_market_day=10, multivariate_markets=1)
 
 
 def _backfill(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data_dir: Path, fault: Fault,

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
@@ -60,6 +61,7 @@ class DirectRun:
     """What `land_directly` did: per asset, its check results, or the error it raised (or that it was skipped)."""
 
     checks: dict[str, dg.AssetCheckResult] = field(default_factory=dict)  # "table.check" -> result
+    metadata: dict[str, Mapping[str, object]] = field(default_factory=dict)  # table -> its materialisation's
     landed: set[str] = field(default_factory=set)
     errors: dict[str, BaseException] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)
@@ -79,9 +81,10 @@ class DirectRun:
         return " | ".join(said)
 
 
-def land_directly(platform: str, day: date = DAY) -> DirectRun:
-    """The five ingestion assets of one partition invoked directly, as a run's steps would be, without a Dagster
-    run around them: `markets` first, the other four after it unless it failed (in a run they would be skipped).
+def land_directly(platform: str, day: date = DAY, assets: Collection[str] | None = None) -> DirectRun:
+    """The five ingestion assets of one partition (or those named in `assets`) invoked directly, as a run's steps
+    would be, without a Dagster run around them: `markets` first, the others after it unless it failed (in a run
+    they would be skipped).
 
     For the suites that land a partition dozens of times to see what the pipeline makes of a fault or a reading
     of the spec: a Dagster run adds about half a second of its own each time. What a run itself does (steps,
@@ -89,7 +92,8 @@ def land_directly(platform: str, day: date = DAY) -> DirectRun:
     """
     key = dg.MultiPartitionKey({"platform": platform, "date": day.isoformat()})
     run = DirectRun()
-    for asset in sorted(INGESTION_ASSETS, key=lambda a: a.key.to_user_string() != "markets"):
+    chosen = [a for a in INGESTION_ASSETS if assets is None or a.key.to_user_string() in assets]
+    for asset in sorted(chosen, key=lambda a: a.key.to_user_string() != "markets"):
         name = asset.key.to_user_string()
         if name != "markets" and "markets" in run.errors:
             run.skipped.add(name)
@@ -100,6 +104,8 @@ def land_directly(platform: str, day: date = DAY) -> DirectRun:
                 for result in asset(context):
                     if isinstance(result, dg.AssetCheckResult):
                         run.checks[f"{name}.{result.check_name}"] = result
+                    elif isinstance(result, dg.MaterializeResult):
+                        run.metadata[name] = result.metadata or {}
             except Exception as error:  # the step's failure, kept to be looked at as a run's would be
                 run.errors[name] = error
                 continue

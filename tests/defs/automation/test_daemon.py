@@ -41,7 +41,8 @@ PLATFORMS = ("polymarket", "kalshi")
 # location loaded by the daemon has it; the test records the start just before that minute, as if the schedule had
 # been switched on a moment earlier, so that the daemon launches the night as it starts instead of the test waiting
 # up to a minute for the next one.
-BACKFILL_INTERVAL_S = 5
+# The backfill sensor ticks every two seconds: the marts' sensor settles for two of its ticks after a landing.
+BACKFILL_INTERVAL_S = 2
 SETTLE_S = 2 * BACKFILL_INTERVAL_S  # how long the marts' sensor waits after a landing (two backfill-sensor ticks)
 DEADLINE_S = 200
 

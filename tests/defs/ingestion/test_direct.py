@@ -18,7 +18,7 @@ from pipeline.engine.warehouse.views import connect_read_only
 from pmw_sandbox import SandboxApp, SandboxConfig, WorldConfig
 from pmw_sandbox.server import SandboxServer
 from tests.support.loopback import LoopbackServer
-from tests.support.runs import DAY, lake_tables, land_directly, materialise
+from tests.support.runs import DAY, lake_tables, land_directly
 
 # A small world whose busiest markets trade more in three days than the Data API pages back through (counting
 # matches: a Polymarket match is its taker's row and its makers', and the direct source pages through takers only).
@@ -85,15 +85,17 @@ def server() -> Iterator[SandboxServer]:
 
 
 def _land(monkeypatch: pytest.MonkeyPatch, data_dir: Path, env: dict[str, str], day: date) -> dict[str, dict[str, Any]]:
+    """Both platforms' partitions of `day` under `env`, through the assets' steps invoked directly (the two paths
+    are compared, not a run's machinery, which is the same for both)."""
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("PMW_DATA_DIR", str(data_dir))
     landed = {}
     for platform in ("polymarket", "kalshi"):
-        result = materialise(platform, day)
-        assert result.success, [e.message for e in result.all_events if e.is_failure]
+        run = land_directly(platform, day)
+        assert run.success, run.failures()
         landed[platform] = lake_tables(data_dir, platform, day)
-        metadata = result.asset_materializations_for_node("trades")[0].metadata
+        metadata = run.metadata["trades"]
         landed[platform]["trades coverage"] = {k: getattr(v, "value", v) for k, v in metadata.items()}
     return landed
 
@@ -239,7 +241,7 @@ def test_a_polymarket_match_counts_once_in_the_daily_volume(
     with LoopbackServer(app) as served:
         for name, value in {"PMW_SOURCE": "direct", "PMW_DIRECT_URL": served.url}.items():
             monkeypatch.setenv(name, value)
-        assert materialise("polymarket", DAY).success
+        assert land_directly("polymarket", DAY).success
     assert main(["sql"]) == 0
     markets = lake_tables(pipeline_env, "polymarket", DAY)["markets"].select("id", "platform_id")
     every_row = pl.concat(

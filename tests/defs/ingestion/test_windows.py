@@ -16,7 +16,7 @@ from polars.testing import assert_frame_equal
 from pipeline.definitions import defs
 from pipeline.defs.ingestion.windows import WINDOW_DAYS, WINDOW_TAG, run_window
 from pipeline.engine.spool.window import Window
-from tests.support.runs import DAY, lake_tables, materialise
+from tests.support.runs import DAY, lake_tables, land_directly, materialise
 
 TRADES = dg.AssetKey("trades")
 KEYS = ["2026-11-15|kalshi", "2026-11-19|kalshi", "2026-11-20|kalshi", "2026-11-21|kalshi", "2026-11-20|polymarket"]
@@ -61,7 +61,8 @@ def test_the_runs_of_a_window_land_every_table_as_runs_of_its_days_alone_do(
     pipeline_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Three days of Polymarket through Dagster: one window's runs (one sweep), then each day alone in another data
-    dir; every table of every day is the same, row for row (the fetch time aside)."""
+    dir (its assets' steps invoked directly, as a run without the window's tag runs them); every table of every day
+    is the same, row for row (the fetch time aside)."""
     days = [DAY - timedelta(days=n) for n in (2, 1, 0)]
     window = Window(days[0], days[-1], "equality")
     for day in days:
@@ -72,7 +73,8 @@ def test_the_runs_of_a_window_land_every_table_as_runs_of_its_days_alone_do(
     swept = {day: lake_tables(pipeline_env, "polymarket", day) for day in days}
     monkeypatch.setenv("PMW_DATA_DIR", str(tmp_path / "alone"))
     for day in days:
-        assert materialise("polymarket", day).success
+        alone_run = land_directly("polymarket", day)
+        assert alone_run.success, alone_run.failures()
     for day in days:
         alone = lake_tables(tmp_path / "alone", "polymarket", day)
         assert swept[day].keys() == alone.keys()

@@ -31,7 +31,7 @@ from tests.support.frames import trades_frame
 from tests.support.location import INGESTION_ASSETS, SPORTS_ASSETS, orderbook_round, trader_profiles
 from tests.support.paths import REPO_ROOT
 from tests.support.readme_sql import assert_readme_sql_answers
-from tests.support.runs import DAY, materialise
+from tests.support.runs import DAY, land_directly, materialise
 from tests.support.warehouse import model_files, models_dir
 
 MARKET_DAILY = dg.AssetKey(["marts", "market_daily"])
@@ -96,7 +96,7 @@ def test_every_sql_file_is_an_asset_keyed_by_folder_and_name_with_lineage_from_t
 
 @pytest.mark.slow
 def test_one_run_lands_a_partition_builds_every_model_and_every_sql_test_passes(pipeline_env: Path) -> None:
-    assert materialise("polymarket").success
+    assert land_directly("polymarket").success  # the other platform's partition, beside the run's
     project = load_project(DEFAULT_SQL_DIR)
     result = dg.materialize(
         [*INGESTION_ASSETS, *sql_assets(project)],
@@ -132,7 +132,7 @@ def test_every_outcome_has_its_prices_and_every_market_its_event_and_series_whic
         pipeline_env: Path, monkeypatch: pytest.MonkeyPatch, readings: str) -> None:
     monkeypatch.setenv("PMW_SANDBOX_READINGS", readings)
     for platform in ("polymarket", "kalshi"):
-        assert materialise(platform, assets=["markets", "events", "series"]).success
+        assert land_directly(platform, assets=["markets", "events", "series"]).success
     assert run_sql(["+marts.dim_markets", "+staging.stg_market_outcomes"], say=lambda _: None,
                    instance=dg.DagsterInstance.ephemeral())
     outcomes = query(pipeline_env, "SELECT o.*, m.status FROM staging.stg_market_outcomes AS o "
