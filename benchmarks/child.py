@@ -14,15 +14,16 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+LAUNCHER = Path(__file__).resolve().with_name("launcher.py")  # starts the process measured: see its docstring
 
 
 class ChildFailed(RuntimeError):
@@ -36,12 +37,15 @@ def run_in_child(
     env: dict[str, str] | None = None,
     cpus: set[int] | None = None,
 ) -> dict[str, Any]:
-    """Call ``module:function(**arguments)`` in a new process (``cpus``: the CPUs it may run on)."""
+    """Call ``module:function(**arguments)`` in a new process (``cpus``: the CPUs it may run on), started by
+    benchmarks/launcher.py so that the peak RSS it measures of itself is its own."""
     with tempfile.TemporaryDirectory(prefix="pmw-bench-") as scratch:
         arguments_path, out_path = Path(scratch) / "arguments.json", Path(scratch) / "out.json"
+        usage_path = Path(scratch) / "usage.json"
         arguments_path.write_text(json.dumps(arguments))
         completed = subprocess.run(
-            [sys.executable, "-m", "benchmarks.child", function, str(arguments_path), str(out_path)],
+            [sys.executable, str(LAUNCHER), str(usage_path),
+             sys.executable, "-m", "benchmarks.child", function, str(arguments_path), str(out_path)],
             cwd=REPO_ROOT,
             env={**os.environ, **(env or {})},
             capture_output=True,
@@ -49,8 +53,9 @@ def run_in_child(
             preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
             check=False,
         )
-        if completed.returncode != 0:
-            raise ChildFailed(f"{function} failed (exit {completed.returncode}):\n{completed.stderr[-3000:]}")
+        code = json.loads(usage_path.read_text())["exit"] if usage_path.exists() else completed.returncode
+        if code != 0:
+            raise ChildFailed(f"{function} failed (exit {code}):\n{completed.stderr[-3000:]}")
         return json.loads(out_path.read_text())
 
 
@@ -67,28 +72,25 @@ class Measured:
 
 def run_measured(command: list[str], *, env: dict[str, str], deadline_s: float, scratch: Path) -> Measured:
     """Run ``command`` (its output into files under ``scratch``) and measure it: the wall time, and the CPU time
-    and peak RSS of that process alone (os.wait4's rusage, not its children's); ChildFailed if it fails or
-    outlives ``deadline_s`` (then it is killed)."""
+    and peak RSS of that process alone (os.wait4's rusage, not its children's, taken by benchmarks/launcher.py so
+    that the runner's own size is not counted); ChildFailed if it fails or outlives ``deadline_s`` (then it is
+    killed)."""
     scratch.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = scratch / "stdout.txt", scratch / "stderr.txt"
+    out_path, err_path, usage_path = scratch / "stdout.txt", scratch / "stderr.txt", scratch / "usage.json"
     with out_path.open("wb") as out, err_path.open("wb") as err:
-        started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **env}, stdout=out, stderr=err)
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - started > deadline_s:
-                process.kill()
-                process.wait(timeout=10)
-                raise ChildFailed(f"{' '.join(command[1:4])} still running after {deadline_s:.0f} s: killed")
-            time.sleep(0.01)
-    seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: Popen must not wait again
-    if process.returncode != 0:
-        raise ChildFailed(f"{' '.join(command[1:4])} failed (exit {process.returncode}):\n"
+        launcher = subprocess.Popen([sys.executable, str(LAUNCHER), str(usage_path), *command], cwd=REPO_ROOT,
+                                    env={**os.environ, **env}, stdout=out, stderr=err, start_new_session=True)
+        try:
+            launcher.wait(timeout=deadline_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.wait(timeout=10)
+            raise ChildFailed(f"{' '.join(command[1:4])} still running after {deadline_s:.0f} s: killed") from None
+    usage = json.loads(usage_path.read_text())
+    if usage["exit"] != 0:
+        raise ChildFailed(f"{' '.join(command[1:4])} failed (exit {usage['exit']}):\n"
                           f"{err_path.read_text(errors='replace')[-3000:]}")
-    return Measured(round(seconds, 1), round(usage.ru_utime + usage.ru_stime, 1), round(usage.ru_maxrss / 1024),
+    return Measured(round(usage["seconds"], 1), round(usage["cpu_seconds"], 1), round(usage["peak_rss_kb"] / 1024),
                     out_path.read_text(errors="replace"))
 
 

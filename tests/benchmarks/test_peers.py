@@ -37,6 +37,17 @@ def test_a_measured_command_reports_its_own_peak_memory_and_output(tmp_path: Pat
         run_measured([sys.executable, "-c", "import time; time.sleep(30)"], env={}, deadline_s=1, scratch=tmp_path)
 
 
+def test_a_measured_command_does_not_count_the_runners_own_memory(tmp_path: Path) -> None:
+    """A child's peak RSS starts at its parent's resident set when forked: the catalogue's backfill, measured after
+    the queries benchmark had grown the runner, reported 1,100 MB where it used about 400."""
+    runner = bytearray(400 * 2**20)
+    runner[::4096] = b"x" * len(runner[::4096])
+    measured = run_measured([sys.executable, "-c", "print('done')"], env={}, deadline_s=60, scratch=tmp_path)
+    assert measured.peak_rss_mb < 100, measured
+    with pytest.raises(ChildFailed, match=r"failed \(exit 3\)"):
+        run_measured([sys.executable, "-c", "raise SystemExit(3)"], env={}, deadline_s=60, scratch=tmp_path)
+
+
 def test_a_benchmark_that_cannot_run_says_so_in_one_line_and_exits_1(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
